@@ -1,0 +1,1 @@
+"""Qt-free, torch-free data model: schema, glyph keys, annotations."""

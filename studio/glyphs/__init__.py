@@ -1,0 +1,1 @@
+"""Fonts (fontTools cmap coverage), Unicode names/blocks/scripts and glyph rendering (Pillow)."""

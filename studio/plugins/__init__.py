@@ -1,0 +1,1 @@
+"""Plugin API: one registry per extensible kind; built-ins register like plugins."""

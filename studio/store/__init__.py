@@ -1,0 +1,1 @@
+"""Persistence: one project is one SQLite database file (SQLAlchemy 2)."""
