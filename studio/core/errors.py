@@ -25,24 +25,24 @@ class SchemaError(StudioError):
 
 
 @dataclass(frozen=True)
-class LineProblem:
-    line: int
+class ImportProblem:
+    """One bad record of an import: ``where`` is "line 12" (CSV) or a relative path (folder)."""
+
+    where: str
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}"
+        return f"{self.where}: {self.message}"
 
 
 class AnnotationImportError(StudioError):
     """An import refused as a whole; `problems` lists every bad line, not just the first."""
 
-    def __init__(self, path: str | Path, problems: list[LineProblem], limit: int = 20) -> None:
+    def __init__(self, path: str | Path, problems: list[ImportProblem], limit: int = 20) -> None:
         self.problems = problems
         shown = "\n".join(f"  {p}" for p in problems[:limit])
         more = f"\n  … and {len(problems) - limit} more" if len(problems) > limit else ""
-        super().__init__(
-            f"{len(problems)} problem(s); nothing was imported:\n{shown}{more}", path
-        )
+        super().__init__(f"{len(problems)} problem(s); nothing was imported:\n{shown}{more}", path)
 
 
 class ProjectError(StudioError):

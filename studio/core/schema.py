@@ -382,7 +382,8 @@ def schema_from_text(text: str, path: str | Path | None = None) -> Schema:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise SchemaError(path, "$", f"not valid JSON (line {e.lineno}, column {e.colno}): {e.msg}")
+        problem = f"not valid JSON (line {e.lineno}, column {e.colno}): {e.msg}"
+        raise SchemaError(path, "$", problem) from None
     return schema_from_json(data, path)
 
 

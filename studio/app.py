@@ -1,0 +1,395 @@
+"""The GUI-agnostic application: one open project, its undo stack, fonts and renders.
+
+The Qt window and the CLI are two front ends on :class:`Studio`; neither holds logic of its own.
+Listeners registered with :meth:`Studio.subscribe` are called on the thread that made the change
+(the GUI only changes state on its main thread).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.core.annotations import (
+    TagRow,
+    read_annotations,
+    write_annotation_csv,
+    write_annotation_folder,
+)
+from studio.core.commands import FunctionCommand, UndoStack
+from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
+from studio.core.schema import Schema
+from studio.glyphs.fonts import FontCatalog
+from studio.glyphs.render import RenderCache, RenderJob, render_batch
+from studio.glyphs.unicode import is_private_use
+from studio.store.project import GlyphRecord, Project, TagChange, TagRecord
+
+Progress = Callable[[int, int, str], None]
+
+UNCOVERED_PRIVATE = "private-use"
+UNCOVERED_NO_FONT = "no-font"
+
+
+@dataclass
+class FontResolution:
+    """Which installed font renders each glyph; the key keeps the annotation's font id."""
+
+    render_font: dict[GlyphKey, str] = field(default_factory=dict)
+    uncovered: dict[GlyphKey, str] = field(default_factory=dict)
+
+    @property
+    def substitutions(self) -> Counter[tuple[str, str]]:
+        return Counter((k.font, f) for k, f in self.render_font.items() if f != k.font)
+
+
+def resolve_fonts(keys: Iterable[GlyphKey], catalog: FontCatalog) -> FontResolution:
+    """Pick a font for every key: its own when installed and covering the code point, otherwise
+    the installed font that covers most of that font's code points (see FontCatalog.substitute).
+    Private-use code points are never substituted: their picture belongs to one font."""
+    res = FontResolution()
+    by_font: dict[str, list[GlyphKey]] = {}
+    for k in keys:
+        by_font.setdefault(k.font, []).append(k)
+    for font_id, ks in by_font.items():
+        need = [
+            k for k in ks if not (catalog.get(font_id) and catalog.covers(font_id, k.codepoint))
+        ]
+        for k in ks:
+            if k not in need:
+                res.render_font[k] = font_id
+        if not need:
+            continue
+        subs = catalog.substitute(font_id, [k.codepoint for k in need])
+        for k in need:
+            sub = subs.get(k.codepoint)
+            if sub is None:
+                res.uncovered[k] = (
+                    UNCOVERED_PRIVATE if is_private_use(k.codepoint) else UNCOVERED_NO_FONT
+                )
+            else:
+                res.render_font[k] = sub
+    return res
+
+
+@dataclass
+class ImportReport:
+    source: str
+    rows: int
+    new_tags: int
+    new_glyphs: int
+    substitutions: Counter[tuple[str, str]]
+    uncovered: dict[GlyphKey, str]
+
+    def lines(self) -> list[str]:
+        out = [
+            f"Imported {self.rows} rows from {self.source}: {self.new_tags} new tags, "
+            f"{self.rows - self.new_tags} already present, {self.new_glyphs} new glyphs."
+        ]
+        for (orig, sub), n in sorted(self.substitutions.items()):
+            out.append(f"Font {orig!r}: {n} glyphs rendered with substitute {sub!r}.")
+        if self.uncovered:
+            why = Counter(self.uncovered.values())
+            out.append(
+                f"{len(self.uncovered)} code points have no installed font "
+                f"({why[UNCOVERED_PRIVATE]} private-use, {why[UNCOVERED_NO_FONT]} not covered); "
+                "their tags are kept, their images cannot be rendered:"
+            )
+            for k, reason in sorted(self.uncovered.items()):
+                out.append(f"  {k} ({reason})")
+        return out
+
+
+class Studio:
+    """Owns an open project; every change goes through here (and the undo stack)."""
+
+    def __init__(
+        self,
+        project: Project,
+        *,
+        catalog: FontCatalog | None = None,
+        cache: RenderCache | None = None,
+        author: str = "",
+    ) -> None:
+        self.project = project
+        self._catalog = catalog
+        self.cache = cache if cache is not None else RenderCache()
+        self.author = author or "unknown"
+        self.undo_stack = UndoStack()
+        self._listeners: list[Callable[[str, object], None]] = []
+
+    # ---- events ----------------------------------------------------------------------------
+    def subscribe(self, callback: Callable[[str, object], None]) -> None:
+        """``callback(event, payload)``: ``tags`` (list of keys), ``schema``, ``glyphs``."""
+        self._listeners.append(callback)
+
+    def _emit(self, event: str, payload: object = None) -> None:
+        for cb in list(self._listeners):
+            cb(event, payload)
+
+    @property
+    def catalog(self) -> FontCatalog:
+        if self._catalog is None:
+            self._catalog = FontCatalog.scan()
+        return self._catalog
+
+    @property
+    def schema(self) -> Schema:
+        return self.project.schema
+
+    # ---- tagging ---------------------------------------------------------------------------
+    def tag(self, keys: Sequence[GlyphKey], concept: str, value: str) -> int:
+        """Tag glyphs (undoable). Returns how many glyphs gained the tag."""
+        keys = list(keys)
+        added: list[GlyphKey] = []
+        label_value = self.schema.concept(concept).value(value).display
+
+        def do() -> None:
+            added[:] = self.project.add_tags(keys, concept, value, self.author)
+            self._emit("tags", list(keys))
+
+        def undo() -> None:
+            self.project.remove_tags(added, concept, value)
+            self._emit("tags", list(keys))
+
+        self.undo_stack.push(
+            FunctionCommand(f"Tag {_glyphs(len(keys))} {concept} = {label_value}", do, undo)
+        )
+        return len(added)
+
+    def untag(self, keys: Sequence[GlyphKey], concept: str, value: str) -> int:
+        """Remove a tag (undoable; the undo restores the original author and time)."""
+        keys = list(keys)
+        removed: list[TagRecord] = []
+
+        def do() -> None:
+            removed[:] = self.project.remove_tags(keys, concept, value)
+            self._emit("tags", list(keys))
+
+        def undo() -> None:
+            self.project.restore_tags(removed)
+            self._emit("tags", list(keys))
+
+        self.undo_stack.push(
+            FunctionCommand(
+                f"Remove {concept} = {value or 'present'} from {_glyphs(len(keys))}", do, undo
+            )
+        )
+        return len(removed)
+
+    def set_schema(
+        self, schema: Schema, tag_changes: Sequence[TagChange] = (), note: str = ""
+    ) -> None:
+        """Replace the schema (undoable), renaming or removing tags as ``tag_changes`` say."""
+        old = self.project.schema
+        removed: list[TagRecord] = []
+
+        def do() -> None:
+            doomed = [
+                t
+                for t in self.project.all_tags()
+                for ch in tag_changes
+                if ch.kind in ("remove_concept", "remove_value")
+                and t.concept == ch.concept
+                and (ch.kind == "remove_concept" or t.value == ch.value)
+            ]
+            removed[:] = doomed
+            self.project.set_schema(schema, author=self.author, note=note, tag_changes=tag_changes)
+            self._emit("schema")
+
+        def undo() -> None:
+            self.project.set_schema(
+                old,
+                author=self.author,
+                note=f"undo: {note}",
+                tag_changes=_reverse_changes(tag_changes),
+            )
+            self.project.restore_tags(removed)
+            self._emit("schema")
+
+        self.undo_stack.push(FunctionCommand(note or "Edit the schema", do, undo))
+
+    # ---- glyphs and fonts ------------------------------------------------------------------
+    def add_glyphs(self, keys: Iterable[GlyphKey]) -> int:
+        """Add glyphs to the project's set (e.g. a whole block of a font) with their render font."""
+        keys = list(keys)
+        res = resolve_fonts(keys, self.catalog)
+        self._record_fonts(set(res.render_font.values()))
+        n = self.project.add_glyphs(_glyph_rows(keys, res))
+        self._emit("glyphs")
+        return n
+
+    def _record_fonts(self, font_ids: Iterable[str]) -> None:
+        known = {f.id for f in self.project.fonts()}
+        for fid in sorted(set(font_ids) - known):
+            info = self.catalog.get(fid)
+            if info is None:
+                continue
+            self.project.add_font(
+                id=info.id,
+                family=info.family,
+                style=info.style,
+                path=str(info.path),
+                face_index=info.index,
+                sha256=info.sha256,
+                source=info.source,
+                num_codepoints=info.num_codepoints,
+                data=info.path.read_bytes() if info.source == "user" else None,
+            )
+
+    def add_font_file(self, path: str | Path) -> str:
+        """Add a user font (kept inside the project). Raises FontError naming a broken file."""
+        info = self.catalog.add_file(Path(path), source="user")
+        self._record_fonts([info.id])
+        return info.id
+
+    # ---- import / export -------------------------------------------------------------------
+    def import_annotations(self, path: str | Path) -> ImportReport:
+        """Import a CSV or UA folder. All or nothing: any bad row raises AnnotationImportError
+        and the project is unchanged. Not undoable (it may be large); it is one transaction."""
+        rows = read_annotations(path, self.schema)
+        keys = list(dict.fromkeys(r.key for r in rows))
+        res = resolve_fonts(keys, self.catalog)
+        before = self.project.glyph_count()
+        self._record_fonts(set(res.render_font.values()))
+        new_tags = self.project.import_rows(rows, self.author, glyphs=_glyph_rows(keys, res))
+        self.undo_stack.clear()
+        self._emit("glyphs")
+        return ImportReport(
+            source=str(path),
+            rows=len(rows),
+            new_tags=new_tags,
+            new_glyphs=self.project.glyph_count() - before,
+            substitutions=res.substitutions,
+            uncovered=res.uncovered,
+        )
+
+    def export_annotations(self, out: str | Path) -> int:
+        """A ``.csv`` path gets the CSV; anything else gets UA's folder layout with renders."""
+        out = Path(out)
+        rows: list[TagRow] = self.project.tag_rows()
+        if out.suffix.lower() == ".csv":
+            write_annotation_csv(rows, out)
+        else:
+            records = {g.key: g for g in self.project.glyphs()}
+            write_annotation_folder(rows, out, lambda k: self.png_bytes(records.get(k)))
+        return len(rows)
+
+    # ---- rendering -------------------------------------------------------------------------
+    def render_jobs(self, glyphs: Iterable[GlyphRecord] | None = None) -> list[RenderJob]:
+        fonts = {f.id: f for f in self.project.fonts()}
+        jobs = []
+        for g in glyphs if glyphs is not None else self.project.glyphs():
+            f = fonts.get(g.render_font or "")
+            if f is None or g.status == "uncovered":
+                continue
+            jobs.append(RenderJob(self._font_path(f.id), f.face_index, f.sha256, g.key.codepoint))
+        return jobs
+
+    def _font_path(self, font_id: str) -> Path:
+        info = self.catalog.get(font_id)
+        if info is not None:
+            return info.path
+        rec = next((f for f in self.project.fonts() if f.id == font_id), None)
+        if rec is None:
+            raise StudioError(f"font {font_id!r} is neither installed nor kept in the project")
+        path = Path(rec.path)
+        if path.exists():
+            return path
+        data = self.project.font_data(font_id)
+        if data is None:
+            raise StudioError(f"font file {rec.path} is gone and the project keeps no copy")
+        copy = self.cache.root / "fonts" / f"{rec.sha256}{path.suffix}"
+        if not copy.exists():
+            from studio.core.fileio import atomic_write_bytes
+
+            atomic_write_bytes(copy, data)
+        return copy
+
+    def render_all(self, size: int = 80, workers: int | None = None) -> Iterator[tuple[int, int]]:
+        """Render every renderable glyph into the cache, recording missing glyphs with a reason.
+        A generator of (done, total): stop iterating to cancel."""
+        glyphs = [g for g in self.project.glyphs() if g.status != "uncovered"]
+        by_job: dict[tuple[str, int], GlyphRecord] = {}
+        fonts = {f.id: f for f in self.project.fonts()}
+        jobs = []
+        for g in glyphs:
+            f = fonts.get(g.render_font or "")
+            if f is None:
+                continue
+            job = RenderJob(self._font_path(f.id), f.face_index, f.sha256, g.key.codepoint)
+            jobs.append(job)
+            by_job[(f.sha256, g.key.codepoint)] = g
+        total = len(jobs)
+        if not total:
+            yield (0, 0)
+            return
+        for event in render_batch(jobs, size=size, cache=self.cache, workers=workers):
+            updates = []
+            for r in event.results:
+                g = by_job[(r.job.sha256, r.job.codepoint)]
+                updates.append((g.key, "missing", r.missing) if r.missing else (g.key, "ok", None))
+            self.project.set_glyph_status(updates)
+            yield (event.done, event.total)
+        self._emit("glyphs")
+
+    def render(self, g: GlyphRecord, size: int = 80):
+        """The binarised image of one glyph (cached), or None when it cannot be rendered."""
+        from studio.glyphs.render import GlyphRenderer
+
+        fonts = {f.id: f for f in self.project.fonts()}
+        f = fonts.get(g.render_font or "")
+        if f is None:
+            return None
+        hit = self.cache.get(f.sha256, g.key.codepoint, size)
+        if hit is not None:
+            return hit
+        renderer = GlyphRenderer(self._font_path(f.id), f.face_index)
+        if renderer.missing_reason(g.key.codepoint, size):
+            return None
+        img = renderer.render(g.key.codepoint, size)
+        self.cache.put(f.sha256, g.key.codepoint, size, img)
+        return img
+
+    def png_bytes(self, g: GlyphRecord | None, size: int = 80) -> bytes:
+        import io
+
+        import numpy as np
+        from PIL import Image
+
+        img = self.render(g, size) if g is not None else None
+        if img is None:
+            img = np.full((size, size), 255, np.uint8)
+        buf = io.BytesIO()
+        Image.fromarray(img).convert("1").save(buf, "PNG")
+        return buf.getvalue()
+
+
+def _glyph_rows(
+    keys: Iterable[GlyphKey], res: FontResolution
+) -> list[tuple[GlyphKey, str | None, str, str | None]]:
+    rows = []
+    for k in keys:
+        if k in res.uncovered:
+            rows.append((k, None, "uncovered", res.uncovered[k]))
+        else:
+            rows.append((k, res.render_font[k], "pending", None))
+    return rows
+
+
+def _reverse_changes(changes: Sequence[TagChange]) -> list[TagChange]:
+    """The tag changes that take a project back: renames undone in reverse order. Removed tags
+    are restored separately, with their authors."""
+    out = []
+    for ch in reversed(changes):
+        if ch.kind == "rename_concept":
+            out.append(TagChange("rename_concept", ch.new_name or "", None, ch.concept))
+        elif ch.kind == "rename_value":
+            out.append(TagChange("rename_value", ch.concept, ch.new_name, ch.value))
+    return out
+
+
+def _glyphs(n: int) -> str:
+    return "1 glyph" if n == 1 else f"{n} glyphs"

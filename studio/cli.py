@@ -1,0 +1,243 @@
+"""``analogy-studio``: the headless twin of every studio action.
+
+Errors a person can fix (bad files, unknown concepts, damaged projects) print one clear message
+to stderr and exit with status 2; ``gui`` opens the window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from studio import __version__
+from studio.core.errors import StudioError
+
+EXIT_USER_ERROR = 2
+
+
+def _progress(done: int, total: int, quiet: bool, what: str) -> None:
+    if quiet or not sys.stderr.isatty():
+        return
+    print(f"\r{what}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+
+
+def _open_studio(path: str):
+    from studio.app import Studio
+    from studio.store.project import Project
+
+    return Studio(Project.open(path), author=_author())
+
+
+def _author() -> str:
+    import getpass
+    import os
+
+    return os.environ.get("ANALOGY_STUDIO_AUTHOR") or getpass.getuser()
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.project import Project
+
+    schema = load_schema(args.schema or bundled_schema_path())
+    Project.create(args.project, schema, author=_author(), overwrite=args.force).close()
+    print(f"created {args.project} with schema {schema.id} {schema.version}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    studio = _open_studio(args.project)
+    try:
+        report = studio.import_annotations(args.source)
+        for line in report.lines():
+            print(line)
+        if args.render:
+            for done, total in studio.render_all():
+                _progress(done, total, args.quiet, "rendering")
+    finally:
+        studio.project.close()
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    studio = _open_studio(args.project)
+    try:
+        n = studio.export_annotations(args.out)
+    finally:
+        studio.project.close()
+    print(f"wrote {n} tags to {args.out}")
+    return 0
+
+
+def cmd_fonts(args: argparse.Namespace) -> int:
+    from studio.glyphs.fonts import FontCatalog
+
+    catalog = FontCatalog.scan(extra_files=args.add or ())
+    for err in catalog.errors:
+        print(f"warning: {err}", file=sys.stderr)
+    fonts = [f for f in catalog.fonts if not args.font or f.id == args.font]
+    if args.font and not fonts:
+        raise StudioError(f"no installed font has the id {args.font!r}; run `fonts` to list them")
+    if args.json:
+        out = [
+            {
+                "id": f.id,
+                "family": f.family,
+                "style": f.style,
+                "path": str(f.path),
+                "index": f.index,
+                "codepoints": f.num_codepoints,
+                **({"blocks": dict(catalog.coverage_by_block(f.id))} if args.font else {}),
+            }
+            for f in fonts
+        ]
+        print(json.dumps(out, indent=1))
+        return 0
+    for f in fonts:
+        print(f"{f.id:32} {f.num_codepoints:7d}  {f.family} {f.style}  {f.path}")
+        if args.font:
+            for block, n in catalog.coverage_by_block(f.id):
+                print(f"    {n:6d}  {block}")
+    print(f"{len(fonts)} fonts", file=sys.stderr)
+    return 0
+
+
+def cmd_add_glyphs(args: argparse.Namespace) -> int:
+    from studio.core.keys import GlyphKey
+    from studio.glyphs.unicode import block
+
+    studio = _open_studio(args.project)
+    try:
+        info = studio.catalog.get(args.font)
+        if info is None:
+            raise StudioError(f"no installed font has the id {args.font!r}")
+        cps = sorted(studio.catalog.codepoints(args.font))
+        if args.block:
+            cps = [c for c in cps if block(c).lower() == args.block.lower()]
+        n = studio.add_glyphs(GlyphKey(c, args.font) for c in cps)
+        print(f"added {n} glyphs ({len(cps) - n} were there already)")
+        if args.render:
+            for done, total in studio.render_all():
+                _progress(done, total, args.quiet, "rendering")
+    finally:
+        studio.project.close()
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from studio.core.annotations import file_name
+    from studio.core.fileio import atomic_write_bytes
+
+    studio = _open_studio(args.project)
+    out = Path(args.out_dir)
+    try:
+        for done, total in studio.render_all(size=args.size):
+            _progress(done, total, args.quiet, "rendering")
+        written = 0
+        missing = []
+        for g in studio.project.glyphs():
+            if g.status != "ok":
+                missing.append(f"{g.key}\t{g.status}\t{g.reason or ''}")
+                continue
+            atomic_write_bytes(out / file_name(g.key), studio.png_bytes(g, args.size))
+            written += 1
+        report = "key\tstatus\treason\n" + "".join(m + "\n" for m in missing)
+        atomic_write_bytes(out / "not-rendered.tsv", report.encode())
+    finally:
+        studio.project.close()
+    print(
+        f"wrote {written} images of {args.size}×{args.size} to {out}; "
+        f"{len(missing)} glyphs not rendered (see not-rendered.tsv)"
+    )
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from studio.demo import build_demo, demo_path
+
+    path = Path(args.path) if args.path else demo_path()
+    for stage, done, total in build_demo(path, overwrite=args.force):
+        _progress(done, total, args.quiet, stage)
+    print(path)
+    return 0
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    from studio.gui.main import run_gui
+
+    return run_gui(project=args.project, demo=args.demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="analogy-studio",
+        description="Author visual-analogy stimuli from schema-tagged Unicode glyphs.",
+    )
+    p.add_argument("--version", action="version", version=f"analogy-studio {__version__}")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("init", help="create a project with a concept schema")
+    s.add_argument("project")
+    s.add_argument("--schema", help="concept schema JSON (default: the bundled UA 1.0)")
+    s.add_argument("--force", action="store_true", help="replace an existing file")
+    s.set_defaults(func=cmd_init)
+
+    s = sub.add_parser("import-annotations", help="import a CSV or a UA Annotations folder")
+    s.add_argument("project")
+    s.add_argument("source", metavar="FILE_OR_DIR")
+    s.add_argument("--render", action="store_true", help="render the glyphs afterwards")
+    s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("export-annotations", help="export tags: OUT.csv, or a folder in UA layout")
+    s.add_argument("project")
+    s.add_argument("out")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("fonts", help="list installed fonts and their coverage")
+    s.add_argument("--font", help="show one font's coverage by Unicode block")
+    s.add_argument("--add", action="append", help="also read this font file")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_fonts)
+
+    s = sub.add_parser("add-glyphs", help="add a font's glyphs (or one block of them)")
+    s.add_argument("project")
+    s.add_argument("--font", required=True)
+    s.add_argument("--block", help='a Unicode block name, e.g. "Geometric Shapes"')
+    s.add_argument("--render", action="store_true")
+    s.set_defaults(func=cmd_add_glyphs)
+
+    s = sub.add_parser("render", help="render every glyph of a project to PNG files")
+    s.add_argument("project")
+    s.add_argument("out_dir")
+    s.add_argument("--size", type=int, default=80)
+    s.set_defaults(func=cmd_render)
+
+    s = sub.add_parser("demo", help="build the demo project from the UA annotations")
+    s.add_argument("--path", help="where to write it (default: the user data folder)")
+    s.add_argument("--force", action="store_true", help="rebuild it")
+    s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("gui", help="open the studio window")
+    s.add_argument("project", nargs="?")
+    s.add_argument("--demo", action="store_true", help="open the demo project (built if needed)")
+    s.set_defaults(func=cmd_gui)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        args = parser.parse_args(["gui"])
+    try:
+        return int(args.func(args))
+    except StudioError as e:
+        print(f"analogy-studio: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("analogy-studio: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,213 @@
+"""Annotation exchange: the CSV ``concept,value,codepoint,font`` and UA's folder layout.
+
+Readers validate everything against the schema before returning anything: an import is all or
+nothing, and every bad record is reported with its line (CSV) or its relative path (folders).
+Nothing here assumes one tag per glyph: a glyph carries any number of (concept, value) tags.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from studio.core.errors import AnnotationImportError, ImportProblem, StudioError
+from studio.core.fileio import atomic_write_bytes, atomic_write_text
+from studio.core.keys import GlyphKey
+from studio.core.schema import Schema
+
+CSV_HEADER = ("concept", "value", "codepoint", "font")
+_FILE_RE = re.compile(r"^0x([0-9A-Fa-f]{1,6})_([A-Za-z0-9][A-Za-z0-9_.-]*)\.png$")
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class TagRow:
+    """One tag in exchange form. Ordering matches the UA CSV: concept, value, hex text, font."""
+
+    concept: str
+    value: str
+    codepoint_hex: str
+    font: str
+
+    @property
+    def key(self) -> GlyphKey:
+        return GlyphKey(int(self.codepoint_hex, 16), self.font)
+
+    @classmethod
+    def of(cls, concept: str, value: str, key: GlyphKey) -> TagRow:
+        return cls(concept, value, key.hex, key.font)
+
+
+def sort_rows(rows: Iterable[TagRow]) -> list[TagRow]:
+    """The exchange order: (concept, value, code point as written, font), as UA's CSV is sorted."""
+    return sorted(rows)
+
+
+def _check_row(
+    schema: Schema, concept: str, value: str, cp: str, font: str
+) -> tuple[TagRow | None, str | None]:
+    if not schema.has_concept(concept):
+        return None, f"unknown concept {concept!r} (not in schema {schema.id} {schema.version})"
+    c = schema.concept(concept)
+    if not c.has_value(value):
+        known = ", ".join(repr(v) for v in c.value_ids) or "none yet"
+        return None, f"concept {concept!r} has no value {value!r} (its values: {known})"
+    try:
+        key = GlyphKey.from_csv(cp, font)
+    except ValueError as e:
+        return None, str(e)
+    return TagRow(concept, value, key.hex, key.font), None
+
+
+def parse_annotation_csv(text: str, schema: Schema, path: str | Path = "<csv>") -> list[TagRow]:
+    """Rows of an annotation CSV in file order. Raises AnnotationImportError listing every problem
+    (line numbers count the header as line 1)."""
+    reader = csv.reader(io.StringIO(text))
+    problems: list[ImportProblem] = []
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise AnnotationImportError(path, [ImportProblem("line 1", "the file is empty")]) from None
+    if tuple(h.strip().lower() for h in header) != CSV_HEADER:
+        raise AnnotationImportError(
+            path,
+            [ImportProblem("line 1", f"header must be {','.join(CSV_HEADER)}, not {header!r}")],
+        )
+    rows: list[TagRow] = []
+    first_seen: dict[TagRow, int] = {}
+    for record in reader:
+        line = reader.line_num
+        if not record or all(not f.strip() for f in record):
+            continue
+        if len(record) != 4:
+            problems.append(ImportProblem(f"line {line}", f"expected 4 fields, got {len(record)}"))
+            continue
+        concept, value, cp, font = (f.strip() for f in record)
+        row, problem = _check_row(schema, concept, value, cp, font)
+        if problem:
+            problems.append(ImportProblem(f"line {line}", problem))
+            continue
+        assert row is not None
+        if row in first_seen:
+            problems.append(ImportProblem(f"line {line}", f"repeats line {first_seen[row]}"))
+            continue
+        first_seen[row] = line
+        rows.append(row)
+    if problems:
+        raise AnnotationImportError(path, problems)
+    return rows
+
+
+def read_annotation_csv(path: str | Path, schema: Schema) -> list[TagRow]:
+    p = Path(path)
+    try:
+        text = p.read_text("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise StudioError(f"cannot be read: {e}", p) from None
+    return parse_annotation_csv(text, schema, p)
+
+
+def _annotations_root(path: Path) -> Path:
+    """Accept the ``Annotations`` folder itself or a folder that contains it."""
+    inner = path / "Annotations"
+    return inner if inner.is_dir() else path
+
+
+def split_folder_name(folder: str, schema: Schema) -> tuple[str, str] | None:
+    """``stroke-dot-quantity-3`` → (``stroke-dot-quantity``, ``3``): the longest concept id that
+    equals the folder name or is followed by ``-`` in it (a bare concept name gives value '')."""
+    best: str | None = None
+    for c in schema.concepts:
+        if (folder == c.id or folder.startswith(c.id + "-")) and (
+            best is None or len(c.id) > len(best)
+        ):
+            best = c.id
+    if best is None:
+        return None
+    return best, folder[len(best) + 1 :]
+
+
+def read_annotation_folder(path: str | Path, schema: Schema) -> list[TagRow]:
+    """Tags from UA's layout ``Annotations/<concept>-<value>/0x<codepoint>_<font>.png``."""
+    root = _annotations_root(Path(path))
+    if not root.is_dir():
+        raise StudioError("is not a folder", root)
+    problems: list[ImportProblem] = []
+    rows: list[TagRow] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        split = split_folder_name(folder.name, schema)
+        where_dir = f"{root.name}/{folder.name}"
+        if split is None:
+            problems.append(ImportProblem(where_dir, "folder names no concept of the schema"))
+            continue
+        concept, value = split
+        for f in sorted(folder.iterdir()):
+            where = f"{where_dir}/{f.name}"
+            m = _FILE_RE.match(f.name)
+            if not m:
+                if not f.name.startswith("."):
+                    problems.append(
+                        ImportProblem(where, "file name is not 0x<codepoint>_<font>.png")
+                    )
+                continue
+            row, problem = _check_row(schema, concept, value, m.group(1), m.group(2).lower())
+            if problem:
+                problems.append(ImportProblem(where, problem))
+            elif row is not None:
+                rows.append(row)
+    if problems:
+        raise AnnotationImportError(root, problems)
+    return sort_rows(rows)
+
+
+def read_annotations(path: str | Path, schema: Schema) -> list[TagRow]:
+    """A CSV file or a UA annotation folder, by what the path is."""
+    p = Path(path)
+    if p.is_dir():
+        return read_annotation_folder(p, schema)
+    if not p.exists():
+        raise StudioError("file not found", p)
+    return read_annotation_csv(p, schema)
+
+
+def format_annotation_csv(rows: Iterable[TagRow]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for r in sort_rows(rows):
+        writer.writerow((r.concept, r.value, r.codepoint_hex, r.font))
+    return buf.getvalue()
+
+
+def write_annotation_csv(rows: Iterable[TagRow], path: str | Path) -> None:
+    atomic_write_text(Path(path), format_annotation_csv(rows))
+
+
+def folder_name(concept: str, value: str) -> str:
+    return concept if value == "" else f"{concept}-{value}"
+
+
+def file_name(key: GlyphKey) -> str:
+    return f"0x{key.hex}_{key.font}.png"
+
+
+def write_annotation_folder(
+    rows: Iterable[TagRow],
+    out_dir: str | Path,
+    png_for: Callable[[GlyphKey], bytes],
+    progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Write UA's layout under ``out_dir/Annotations``; ``png_for`` supplies each glyph's image."""
+    root = Path(out_dir) / "Annotations"
+    rows = sort_rows(rows)
+    cache: dict[GlyphKey, bytes] = {}
+    for i, r in enumerate(rows):
+        key = r.key
+        if key not in cache:
+            cache[key] = png_for(key)
+        atomic_write_bytes(root / folder_name(r.concept, r.value) / file_name(key), cache[key])
+        if progress:
+            progress(i + 1, len(rows))

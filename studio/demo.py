@@ -1,0 +1,58 @@
+"""The demo project: UA's public annotations plus all of Symbola, rendered, ready to tag.
+
+Built on first run from the copy shipped in ``resources/ua`` (users have no ``../shared``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import platformdirs
+
+from studio.core.keys import GlyphKey
+from studio.resources import ua_data_dir
+
+DEMO_NAME = "ua-demo.studio"
+DEMO_FONT = "symbola"
+
+
+def demo_path() -> Path:
+    return Path(platformdirs.user_data_dir("analogy-studio")) / DEMO_NAME
+
+
+def build_demo(
+    path: Path | None = None, *, overwrite: bool = False, author: str = "demo"
+) -> Iterator[tuple[str, int, int]]:
+    """Create the demo project; yields (stage, done, total). Stop iterating to cancel: the file
+    is built under a temporary name and only renamed into place when complete."""
+    from studio.app import Studio
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.project import Project
+
+    path = Path(path) if path is not None else demo_path()
+    if path.exists() and not overwrite:
+        yield ("ready", 1, 1)
+        return
+    tmp = path.with_name(f".{path.name}.building")
+    yield ("creating project", 0, 4)
+    project = Project.create(tmp, load_schema(bundled_schema_path()), author=author, overwrite=True)
+    try:
+        studio = Studio(project, author=author)
+        yield ("importing UA annotations", 1, 4)
+        studio.import_annotations(ua_data_dir() / "annotations.csv")
+        yield ("adding Symbola glyphs", 2, 4)
+        if studio.catalog.get(DEMO_FONT) is not None:
+            studio.add_glyphs(
+                GlyphKey(cp, DEMO_FONT) for cp in sorted(studio.catalog.codepoints(DEMO_FONT))
+            )
+        yield ("rendering glyphs", 3, 4)
+        for done, total in studio.render_all():
+            yield ("rendering glyphs", done, total)
+    finally:
+        project.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp.replace(path)
+    yield ("ready", 1, 1)

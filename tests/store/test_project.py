@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from studio.core.annotations import format_annotation_csv, read_annotations
+from studio.core.errors import ProjectError, SchemaError
+from studio.core.keys import GlyphKey
+from studio.core.schema import Schema
+from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION
+from studio.store.project import Project, TagChange
+
+K1 = GlyphKey(0x25CC, "symbola")
+K2 = GlyphKey(0x25CB, "symbola")
+
+
+@pytest.fixture
+def project(tmp_path: Path, ua_schema: Schema) -> Project:
+    p = Project.create(tmp_path / "p.studio", ua_schema, author="ann")
+    yield p
+    p.close()
+
+
+def test_create_open_and_wal(tmp_path: Path, ua_schema: Schema) -> None:
+    path = tmp_path / "new.studio"
+    Project.create(path, ua_schema).close()
+    with Project.open(path) as p:
+        assert p.schema == ua_schema
+        assert p.format_version == FORMAT_VERSION
+        p.add_tags([K1], "aspect", "tall", "ann")
+        mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+    with pytest.raises(ProjectError, match="already exists"):
+        Project.create(path, ua_schema)
+
+
+def test_tags_are_multi_label_and_keep_provenance(project: Project) -> None:
+    assert project.add_tags([K1, K2], "aspect", "tall", "ann") == [K1, K2]
+    assert project.add_tags([K1], "closure", "circle", "bob") == [K1]
+    assert project.add_tags([K1], "aspect", "tall", "bob") == []  # already there
+    tags = project.tags_of(K1)
+    assert [(t.concept, t.value, t.author) for t in tags] == [
+        ("aspect", "tall", "ann"),
+        ("closure", "circle", "bob"),
+    ]
+    removed = project.remove_tags([K1], "aspect", "tall")
+    assert [(t.author, t.created_at) for t in removed] == [(tags[0].author, tags[0].created_at)]
+    project.restore_tags(removed)
+    assert project.tags_of(K1) == tags
+    assert project.tag_counts()[("aspect", "tall")] == 2
+
+
+def test_unknown_tag_refused(project: Project) -> None:
+    with pytest.raises(SchemaError, match="sparkle"):
+        project.add_tags([K1], "sparkle", "high", "ann")
+
+
+def test_ua_round_trip(project: Project, ua_schema: Schema, ua_csv: Path) -> None:
+    rows = read_annotations(ua_csv, ua_schema)
+    assert project.import_rows(rows, "ann") == 1512
+    assert project.import_rows(rows, "ann") == 0
+    assert format_annotation_csv(project.tag_rows()) == ua_csv.read_text()
+
+
+def test_schema_versions_and_tag_changes(project: Project) -> None:
+    project.add_tags([K1, K2], "aspect", "tall", "ann")
+    project.add_tags([K1], "closure", "circle", "ann")
+    s = project.schema
+    # removing a concept that has tags without saying so is refused: no tag silently vanishes
+    with pytest.raises(SchemaError, match="closure"):
+        project.set_schema(s.with_concept_removed("closure"))
+    assert project.schema_version == 1
+    s2 = (
+        s.with_concept_renamed("aspect", "aspect-ratio")
+        .with_value_renamed("aspect-ratio", "tall", "portrait")
+        .with_concept_removed("closure")
+    )
+    v = project.set_schema(
+        s2,
+        author="ann",
+        note="rename aspect",
+        tag_changes=[
+            TagChange("rename_concept", "aspect", None, "aspect-ratio"),
+            TagChange("rename_value", "aspect-ratio", "tall", "portrait"),
+            TagChange("remove_concept", "closure"),
+        ],
+    )
+    assert v == 2 and [h.note for h in project.schema_history()] == ["created", "rename aspect"]
+    assert [(t.concept, t.value) for t in project.tags_of(K1)] == [("aspect-ratio", "portrait")]
+    path = project.path
+    project.close()
+    with Project.open(path) as again:
+        assert again.schema == s2 and again.schema_version == 2
+
+
+def test_truncated_project_is_refused_and_left_intact(project: Project, tmp_path: Path) -> None:
+    project.add_tags([K1], "aspect", "tall", "ann")
+    path = project.path
+    project.close()
+    data = path.read_bytes()
+    bad = tmp_path / "cut.studio"
+    bad.write_bytes(data[: len(data) // 2])
+    before = bad.read_bytes()
+    with pytest.raises(ProjectError) as e:
+        Project.open(bad)
+    assert str(bad) in str(e.value) and "damaged" in str(e.value)
+    assert bad.read_bytes() == before
+    assert not Path(f"{bad}-wal").exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"hello world" * 20])
+def test_not_a_project(tmp_path: Path, content: bytes) -> None:
+    p = tmp_path / "x.studio"
+    p.write_bytes(content)
+    with pytest.raises(ProjectError, match="not an Analogy Studio project"):
+        Project.open(p)
+    assert p.read_bytes() == content
+
+
+def test_foreign_sqlite_database(tmp_path: Path) -> None:
+    p = tmp_path / "other.db"
+    con = sqlite3.connect(p)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    with pytest.raises(ProjectError, match="not an Analogy Studio project"):
+        Project.open(p)
+
+
+def test_newer_format_refused(project: Project) -> None:
+    project.set_meta("format_version", str(FORMAT_VERSION + 1))
+    path = project.path
+    project.close()
+    with pytest.raises(ProjectError, match="newer Analogy Studio"):
+        Project.open(path)
+
+
+def test_format_1_project_is_migrated(tmp_path: Path, ua_schema: Schema) -> None:
+    path = tmp_path / "old.studio"
+    con = sqlite3.connect(path)
+    for ddl in FORMAT_1_DDL:
+        con.execute(ddl)
+    con.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("application", "analogy-studio"), ("format_version", "1")],
+    )
+    con.execute(
+        "INSERT INTO schema_versions VALUES (1, ?, '2026-01-01', '', 'created')",
+        (ua_schema.dumps(),),
+    )
+    con.execute("INSERT INTO glyphs (id, codepoint, font) VALUES (1, 9676, 'symbola')")
+    con.execute("INSERT INTO tags (glyph_id, concept, value) VALUES (1, 'aspect', 'tall')")
+    con.commit()
+    con.close()
+    with Project.open(path) as p:
+        assert p.format_version == FORMAT_VERSION
+        [t] = p.tags_of(K1)
+        assert (t.concept, t.value, t.author) == ("aspect", "tall", "unknown")
+        p.add_tags([K2], "aspect", "wide", "ann")
+    assert (tmp_path / "old.studio.bak-format1").exists()
+
+
+def test_project_survives_being_killed_mid_edits(tmp_path: Path, ua_schema: Schema) -> None:
+    """A process tagging in a loop is killed with SIGKILL; the project opens with every
+    committed tag (the log of acknowledged edits is the proof)."""
+    path = tmp_path / "kill.studio"
+    Project.create(path, ua_schema).close()
+    log = tmp_path / "acked.txt"
+    script = textwrap.dedent(f"""
+        import sys
+        from studio.core.keys import GlyphKey
+        from studio.store.project import Project
+        p = Project.open({str(path)!r})
+        with open({str(log)!r}, "a", buffering=1) as log:
+            for cp in range(0x2500, 0x2500 + 100000):
+                p.add_tags([GlyphKey(cp, "symbola")], "aspect", "tall", "bot")
+                log.write(f"{{cp}}\\n")
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().split()) < 30):
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    acked = {int(x) for x in log.read_text().split()}
+    assert len(acked) >= 30
+    with Project.open(path) as p:
+        tagged = {t.key.codepoint for t in p.all_tags()}
+    assert acked <= tagged
+    assert len(tagged - acked) <= 1  # at most the edit in flight
