@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from studio.core.annotations import (
     TagRow,
     read_annotations,
@@ -23,7 +25,7 @@ from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
 from studio.glyphs.fonts import FontCatalog
-from studio.glyphs.render import RenderCache, RenderJob, render_batch
+from studio.glyphs.render import GlyphRenderer, RenderCache, RenderJob, render_batch
 from studio.glyphs.unicode import is_private_use
 from studio.store.project import GlyphRecord, Project, TagChange, TagRecord
 
@@ -118,6 +120,7 @@ class Studio:
         self.cache = cache if cache is not None else RenderCache()
         self.author = author or "unknown"
         self.undo_stack = UndoStack()
+        self._renderers: dict[tuple[str, int], GlyphRenderer] = {}
         self._listeners: list[Callable[[str, object], None]] = []
 
     # ---- events ----------------------------------------------------------------------------
@@ -312,16 +315,20 @@ class Studio:
         """Render every renderable glyph into the cache, recording missing glyphs with a reason.
         A generator of (done, total): stop iterating to cancel."""
         glyphs = [g for g in self.project.glyphs() if g.status != "uncovered"]
-        by_job: dict[tuple[str, int], GlyphRecord] = {}
+        # one job per (font, code point): a substituted glyph may share it with a native one
+        by_job: dict[tuple[str, int], list[GlyphRecord]] = {}
         fonts = {f.id: f for f in self.project.fonts()}
         jobs = []
         for g in glyphs:
             f = fonts.get(g.render_font or "")
             if f is None:
                 continue
-            job = RenderJob(self._font_path(f.id), f.face_index, f.sha256, g.key.codepoint)
-            jobs.append(job)
-            by_job[(f.sha256, g.key.codepoint)] = g
+            job_key = (f.sha256, g.key.codepoint)
+            if job_key not in by_job:
+                jobs.append(
+                    RenderJob(self._font_path(f.id), f.face_index, f.sha256, g.key.codepoint)
+                )
+            by_job.setdefault(job_key, []).append(g)
         total = len(jobs)
         if not total:
             yield (0, 0)
@@ -329,34 +336,58 @@ class Studio:
         for event in render_batch(jobs, size=size, cache=self.cache, workers=workers):
             updates = []
             for r in event.results:
-                g = by_job[(r.job.sha256, r.job.codepoint)]
-                updates.append((g.key, "missing", r.missing) if r.missing else (g.key, "ok", None))
+                for g in by_job[(r.job.sha256, r.job.codepoint)]:
+                    updates.append(
+                        (g.key, "missing", r.missing) if r.missing else (g.key, "ok", None)
+                    )
             self.project.set_glyph_status(updates)
             yield (event.done, event.total)
         self._emit("glyphs")
 
-    def render(self, g: GlyphRecord, size: int = 80):
-        """The binarised image of one glyph (cached), or None when it cannot be rendered."""
-        from studio.glyphs.render import GlyphRenderer
-
-        fonts = {f.id: f for f in self.project.fonts()}
-        f = fonts.get(g.render_font or "")
-        if f is None:
+    def _renderer(self, g: GlyphRecord) -> tuple[GlyphRenderer, str] | None:
+        """The (kept open) renderer of a glyph's render font and that font's hash, or None."""
+        f = next((f for f in self.project.fonts() if f.id == g.render_font), None)
+        if f is None or g.status == "uncovered":
             return None
-        hit = self.cache.get(f.sha256, g.key.codepoint, size)
+        path = self._font_path(f.id)
+        key = (str(path), f.face_index)
+        r = self._renderers.get(key)
+        if r is None:
+            r = self._renderers[key] = GlyphRenderer(path, f.face_index)
+        return r, f.sha256
+
+    def render(self, g: GlyphRecord, size: int = 80) -> np.ndarray | None:
+        """The binarised image of one glyph (cached), or None when it cannot be rendered."""
+        found = self._renderer(g)
+        if found is None:
+            return None
+        renderer, sha = found
+        hit = self.cache.get(sha, g.key.codepoint, size)
         if hit is not None:
             return hit
-        renderer = GlyphRenderer(self._font_path(f.id), f.face_index)
         if renderer.missing_reason(g.key.codepoint, size):
             return None
         img = renderer.render(g.key.codepoint, size)
-        self.cache.put(f.sha256, g.key.codepoint, size, img)
+        self.cache.put(sha, g.key.codepoint, size, img)
         return img
+
+    def master(self, g: GlyphRecord) -> np.ndarray | None:
+        """The 500×500 greyscale master image (for the inspector), or None if it has no ink."""
+        found = self._renderer(g)
+        if found is None or found[0].missing_reason(g.key.codepoint):
+            return None
+        return np.asarray(found[0].master(g.key.codepoint))
+
+    def close(self) -> None:
+        """Close the project and every open font file."""
+        for r in self._renderers.values():
+            r.close()
+        self._renderers.clear()
+        self.project.close()
 
     def png_bytes(self, g: GlyphRecord | None, size: int = 80) -> bytes:
         import io
 
-        import numpy as np
         from PIL import Image
 
         img = self.render(g, size) if g is not None else None

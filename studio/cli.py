@@ -58,7 +58,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             for done, total in studio.render_all():
                 _progress(done, total, args.quiet, "rendering")
     finally:
-        studio.project.close()
+        studio.close()
     return 0
 
 
@@ -67,7 +67,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         n = studio.export_annotations(args.out)
     finally:
-        studio.project.close()
+        studio.close()
     print(f"wrote {n} tags to {args.out}")
     return 0
 
@@ -123,7 +123,7 @@ def cmd_add_glyphs(args: argparse.Namespace) -> int:
             for done, total in studio.render_all():
                 _progress(done, total, args.quiet, "rendering")
     finally:
-        studio.project.close()
+        studio.close()
     return 0
 
 
@@ -147,7 +147,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         report = "key\tstatus\treason\n" + "".join(m + "\n" for m in missing)
         atomic_write_bytes(out / "not-rendered.tsv", report.encode())
     finally:
-        studio.project.close()
+        studio.close()
     print(
         f"wrote {written} images of {args.size}×{args.size} to {out}; "
         f"{len(missing)} glyphs not rendered (see not-rendered.tsv)"

@@ -1,0 +1,212 @@
+"""Menus, actions and shortcuts declared as data, with stable ids (in the manner of napari's
+app-model). ``ACTIONS`` is the one place that says which actions exist, in which menu, under
+which keys; the window turns it into QActions with :func:`build_actions` and lays out its menu
+bar with :func:`build_menus`; the shortcuts dialog reads the same table.
+
+Shortcuts are written in Qt's portable text (``"Ctrl+Shift+Z"``, ``"Del"``, ``"]"``), not as
+``QKeySequence.StandardKey`` names: the standard keys differ from platform to platform, and a
+table that is the same everywhere is what lets a test prove that no two actions share a key.
+On macOS Qt reads ``Ctrl`` as the Command key, as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
+
+#: Menu ids in menu-bar order, with their titles (``&`` marks the mnemonic).
+MENUS: tuple[tuple[str, str], ...] = (
+    ("file", "&File"),
+    ("edit", "&Edit"),
+    ("tag", "&Tag"),
+    ("view", "&View"),
+    ("help", "&Help"),
+)
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One user action.
+
+    ``id`` is stable (handlers, settings and tests refer to it); ``menu`` is one of the ids in
+    :data:`MENUS`; ``shortcut`` is the main key sequence in portable text and ``alternates``
+    are further sequences for the same action; actions of one menu that share a ``section`` are
+    kept together and sections are separated by a line.
+    """
+
+    id: str
+    text: str
+    menu: str
+    shortcut: str | None
+    tip: str
+    alternates: tuple[str, ...] = ()
+    checkable: bool = False
+    section: str = ""
+
+    @property
+    def shortcuts(self) -> tuple[str, ...]:
+        """Every key sequence of the action, the main one first."""
+        return ((self.shortcut,) if self.shortcut else ()) + self.alternates
+
+    def key_sequences(self) -> list[QKeySequence]:
+        return [QKeySequence(s) for s in self.shortcuts]
+
+    def shortcut_text(
+        self, fmt: QKeySequence.SequenceFormat = QKeySequence.SequenceFormat.NativeText
+    ) -> str:
+        """The shortcuts as a person reads them on this platform, e.g. ``"F1, Ctrl+/"``."""
+        return ", ".join(k.toString(fmt) for k in self.key_sequences())
+
+    @property
+    def plain_text(self) -> str:
+        """The text without mnemonic markers."""
+        return self.text.replace("&&", "\0").replace("&", "").replace("\0", "&")
+
+
+def _ordinal(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+_TAG_VALUE_ACTIONS = tuple(
+    ActionSpec(
+        f"tag.value_{n}",
+        f"Tag with value {n}",
+        "tag",
+        str(n),
+        f"Select the {_ordinal(n)} value of the current concept and tag the selected glyphs "
+        "with it",
+        section="values",
+    )
+    for n in range(1, 10)
+)
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    # ---- File ----
+    ActionSpec("file.new_project", "New project…", "file", "Ctrl+N",
+               "Create a new, empty project", section="project"),
+    ActionSpec("file.open_project", "Open project…", "file", "Ctrl+O",
+               "Open an existing project", section="project"),
+    ActionSpec("file.import_annotations", "Import annotations…", "file", "Ctrl+I",
+               "Import tags from a CSV file (concept,value,codepoint,font)", section="exchange"),
+    ActionSpec("file.export_annotations", "Export annotations…", "file", "Ctrl+E",
+               "Export every tag of the project to a CSV file", section="exchange"),
+    ActionSpec("file.add_font", "Add font…", "file", "Ctrl+Shift+F",
+               "Add a font file whose glyphs can be tagged", section="fonts"),
+    ActionSpec("file.render_all", "Render all glyphs", "file", "Ctrl+R",
+               "Render every glyph of the project's fonts in the background", section="fonts"),
+    ActionSpec("file.quit", "Quit", "file", "Ctrl+Q", "Quit Analogy Studio", section="quit"),
+    # ---- Edit ----
+    ActionSpec("edit.undo", "Undo", "edit", "Ctrl+Z", "Undo the last edit", section="undo"),
+    ActionSpec("edit.redo", "Redo", "edit", "Ctrl+Shift+Z", "Redo the last undone edit",
+               section="undo"),
+    ActionSpec("edit.select_all", "Select all glyphs", "edit", "Ctrl+A",
+               "Select every glyph shown in the grid", section="select"),
+    ActionSpec("edit.schema", "Edit schema…", "edit", "Ctrl+Shift+E",
+               "Edit the concept schema: concepts, values and rules", section="schema"),
+    # ---- Tag ----
+    ActionSpec("tag.apply", "Tag selected glyphs", "tag", "Space",
+               "Tag selected glyphs with the selected value", section="apply"),
+    ActionSpec("tag.remove", "Remove tag from selected glyphs", "tag", "Backspace",
+               "Remove the selected value's tag from the selected glyphs", alternates=("Del",),
+               section="apply"),
+    *_TAG_VALUE_ACTIONS,
+    ActionSpec("tag.next_concept", "Next concept", "tag", "Alt+Down",
+               "Go to the next concept of the schema", alternates=("]",), section="navigate"),
+    ActionSpec("tag.prev_concept", "Previous concept", "tag", "Alt+Up",
+               "Go to the previous concept of the schema", alternates=("[",), section="navigate"),
+    ActionSpec("tag.next_value", "Next value", "tag", "Ctrl+Down",
+               "Select the next value of the current concept", section="navigate"),
+    ActionSpec("tag.prev_value", "Previous value", "tag", "Ctrl+Up",
+               "Select the previous value of the current concept", section="navigate"),
+    # ---- View ----
+    ActionSpec("view.find", "Find glyphs…", "view", "Ctrl+F",
+               "Search glyphs by name, code point or block", section="find"),
+    ActionSpec("view.only_untagged", "Only untagged glyphs", "view", "Ctrl+U",
+               "Show only glyphs not yet tagged for this concept", checkable=True,
+               section="filter"),
+    ActionSpec("view.inspector", "Inspector", "view", "Ctrl+Shift+I",
+               "Show or hide the glyph inspector", checkable=True, section="panels"),
+    # ---- Help ----
+    ActionSpec("help.shortcuts", "Keyboard shortcuts", "help", "F1",
+               "List every action and its keyboard shortcut", alternates=("Ctrl+/",)),
+    ActionSpec("help.about", "About Analogy Studio", "help", None,
+               "Version, licence and credits"),
+)  # fmt: skip
+
+_BY_ID: dict[str, ActionSpec] = {a.id: a for a in ACTIONS}
+
+
+def action_spec(action_id: str) -> ActionSpec:
+    """The declared action with this id (KeyError for an unknown id)."""
+    return _BY_ID[action_id]
+
+
+def specs_in_menu(menu: str, specs: Iterable[ActionSpec] = ACTIONS) -> list[ActionSpec]:
+    """The actions of one menu, in declaration order."""
+    return [s for s in specs if s.menu == menu]
+
+
+def menu_title(menu: str) -> str:
+    """The menu's title without its mnemonic marker ("File")."""
+    return dict(MENUS)[menu].replace("&", "")
+
+
+def build_actions(
+    parent: QWidget,
+    handlers: Mapping[str, Callable[[], None]],
+    specs: Iterable[ActionSpec] = ACTIONS,
+) -> dict[str, QAction]:
+    """Create one QAction per spec, owned by and added to ``parent``, keyed by id.
+
+    Each action gets its shortcuts (window context, so they work wherever focus is inside the
+    window, and text fields still receive the plain keys they type), status tip and tool tip.
+    ``handlers[id]`` is called with no arguments when the action triggers (a checkable
+    action's handler reads ``isChecked()``); an action without a handler is created disabled.
+    """
+    actions: dict[str, QAction] = {}
+    for spec in specs:
+        action = QAction(spec.text, parent)
+        action.setObjectName(spec.id)
+        action.setData(spec.id)
+        action.setShortcuts(spec.key_sequences())
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        action.setStatusTip(spec.tip)
+        keys = spec.shortcut_text()
+        action.setToolTip(f"{spec.plain_text} ({keys})" if keys else spec.plain_text)
+        action.setCheckable(spec.checkable)
+        handler = handlers.get(spec.id)
+        if handler is None:
+            action.setEnabled(False)
+        else:
+            action.triggered.connect(lambda _checked=False, h=handler: h())
+        parent.addAction(action)
+        actions[spec.id] = action
+    return actions
+
+
+def build_menus(
+    menubar: QMenuBar,
+    actions: Mapping[str, QAction],
+    specs: Iterable[ActionSpec] = ACTIONS,
+) -> dict[str, QMenu]:
+    """Add the File, Edit, Tag, View and Help menus to ``menubar`` and fill them with
+    ``actions`` in declaration order (a separator between sections); returns menus by id."""
+    spec_list = list(specs)
+    menus: dict[str, QMenu] = {}
+    for menu_id, title in MENUS:
+        menu = menubar.addMenu(title)
+        menu.setObjectName(f"menu.{menu_id}")
+        section: str | None = None
+        for spec in specs_in_menu(menu_id, spec_list):
+            if spec.id not in actions:
+                continue
+            if section is not None and spec.section != section:
+                menu.addSeparator()
+            section = spec.section
+            menu.addAction(actions[spec.id])
+        menus[menu_id] = menu
+    return menus

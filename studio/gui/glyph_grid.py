@@ -1,0 +1,473 @@
+"""The virtualised glyph grid: a list model over the project's glyphs, a delegate that paints
+thumbnails and tag state, and a loader thread that fills thumbnails in without stalling the GUI.
+
+The model keeps only plain Python lists; filtering builds a list of row indices. Thumbnails are
+decoded (or rendered, then cached on disk) by one background thread; the GUI thread takes at
+most ``BATCH`` finished images per timer tick, so a scroll through 20,000 glyphs never blocks it
+for long. Images are kept in a bounded LRU.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+)
+
+from studio.core.keys import GlyphKey
+from studio.glyphs.unicode import block, char_name, matches
+from studio.store.project import GlyphRecord
+
+KEY_ROLE = Qt.ItemDataRole.UserRole + 1
+STATE_ROLE = Qt.ItemDataRole.UserRole + 2
+RECORD_ROLE = Qt.ItemDataRole.UserRole + 3
+IMAGE_ROLE = Qt.ItemDataRole.UserRole + 4
+
+THUMB = 80
+CELL = QSize(92, 108)
+BATCH = 64
+LRU_SIZE = 6000
+
+# tag state of a glyph for the current concept
+STATE_VALUE = "value"  # carries the selected value
+STATE_OTHER = "other"  # carries another value of the concept
+STATE_NONE = "none"  # not yet tagged for this concept
+
+TAG_FILTERS = (
+    ("all", "All glyphs"),
+    ("untagged_concept", "Not yet tagged for this concept"),
+    ("tagged_value", "Tagged with this value"),
+    ("tagged_concept", "Tagged for this concept"),
+    ("untagged", "No tags at all"),
+)
+
+
+@dataclass
+class GridFilter:
+    font: str = ""
+    block: str = ""
+    text: str = ""
+    tag_state: str = "all"
+    hide_missing: bool = False
+
+
+@dataclass(frozen=True)
+class FontSource:
+    """Where the loader finds a font's file and its cache key."""
+
+    path: Path
+    index: int
+    sha256: str
+
+
+@dataclass
+class _Request:
+    row_key: GlyphKey
+    font: FontSource
+    codepoint: int
+
+
+class ThumbnailLoader(QObject):
+    """Decodes cached renders (or renders and caches) on one background thread.
+
+    ``ready`` is emitted on the GUI thread with the keys whose images arrived.
+    """
+
+    ready = Signal(list)
+
+    def __init__(self, cache, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._cache = cache
+        self._pending: collections.OrderedDict[GlyphKey, _Request] = collections.OrderedDict()
+        self._done: collections.deque[tuple[GlyphKey, QImage | None]] = collections.deque()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="thumbnails", daemon=True)
+        self._thread.start()
+        self._timer = QTimer(self)
+        self._timer.setInterval(25)
+        self._timer.timeout.connect(self._drain)
+        self._timer.start()
+        self.images: collections.OrderedDict[GlyphKey, QImage | None] = collections.OrderedDict()
+
+    def request(self, key: GlyphKey, font: FontSource, codepoint: int) -> None:
+        with self._lock:
+            if key in self._pending:
+                self._pending.move_to_end(key)
+            else:
+                self._pending[key] = _Request(key, font, codepoint)
+                while len(self._pending) > 4 * BATCH * 8:
+                    self._pending.popitem(last=False)  # forget what scrolled away long ago
+        self._wake.set()
+
+    def forget(self, keys: Iterable[GlyphKey] | None = None) -> None:
+        if keys is None:
+            self.images.clear()
+        else:
+            for k in keys:
+                self.images.pop(k, None)
+
+    def stop(self) -> None:
+        self._stop = True
+        self._wake.set()
+        self._timer.stop()
+        self._thread.join(timeout=2)
+
+    def _run(self) -> None:
+        from studio.glyphs.render import GlyphRenderer
+
+        renderers: dict[tuple[Path, int], GlyphRenderer] = {}
+        while not self._stop:
+            self._wake.wait(0.5)
+            while not self._stop:
+                with self._lock:
+                    if not self._pending:
+                        self._wake.clear()
+                        break
+                    _, req = self._pending.popitem(last=True)  # newest first: what is on screen
+                img = self._load(req, renderers)
+                with self._lock:
+                    self._done.append((req.row_key, img))
+
+    def _load(self, req: _Request, renderers: dict) -> QImage | None:
+        arr = self._cache.get(req.font.sha256, req.codepoint, THUMB)
+        if arr is None:
+            from studio.glyphs.render import GlyphRenderer
+
+            try:
+                r = renderers.get((req.font.path, req.font.index))
+                if r is None:
+                    r = renderers[(req.font.path, req.font.index)] = GlyphRenderer(
+                        req.font.path, req.font.index
+                    )
+                if r.missing_reason(req.codepoint, THUMB):
+                    return None
+                arr = r.render(req.codepoint, THUMB)
+                self._cache.put(req.font.sha256, req.codepoint, THUMB, arr)
+            except Exception:  # a broken font shows as a missing image, the grid goes on
+                return None
+        return _to_qimage(arr)
+
+    def _drain(self) -> None:
+        batch: list[tuple[GlyphKey, QImage | None]] = []
+        with self._lock:
+            while self._done and len(batch) < BATCH:
+                batch.append(self._done.popleft())
+        if not batch:
+            return
+        for key, img in batch:
+            self.images[key] = img
+            self.images.move_to_end(key)
+        while len(self.images) > LRU_SIZE:
+            self.images.popitem(last=False)
+        self.ready.emit([k for k, _ in batch])
+
+
+def _to_qimage(arr: np.ndarray) -> QImage:
+    arr = np.ascontiguousarray(arr, dtype=np.uint8)
+    h, w = arr.shape
+    return QImage(arr.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
+
+
+class GlyphGridModel(QAbstractListModel):
+    """Rows are the glyphs that pass the filter; ``glyphs`` holds every glyph of the project."""
+
+    filtered = Signal()
+
+    def __init__(
+        self, loader: ThumbnailLoader | None = None, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.glyphs: list[GlyphRecord] = []
+        self.tags: dict[GlyphKey, set[tuple[str, str]]] = {}
+        self.fonts: dict[str, FontSource] = {}
+        self._rows: list[int] = []
+        self._row_of_key: dict[GlyphKey, int] = {}
+        self._names: list[str] | None = None
+        self._blocks: list[str] = []
+        self.filter = GridFilter()
+        self.concept: str | None = None
+        self.value: str | None = None
+        self.loader = loader
+        if loader is not None:
+            loader.ready.connect(self._images_ready)
+
+    # ---- data ----------------------------------------------------------------------------
+    def set_glyphs(
+        self,
+        glyphs: Sequence[GlyphRecord],
+        tags: dict[GlyphKey, set[tuple[str, str]]],
+        fonts: dict[str, FontSource],
+    ) -> None:
+        self.beginResetModel()
+        self.glyphs = list(glyphs)
+        self.tags = tags
+        self.fonts = fonts
+        self._names = None
+        self._blocks = [block(g.key.codepoint) for g in self.glyphs]
+        self._rows = self._compute_rows()
+        self._reindex()
+        self.endResetModel()
+        if self.loader is not None:
+            self.loader.forget()
+        self.filtered.emit()
+
+    def blocks_present(self) -> list[str]:
+        return sorted(set(self._blocks))
+
+    def fonts_present(self) -> list[str]:
+        return sorted({g.key.font for g in self.glyphs})
+
+    def update_tags(self, key: GlyphKey, tags: set[tuple[str, str]]) -> None:
+        """New tags of one glyph; repaints it (it stays shown until the filter is re-applied,
+        so a glyph does not jump away under the annotator's cursor)."""
+        if tags:
+            self.tags[key] = tags
+        else:
+            self.tags.pop(key, None)
+        row = self._row_of_key.get(key)
+        if row is not None:
+            idx = self.index(row)
+            self.dataChanged.emit(idx, idx)
+
+    def set_current(self, concept: str | None, value: str | None) -> None:
+        self.concept, self.value = concept, value
+        if self.filter.tag_state != "all":
+            self.apply_filter()
+        elif self._rows:
+            self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
+
+    def set_filter(self, f: GridFilter) -> None:
+        self.filter = f
+        self.apply_filter()
+
+    def apply_filter(self) -> None:
+        self.beginResetModel()
+        self._rows = self._compute_rows()
+        self._reindex()
+        self.endResetModel()
+        self.filtered.emit()
+
+    def _reindex(self) -> None:
+        self._row_of_key = {self.glyphs[i].key: r for r, i in enumerate(self._rows)}
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = [char_name(g.key.codepoint) for g in self.glyphs]
+        return self._names
+
+    def state(self, key: GlyphKey) -> str:
+        if self.concept is None:
+            return STATE_NONE
+        tags = self.tags.get(key, ())
+        if self.value is not None and (self.concept, self.value) in tags:
+            return STATE_VALUE
+        if any(c == self.concept for c, _ in tags):
+            return STATE_OTHER
+        return STATE_NONE
+
+    def _compute_rows(self) -> list[int]:
+        f = self.filter
+        text = f.text.strip()
+        names = self.names() if text else None
+        rows = []
+        for i, g in enumerate(self.glyphs):
+            if f.font and g.key.font != f.font:
+                continue
+            if f.block and self._blocks[i] != f.block:
+                continue
+            if f.hide_missing and g.status in ("missing", "uncovered"):
+                continue
+            if text and not (
+                matches(g.key.codepoint, text)
+                or (names is not None and text.lower() in names[i].lower())
+            ):
+                continue
+            if f.tag_state != "all" and not self._passes_tag_state(g.key):
+                continue
+            rows.append(i)
+        return rows
+
+    def _passes_tag_state(self, key: GlyphKey) -> bool:
+        tags = self.tags.get(key, set())
+        st = self.filter.tag_state
+        if st == "untagged":
+            return not tags
+        if self.concept is None:
+            return True
+        in_concept = any(c == self.concept for c, _ in tags)
+        if st == "untagged_concept":
+            return not in_concept
+        if st == "tagged_concept":
+            return in_concept
+        if st == "tagged_value":
+            return self.value is not None and (self.concept, self.value) in tags
+        return True
+
+    # ---- Qt model API ----------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def record(self, row: int) -> GlyphRecord:
+        return self.glyphs[self._rows[row]]
+
+    def row_of(self, key: GlyphKey) -> int | None:
+        return self._row_of_key.get(key)
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ):
+        if not index.isValid():
+            return None
+        g = self.glyphs[self._rows[index.row()]]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"U+{g.key.codepoint:04X}"
+        if role == KEY_ROLE:
+            return g.key
+        if role == RECORD_ROLE:
+            return g
+        if role == STATE_ROLE:
+            return self.state(g.key)
+        if role == IMAGE_ROLE:
+            return self.image(g)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            sub = f"\nrendered with {g.render_font}" if g.substituted else ""
+            status = f"\n{g.status}: {g.reason}" if g.reason else ""
+            return f"{g.key}\n{char_name(g.key.codepoint)}{sub}{status}"
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{g.key} {char_name(g.key.codepoint)}"
+        return None
+
+    def image(self, g: GlyphRecord) -> QImage | None:
+        if self.loader is None or g.status == "uncovered" or g.render_font is None:
+            return None
+        imgs = self.loader.images
+        if g.key in imgs:
+            return imgs[g.key]
+        src = self.fonts.get(g.render_font)
+        if src is not None:
+            self.loader.request(g.key, src, g.key.codepoint)
+        return None
+
+    def _images_ready(self, keys: list[GlyphKey]) -> None:
+        rows = [r for r in (self._row_of_key.get(k) for k in keys) if r is not None]
+        if rows:
+            self.dataChanged.emit(self.index(min(rows)), self.index(max(rows)), [IMAGE_ROLE])
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+class GlyphDelegate(QStyledItemDelegate):
+    """Paints a thumbnail, the code point and the tag state for the current concept."""
+
+    COLOURS: ClassVar[dict[str, QColor]] = {STATE_VALUE: QColor("#2e7d32"), STATE_OTHER: QColor("#9e9e9e")}
+
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        return CELL
+
+    def paint(
+        self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        r: QRect = option.rect.adjusted(2, 2, -2, -2)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        p.save()
+        p.fillRect(r, option.palette.highlight() if selected else QColor("white"))
+        state = index.data(STATE_ROLE)
+        colour = self.COLOURS.get(state)
+        if colour is not None:
+            p.setPen(QPen(colour, 3))
+            p.drawRect(r.adjusted(1, 1, -1, -1))
+        img: QImage | None = index.data(IMAGE_ROLE)
+        img_rect = QRect(r.x() + (r.width() - THUMB) // 2, r.y() + 4, THUMB, THUMB)
+        g: GlyphRecord = index.data(RECORD_ROLE)
+        if img is not None:
+            p.drawImage(img_rect, img)
+        else:
+            p.setPen(QColor("#b0b0b0"))
+            f = QFont(p.font())
+            f.setPointSizeF(f.pointSizeF() * 0.85)
+            p.setFont(f)
+            text = {"uncovered": "no font", "missing": g.reason or "missing"}.get(g.status, "…")
+            p.drawText(img_rect, Qt.AlignmentFlag.AlignCenter, text)
+        p.setPen(option.palette.highlightedText().color() if selected else QColor("#555"))
+        f = QFont(p.font())
+        f.setPointSizeF(max(6.0, f.pointSizeF() * 0.8))
+        p.setFont(f)
+        label = index.data(Qt.ItemDataRole.DisplayRole)
+        if g.substituted:
+            label += " *"
+        p.drawText(
+            QRect(r.x(), r.bottom() - 18, r.width(), 16), Qt.AlignmentFlag.AlignCenter, label
+        )
+        if state == STATE_VALUE:
+            p.setPen(Qt.PenStyle.NoPen)
+            p.setBrush(colour)
+            p.drawEllipse(QRect(r.right() - 14, r.y() + 4, 10, 10))
+        p.restore()
+
+
+class GlyphGrid(QListView):
+    """Icon-mode list view with uniform cells: only visible cells are ever painted."""
+
+    activated_keys = Signal(list)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setViewMode(QListView.ViewMode.IconMode)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setMovement(QListView.Movement.Static)
+        self.setUniformItemSizes(True)
+        self.setGridSize(CELL)
+        self.setSpacing(0)
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(2000)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setSelectionRectVisible(True)
+        self.setItemDelegate(GlyphDelegate(self))
+        self.setWordWrap(False)
+        self.setObjectName("glyphGrid")
+
+    def selected_keys(self) -> list[GlyphKey]:
+        rows = sorted(i.row() for i in self.selectionModel().selectedIndexes())
+        model = self.model()
+        return [model.index(r).data(KEY_ROLE) for r in rows]
+
+    def select_keys(self, keys: Iterable[GlyphKey]) -> None:
+        from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+        model: GlyphGridModel = self.model()  # type: ignore[assignment]
+        sel = QItemSelection()
+        for k in keys:
+            r = model.row_of(k)
+            if r is not None:
+                sel.select(model.index(r), model.index(r))
+        self.selectionModel().select(sel, QItemSelectionModel.SelectionFlag.ClearAndSelect)

@@ -1,0 +1,129 @@
+"""The glyph inspector: a large render, the Unicode facts, the font used and every tag."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.glyphs.unicode import block, char_name, script_name
+from studio.store.project import GlyphRecord, TagRecord
+
+BIG = 220
+
+
+class Inspector(QWidget):
+    """Shows one glyph. ``remove_tag(concept, value)`` asks the window to untag it."""
+
+    remove_tag = Signal(str, str)
+
+    def __init__(
+        self,
+        master_image: Callable[[GlyphRecord], np.ndarray | None],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspector")
+        self._master_image = master_image
+        self._record: GlyphRecord | None = None
+        lay = QVBoxLayout(self)
+        self.image = QLabel(alignment=Qt.AlignmentFlag.AlignCenter)
+        self.image.setFixedSize(BIG + 8, BIG + 8)
+        self.image.setStyleSheet("background: white; border: 1px solid #ccc;")
+        lay.addWidget(self.image, alignment=Qt.AlignmentFlag.AlignHCenter)
+        form = QFormLayout()
+        self.name = QLabel(
+            wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse
+        )
+        self.key = QLabel(textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.block = QLabel(wordWrap=True)
+        self.font_label = QLabel(wordWrap=True)
+        self.status = QLabel(wordWrap=True)
+        form.addRow("Name", self.name)
+        form.addRow("Key", self.key)
+        form.addRow("Block", self.block)
+        form.addRow("Font", self.font_label)
+        form.addRow("Status", self.status)
+        lay.addLayout(form)
+        lay.addWidget(QLabel("<b>Tags</b> (all concepts)"))
+        self.tags = QTableWidget(0, 3)
+        self.tags.setObjectName("inspectorTags")
+        self.tags.setHorizontalHeaderLabels(["Concept", "Value", "By"])
+        self.tags.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.tags.verticalHeader().setVisible(False)
+        self.tags.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.tags.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        lay.addWidget(self.tags, 1)
+        self.remove_button = QPushButton("Remove selected tag")
+        self.remove_button.clicked.connect(self._remove_selected)
+        lay.addWidget(self.remove_button)
+        self.show_glyph(None, [])
+
+    def show_glyph(self, g: GlyphRecord | None, tags: list[TagRecord]) -> None:
+        self._record = g
+        if g is None:
+            self.image.clear()
+            self.image.setText("Select a glyph")
+            for w in (self.name, self.key, self.block, self.font_label, self.status):
+                w.setText("")
+            self.tags.setRowCount(0)
+            self.remove_button.setEnabled(False)
+            return
+        cp = g.key.codepoint
+        self.name.setText(char_name(cp))
+        self.key.setText(str(g.key))
+        self.block.setText(f"{block(cp)} · {script_name(cp)}")
+        if g.substituted:
+            self.font_label.setText(
+                f"{g.key.font} — not installed here; rendered with {g.render_font}"
+            )
+        elif g.render_font is None:
+            self.font_label.setText(f"{g.key.font} — no installed font covers U+{cp:04X}")
+        else:
+            self.font_label.setText(g.render_font)
+        self.status.setText(g.status + (f" ({g.reason})" if g.reason else ""))
+        arr = self._master_image(g)
+        if arr is None:
+            self.image.clear()
+            self.image.setText("no image")
+        else:
+            arr = np.ascontiguousarray(arr)
+            h, w = arr.shape
+            qimg = QImage(arr.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
+            self.image.setPixmap(
+                QPixmap.fromImage(qimg).scaled(
+                    BIG,
+                    BIG,
+                    Qt.AspectRatioMode.KeepAspectRatio,
+                    Qt.TransformationMode.SmoothTransformation,
+                )
+            )
+        self.tags.setRowCount(len(tags))
+        for i, t in enumerate(tags):
+            when = (t.created_at or "")[:16].replace("T", " ")
+            for col, text in enumerate((t.concept, t.value or "present", t.author)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(f"{t.concept} = {t.value or 'present'}, by {t.author} {when}")
+                item.setData(Qt.ItemDataRole.UserRole, (t.concept, t.value))
+                self.tags.setItem(i, col, item)
+        self.remove_button.setEnabled(bool(tags))
+
+    def _remove_selected(self) -> None:
+        row = self.tags.currentRow()
+        if row < 0 or self._record is None:
+            return
+        concept, value = self.tags.item(row, 0).data(Qt.ItemDataRole.UserRole)
+        self.remove_tag.emit(concept, value)

@@ -1,0 +1,130 @@
+"""The schema tree an annotator steps through: category → concept → value, with tag counts."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
+
+from studio.core.schema import Schema
+
+ROLE = Qt.ItemDataRole.UserRole
+
+
+class SchemaTree(QTreeWidget):
+    """Emits ``current_changed(concept, value)`` (value None when a concept row is current);
+    both None for a category row."""
+
+    current_changed = Signal(object, object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("schemaTree")
+        self.setHeaderLabels(["Concept / value", "Tags"])
+        self.setColumnWidth(0, 210)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setUniformRowHeights(True)
+        self._items: dict[tuple[str, str | None], QTreeWidgetItem] = {}
+        self._concepts: list[str] = []
+        self.currentItemChanged.connect(self._on_current)
+
+    def set_schema(self, schema: Schema, counts: Counter[tuple[str, str]]) -> None:
+        current = self.current()
+        self.blockSignals(True)
+        self.clear()
+        self._items.clear()
+        self._concepts = []
+        bold = QFont(self.font())
+        bold.setBold(True)
+        for cat in schema.categories:
+            cat_item = QTreeWidgetItem(self, [cat.display, ""])
+            cat_item.setFont(0, bold)
+            cat_item.setData(0, ROLE, (None, None))
+            cat_item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            for c in schema.concepts_in(cat.id):
+                c_item = QTreeWidgetItem(cat_item, [c.display, ""])
+                c_item.setData(0, ROLE, (c.id, None))
+                c_item.setToolTip(
+                    0, f"{c.id} ({c.kind}) — rules: {', '.join(r.value for r in c.rules)}"
+                )
+                self._items[(c.id, None)] = c_item
+                self._concepts.append(c.id)
+                for v in c.values:
+                    v_item = QTreeWidgetItem(c_item, [v.display, ""])
+                    v_item.setData(0, ROLE, (c.id, v.id))
+                    self._items[(c.id, v.id)] = v_item
+            cat_item.setExpanded(True)
+        self.update_counts(counts)
+        self.blockSignals(False)
+        if current != (None, None) and current in self._items:
+            self.select(*current)
+        elif current != (None, None) and (current[0], None) in self._items:
+            self.select(current[0], None)
+        else:
+            self.current_changed.emit(*self.current())
+
+    def update_counts(self, counts: Counter[tuple[str, str]]) -> None:
+        per_concept: Counter[str] = Counter()
+        for (c, v), n in counts.items():
+            per_concept[c] += n
+            item = self._items.get((c, v))
+            if item is not None:
+                item.setText(1, str(n))
+        for (c, v), item in self._items.items():
+            if v is None:
+                item.setText(1, str(per_concept.get(c, 0)))
+            elif (c, v) not in counts:
+                item.setText(1, "0")
+
+    def current(self) -> tuple[str | None, str | None]:
+        item = self.currentItem()
+        return item.data(0, ROLE) if item is not None else (None, None)
+
+    def select(self, concept: str, value: str | None) -> None:
+        item = self._items.get((concept, value))
+        if item is not None:
+            if item.parent() is not None:
+                item.parent().setExpanded(True)
+            self.setCurrentItem(item)
+            self.scrollToItem(item)
+
+    def _on_current(self, item: QTreeWidgetItem | None, _prev: QTreeWidgetItem | None) -> None:
+        concept, value = item.data(0, ROLE) if item is not None else (None, None)
+        self.current_changed.emit(concept, value)
+
+    # ---- stepping through the schema (UA's method) ---------------------------------------
+    def step_concept(self, delta: int) -> None:
+        concept, _ = self.current()
+        if not self._concepts:
+            return
+        i = self._concepts.index(concept) + delta if concept in self._concepts else 0
+        i = max(0, min(len(self._concepts) - 1, i))
+        c_item = self._items[(self._concepts[i], None)]
+        c_item.setExpanded(True)
+        first = c_item.child(0)
+        self.select(self._concepts[i], first.data(0, ROLE)[1] if first is not None else None)
+
+    def step_value(self, delta: int) -> None:
+        concept, value = self.current()
+        if concept is None:
+            return
+        c_item = self._items[(concept, None)]
+        values = [c_item.child(i).data(0, ROLE)[1] for i in range(c_item.childCount())]
+        if not values:
+            return
+        i = values.index(value) + delta if value in values else 0
+        self.select(concept, values[max(0, min(len(values) - 1, i))])
+
+    def nth_value(self, n: int) -> str | None:
+        """Select the n-th (1-based) value of the current concept; returns it, or None."""
+        concept, _ = self.current()
+        if concept is None:
+            return None
+        c_item = self._items[(concept, None)]
+        if not 1 <= n <= c_item.childCount():
+            return None
+        value = c_item.child(n - 1).data(0, ROLE)[1]
+        self.select(concept, value)
+        return value

@@ -1,0 +1,149 @@
+"""Per-user settings of the studio, on QSettings.
+
+By default they live where Qt keeps an application's settings (organisation "Analogy Studio",
+application "analogy-studio"; on Linux ``~/.config/Analogy Studio/analogy-studio.conf``). Tests
+and lab installs can point them at an INI file instead: pass ``path`` or set the environment
+variable ``ANALOGY_STUDIO_SETTINGS``. The file carries a ``settings_version``; a migration
+function per step brings an older file up to date when it is opened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtWidgets import QInputDialog, QLineEdit, QMainWindow, QWidget
+
+ORGANIZATION = "Analogy Studio"
+APPLICATION = "analogy-studio"
+ENV_VAR = "ANALOGY_STUDIO_SETTINGS"
+SETTINGS_VERSION = 1
+MAX_RECENT_PROJECTS = 10
+
+_ANNOTATOR = "annotator/name"
+_RECENT = "projects/recent"
+_VERSION = "settings_version"
+
+#: ``MIGRATIONS[n]`` turns a version-``n`` settings store into version ``n + 1``.
+MIGRATIONS: dict[int, Callable[[QSettings], None]] = {}
+
+
+def _as_str_list(value: object) -> list[str]:
+    """QSettings returns a one-item list from an INI file as a plain string; undo that."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value if v]
+    return []
+
+
+class StudioSettings:
+    """The studio's settings. Every setter writes through to disk at once (``sync``)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        if path is None:
+            path = os.environ.get(ENV_VAR) or None
+        if path is not None:
+            self.qsettings = QSettings(str(path), QSettings.Format.IniFormat)
+        else:
+            self.qsettings = QSettings(ORGANIZATION, APPLICATION)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        q = self.qsettings
+        version = int(q.value(_VERSION, 0 if q.allKeys() else SETTINGS_VERSION))
+        if version > SETTINGS_VERSION:
+            return  # written by a newer studio: read what we know, never downgrade
+        while version < SETTINGS_VERSION:
+            step = MIGRATIONS.get(version)
+            if step is not None:
+                step(q)
+            version += 1
+        q.setValue(_VERSION, SETTINGS_VERSION)
+        q.sync()
+
+    @property
+    def file_name(self) -> str:
+        return self.qsettings.fileName()
+
+    # ---- annotator ----------------------------------------------------------------------
+    def annotator_name(self) -> str | None:
+        """The name stored with every tag this user makes, or None when none is set."""
+        value = self.qsettings.value(_ANNOTATOR)
+        if not isinstance(value, str) or not value.strip():
+            return None
+        return value.strip()
+
+    def set_annotator_name(self, name: str) -> None:
+        name = name.strip()
+        if not name:
+            raise ValueError("the annotator name is empty")
+        self.qsettings.setValue(_ANNOTATOR, name)
+        self.qsettings.sync()
+
+    # ---- recent projects ----------------------------------------------------------------
+    def recent_projects(self) -> list[Path]:
+        """Recently opened projects, most recent first (at most MAX_RECENT_PROJECTS)."""
+        return [Path(p) for p in _as_str_list(self.qsettings.value(_RECENT))]
+
+    def add_recent_project(self, path: str | os.PathLike[str]) -> None:
+        """Put ``path`` first in the recent list (once; the oldest fall off the end)."""
+        new = Path(path).expanduser().absolute()
+        paths = [new] + [p for p in self.recent_projects() if p != new]
+        self._set_recent(paths[:MAX_RECENT_PROJECTS])
+
+    def remove_recent_project(self, path: str | os.PathLike[str]) -> None:
+        gone = Path(path).expanduser().absolute()
+        self._set_recent([p for p in self.recent_projects() if p != gone])
+
+    def clear_recent_projects(self) -> None:
+        self._set_recent([])
+
+    def _set_recent(self, paths: list[Path]) -> None:
+        self.qsettings.setValue(_RECENT, [str(p) for p in paths])
+        self.qsettings.sync()
+
+    # ---- window geometry ----------------------------------------------------------------
+    def save_window(self, window: QWidget, name: str = "main") -> None:
+        """Store the window's geometry (and a main window's dock/toolbar state)."""
+        self.qsettings.setValue(f"windows/{name}/geometry", window.saveGeometry())
+        if isinstance(window, QMainWindow):
+            self.qsettings.setValue(f"windows/{name}/state", window.saveState())
+        self.qsettings.sync()
+
+    def restore_window(self, window: QWidget, name: str = "main") -> bool:
+        """Restore what :meth:`save_window` stored; False when nothing (valid) was stored."""
+        geometry = self.qsettings.value(f"windows/{name}/geometry")
+        if not isinstance(geometry, QByteArray) or geometry.isEmpty():
+            return False
+        ok = window.restoreGeometry(geometry)
+        state = self.qsettings.value(f"windows/{name}/state")
+        if isinstance(window, QMainWindow) and isinstance(state, QByteArray):
+            window.restoreState(state)
+        return ok
+
+
+def ask_annotator_name(parent: QWidget | None, settings: StudioSettings) -> str | None:
+    """The annotator's name: the stored one, else asked once and stored.
+
+    Returns None (and stores nothing) when the person cancels or leaves the field empty; the
+    caller may ask again at the next tagging session.
+    """
+    stored = settings.annotator_name()
+    if stored is not None:
+        return stored
+    text, ok = QInputDialog.getText(
+        parent,
+        "Who is annotating?",
+        "Your name or initials, stored with every tag you make:",
+        QLineEdit.EchoMode.Normal,
+        "",
+    )
+    if not ok or not text.strip():
+        return None
+    settings.set_annotator_name(text)
+    return settings.annotator_name()

@@ -1,0 +1,42 @@
+"""GUI tests run on Qt's offscreen platform; settings never touch the user's real ones."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path
+
+import pytest
+
+from studio.core.schema import Schema, bundled_schema_path, load_schema
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point StudioSettings at a fresh INI file for every test."""
+    path = tmp_path / "settings.ini"
+    monkeypatch.setenv("ANALOGY_STUDIO_SETTINGS", str(path))
+    return path
+
+
+@pytest.fixture(scope="session")
+def ua_schema() -> Schema:
+    """The bundled UA 1.0 concept schema (immutable, so one load serves every test)."""
+    return load_schema(bundled_schema_path("ua-1.0"))
+
+
+@pytest.fixture(autouse=True)
+def no_modal_dialogs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A modal dialog nobody answers would hang the run: make any unexpected one fail fast.
+    Tests that expect a prompt patch it (or the widget's ask/confirm method) themselves."""
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+    def unexpected(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"unexpected modal dialog: {args[1:3]!r}")
+
+    for name in ("question", "warning", "information", "critical"):
+        monkeypatch.setattr(QMessageBox, name, unexpected)
+    for name in ("getText", "getItem", "getInt"):
+        monkeypatch.setattr(QInputDialog, name, unexpected)

@@ -1,0 +1,209 @@
+"""The annotator's window, driven like a user: click glyphs, press keys, look at what is shown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
+from studio.app import Studio
+from studio.core.keys import GlyphKey
+from studio.core.schema import Schema
+from studio.glyphs.fonts import FontCatalog
+from studio.glyphs.render import RenderCache
+from studio.gui.glyph_grid import IMAGE_ROLE, KEY_ROLE, STATE_NONE, STATE_ROLE, STATE_VALUE
+from studio.gui.main_window import MainWindow
+from studio.gui.settings import StudioSettings
+from studio.store.project import Project
+
+pytestmark = pytest.mark.gui
+
+WHITE_CIRCLE = GlyphKey(0x25CB, "symbola")
+BLACK_CIRCLE = GlyphKey(0x25CF, "symbola")
+
+
+@pytest.fixture(scope="session")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> FontCatalog:
+    return FontCatalog.scan(cache_dir=tmp_path_factory.mktemp("fontcache"))
+
+
+@pytest.fixture(scope="session")
+def render_cache(tmp_path_factory: pytest.TempPathFactory) -> RenderCache:
+    return RenderCache(tmp_path_factory.mktemp("renders"))
+
+
+@pytest.fixture
+def project_path(
+    tmp_path: Path, ua_schema: Schema, catalog: FontCatalog, render_cache: RenderCache
+) -> Path:
+    """A project with the Geometric Shapes of Symbola, rendered, and a few UA tags."""
+    if catalog.get("symbola") is None:
+        pytest.skip("Symbola is not installed (Debian package fonts-symbola)")
+    path = tmp_path / "shapes.studio"
+    project = Project.create(path, ua_schema)
+    studio = Studio(project, catalog=catalog, cache=render_cache, author="setup")
+    studio.add_glyphs(GlyphKey(cp, "symbola") for cp in range(0x25A0, 0x2600))
+    csv = tmp_path / "few.csv"
+    csv.write_text("concept,value,codepoint,font\nclosure,circle,25CB,symbola\n")
+    studio.import_annotations(csv)
+    for _ in studio.render_all(workers=1):
+        pass
+    project.close()
+    return path
+
+
+_open: list[Studio] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_studios():
+    yield
+    while _open:
+        _open.pop().close()
+
+
+def open_window(qtbot, path: Path, catalog: FontCatalog, render_cache: RenderCache) -> MainWindow:
+    studio = Studio(Project.open(path), catalog=catalog, cache=render_cache, author="ann")
+    _open.append(studio)
+    window = MainWindow(studio, StudioSettings())
+    qtbot.addWidget(window)
+    window.resize(1200, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitActive(window):
+        window.activateWindow()
+    return window
+
+
+def click_glyph(
+    qtbot, window: MainWindow, key: GlyphKey, modifier=Qt.KeyboardModifier.NoModifier
+) -> None:
+    row = window.model.row_of(key)
+    assert row is not None, f"{key} is not shown"
+    index = window.model.index(row)
+    window.grid.scrollTo(index)
+    rect = window.grid.visualRect(index)
+    qtbot.mouseClick(window.grid.viewport(), Qt.MouseButton.LeftButton, modifier, rect.center())
+
+
+def test_tag_by_keyboard_undo_close_reopen(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    window.tree.select("closure", "circle")
+    assert "closure" in window.current_label.text() and "circle" in window.current_label.text()
+    click_glyph(qtbot, window, BLACK_CIRCLE)
+    assert window.selected_keys() == [BLACK_CIRCLE]
+    # the inspector shows the glyph
+    assert window.inspector.name.text() == "BLACK CIRCLE"
+    qtbot.keyClick(window.grid, Qt.Key.Key_Space)
+    tags = {(t.concept, t.value) for t in window.studio.project.tags_of(BLACK_CIRCLE)}
+    assert ("closure", "circle") in tags
+    assert window.model.index(window.model.row_of(BLACK_CIRCLE)).data(STATE_ROLE) == STATE_VALUE
+    assert window.inspector.tags.rowCount() == 1
+    # undo and redo by keyboard
+    qtbot.keyClick(window.grid, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert window.studio.project.tags_of(BLACK_CIRCLE) == []
+    assert window.model.index(window.model.row_of(BLACK_CIRCLE)).data(STATE_ROLE) == STATE_NONE
+    qtbot.keyClick(
+        window.grid,
+        Qt.Key.Key_Z,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert len(window.studio.project.tags_of(BLACK_CIRCLE)) == 1
+    # key 2 picks the concept's second value ("line") and tags with it; multi-select by Ctrl-click
+    click_glyph(qtbot, window, WHITE_CIRCLE, Qt.KeyboardModifier.ControlModifier)
+    assert set(window.selected_keys()) == {BLACK_CIRCLE, WHITE_CIRCLE}
+    qtbot.keyClick(window.grid, Qt.Key.Key_2)
+    assert window.tree.current() == ("closure", "line")
+    window.close()
+    window.studio.close()
+
+    with Project.open(project_path) as again:
+        black = {(t.concept, t.value, t.author) for t in again.tags_of(BLACK_CIRCLE)}
+        white = {(t.concept, t.value) for t in again.tags_of(WHITE_CIRCLE)}
+    assert black == {("closure", "circle", "ann"), ("closure", "line", "ann")}
+    assert white == {("closure", "circle"), ("closure", "line")}
+
+
+def test_remove_tag_with_backspace_and_counts(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    window.tree.select("closure", "circle")
+    item = window.tree._items[("closure", "circle")]
+    assert item.text(1) == "1"
+    click_glyph(qtbot, window, WHITE_CIRCLE)
+    qtbot.keyClick(window.grid, Qt.Key.Key_Backspace)
+    assert window.studio.project.tags_of(WHITE_CIRCLE) == []
+    assert item.text(1) == "0"
+    assert "0 glyphs tagged" in window.counts_label.text()
+
+
+def test_filters_search_and_untagged(qtbot, project_path: Path, catalog, render_cache) -> None:
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    total = window.model.rowCount()
+    assert total == 96
+    window.tree.select("closure", "circle")
+    qtbot.keyClick(window.grid, Qt.Key.Key_U, Qt.KeyboardModifier.ControlModifier)
+    assert window.state_combo.currentData() == "untagged_concept"
+    assert window.model.rowCount() == total - 1
+    assert window.model.row_of(WHITE_CIRCLE) is None
+    window.state_combo.setCurrentIndex(0)
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    assert window.search.hasFocus()
+    qtbot.keyClicks(window.search, "black circle")
+    qtbot.waitUntil(lambda: window.model.rowCount() < total, timeout=3000)
+    shown = {window.model.index(r).data(KEY_ROLE) for r in range(window.model.rowCount())}
+    assert BLACK_CIRCLE in shown and WHITE_CIRCLE not in shown
+    window.search.clear()
+    qtbot.keyClicks(window.search, "U+25CB")
+    qtbot.waitUntil(lambda: window.model.rowCount() == 1, timeout=3000)
+
+
+def test_thumbnails_fill_in(qtbot, project_path: Path, catalog, render_cache) -> None:
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    index = window.model.index(window.model.row_of(BLACK_CIRCLE))
+    index.data(IMAGE_ROLE)  # asks the loader
+    qtbot.waitUntil(lambda: index.data(IMAGE_ROLE) is not None, timeout=5000)
+    img = index.data(IMAGE_ROLE)
+    assert (img.width(), img.height()) == (80, 80)
+    # a black circle has a lot of ink in the middle
+    assert img.pixelColor(40, 40).value() < 128
+
+
+def test_bad_import_shows_error_and_keeps_tags(
+    qtbot, project_path: Path, catalog, render_cache, tmp_path: Path
+) -> None:
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    before = window.studio.project.tag_rows()
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "concept,value,codepoint,font\nclosure,circle,25CF,symbola\nsparkle,1,25A0,symbola\n"
+    )
+    window.import_annotations(str(bad))
+    box = window.findChild(QMessageBox, "errorBox")
+    assert box is not None and box.isVisible()
+    assert "bad.csv" in box.text() and "nothing was imported" in box.text()
+    assert "line 3: unknown concept 'sparkle'" in box.detailedText()
+    box.close()
+    assert window.studio.project.tag_rows() == before
+
+
+def test_shortcuts_dialog_from_help(
+    qtbot, project_path: Path, catalog, render_cache, monkeypatch
+) -> None:
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    seen = {}
+
+    from studio.gui import shortcuts_dialog
+
+    def fake_exec(self) -> int:
+        seen["ids"] = self.visible_action_ids()
+        return 0
+
+    monkeypatch.setattr(shortcuts_dialog.ShortcutsDialog, "exec", fake_exec)
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    assert "tag.apply" in seen["ids"] and "edit.undo" in seen["ids"]
