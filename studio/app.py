@@ -22,6 +22,7 @@ from studio.core.annotations import (
 )
 from studio.core.commands import FunctionCommand, UndoStack
 from studio.core.errors import StudioError
+from studio.core.fileio import atomic_write_bytes
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
 from studio.glyphs.fonts import FontCatalog
@@ -292,22 +293,22 @@ class Studio:
         return jobs
 
     def _font_path(self, font_id: str) -> Path:
-        info = self.catalog.get(font_id)
-        if info is not None:
-            return info.path
+        """The file to render a font from: the installed face the project recorded (same
+        content hash), else the recorded path, else the copy kept inside the project."""
         rec = next((f for f in self.project.fonts() if f.id == font_id), None)
+        info = self.catalog.get(font_id)
+        if info is not None and info.path.exists() and (rec is None or info.sha256 == rec.sha256):
+            return info.path
         if rec is None:
             raise StudioError(f"font {font_id!r} is neither installed nor kept in the project")
         path = Path(rec.path)
-        if path.exists():
+        if path.exists() and not rec.has_data:
             return path
         data = self.project.font_data(font_id)
         if data is None:
             raise StudioError(f"font file {rec.path} is gone and the project keeps no copy")
         copy = self.cache.root / "fonts" / f"{rec.sha256}{path.suffix}"
         if not copy.exists():
-            from studio.core.fileio import atomic_write_bytes
-
             atomic_write_bytes(copy, data)
         return copy
 

@@ -5,12 +5,13 @@ Built on first run from the copy shipped in ``resources/ua`` (users have no ``..
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import platformdirs
 
 from studio.core.keys import GlyphKey
+from studio.glyphs.unicode import block
 from studio.resources import ua_data_dir
 
 DEMO_NAME = "ua-demo.studio"
@@ -22,10 +23,17 @@ def demo_path() -> Path:
 
 
 def build_demo(
-    path: Path | None = None, *, overwrite: bool = False, author: str = "demo"
+    path: Path | None = None,
+    *,
+    overwrite: bool = False,
+    author: str = "demo",
+    blocks: Sequence[str] | None = None,
 ) -> Iterator[tuple[str, int, int]]:
     """Create the demo project; yields (stage, done, total). Stop iterating to cancel: the file
-    is built under a temporary name and only renamed into place when complete."""
+    is built under a temporary name and only renamed into place when complete.
+
+    ``blocks`` limits the Symbola glyphs added to those Unicode blocks (all of them by default).
+    """
     from studio.app import Studio
     from studio.core.schema import bundled_schema_path, load_schema
     from studio.store.project import Project
@@ -43,14 +51,17 @@ def build_demo(
         studio.import_annotations(ua_data_dir() / "annotations.csv")
         yield ("adding Symbola glyphs", 2, 4)
         if studio.catalog.get(DEMO_FONT) is not None:
+            wanted = {b.lower() for b in blocks} if blocks is not None else None
             studio.add_glyphs(
-                GlyphKey(cp, DEMO_FONT) for cp in sorted(studio.catalog.codepoints(DEMO_FONT))
+                GlyphKey(cp, DEMO_FONT)
+                for cp in sorted(studio.catalog.codepoints(DEMO_FONT))
+                if wanted is None or block(cp).lower() in wanted
             )
         yield ("rendering glyphs", 3, 4)
         for done, total in studio.render_all():
             yield ("rendering glyphs", done, total)
     finally:
-        project.close()
+        studio.close()
     for suffix in ("-wal", "-shm"):
         Path(f"{tmp}{suffix}").unlink(missing_ok=True)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -387,7 +387,10 @@ class GlyphGridModel(QAbstractListModel):
 class GlyphDelegate(QStyledItemDelegate):
     """Paints a thumbnail, the code point and the tag state for the current concept."""
 
-    COLOURS: ClassVar[dict[str, QColor]] = {STATE_VALUE: QColor("#2e7d32"), STATE_OTHER: QColor("#9e9e9e")}
+    COLOURS: ClassVar[dict[str, QColor]] = {
+        STATE_VALUE: QColor("#2e7d32"),
+        STATE_OTHER: QColor("#9e9e9e"),
+    }
 
     def sizeHint(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
