@@ -18,7 +18,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_init_import_export_round_trip(tmp_path: Path, ua_csv: Path, capsys) -> None:  # noqa: ANN001
+def test_init_import_export_round_trip(tmp_path: Path, ua_csv: Path, capsys) -> None:
     p = str(tmp_path / "p.studio")
     assert run(capsys, "init", p)[0] == 0
     code, out, _ = run(capsys, "import-annotations", p, str(ua_csv))
@@ -35,7 +35,7 @@ def test_init_import_export_round_trip(tmp_path: Path, ua_csv: Path, capsys) -> 
     assert (tmp_path / "out2.csv").read_bytes() == ua_csv.read_bytes()
 
 
-def test_render_writes_pngs_and_a_report(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_render_writes_pngs_and_a_report(tmp_path: Path, capsys) -> None:
     p = str(tmp_path / "p.studio")
     run(capsys, "init", p)
     csv = tmp_path / "few.csv"
@@ -43,7 +43,7 @@ def test_render_writes_pngs_and_a_report(tmp_path: Path, capsys) -> None:  # noq
         "concept,value,codepoint,font\nclosure,circle,25CB,symbola\nhorns,,F0085,suttonline\n"
     )
     run(capsys, "import-annotations", p, str(csv))
-    code, out, _ = run(capsys, "render", p, str(tmp_path / "png"), "--size", "40")
+    code, _out, _ = run(capsys, "render", p, str(tmp_path / "png"), "--size", "40")
     assert code == 0
     from PIL import Image
 
@@ -53,7 +53,7 @@ def test_render_writes_pngs_and_a_report(tmp_path: Path, capsys) -> None:  # noq
     assert "U+F0085@suttonline\tuncovered\tprivate-use" in report
 
 
-def test_fonts_listing(capsys) -> None:  # noqa: ANN001
+def test_fonts_listing(capsys) -> None:
     code, out, _ = run(capsys, "fonts", "--json")
     assert code == 0
     fonts = {f["id"]: f for f in json.loads(out)}
@@ -85,15 +85,15 @@ def test_fonts_listing(capsys) -> None:  # noqa: ANN001
         (lambda d: None, ["fonts", "--font", "no-such-font"], "no installed font"),
     ],
 )
-def test_errors_go_to_stderr_with_exit_2(tmp_path: Path, capsys, setup, args, words) -> None:  # noqa: ANN001
+def test_errors_go_to_stderr_with_exit_2(tmp_path: Path, capsys, setup, args, words) -> None:
     setup(tmp_path)
-    code, out, err = run(capsys, *(a.format(d=tmp_path) for a in args))
+    code, _out, err = run(capsys, *(a.format(d=tmp_path) for a in args))
     assert code == EXIT_USER_ERROR
     assert words in err and err.startswith("analogy-studio: error:")
     assert "Traceback" not in err
 
 
-def test_unknown_concept_in_csv(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_unknown_concept_in_csv(tmp_path: Path, capsys) -> None:
     p = str(tmp_path / "p.studio")
     run(capsys, "init", p)
     bad = tmp_path / "bad.csv"
