@@ -23,6 +23,7 @@ font that cannot be read is cached as such too (it is reported again without re-
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -314,7 +315,10 @@ class _CoverageCache:
             return None  # missing or corrupt entry: read the font again
 
     def store(
-        self, path: Path, stat: os.stat_result, result: list[tuple[FontInfo, np.ndarray]] | FontError
+        self,
+        path: Path,
+        stat: os.stat_result,
+        result: list[tuple[FontInfo, np.ndarray]] | FontError,
     ) -> None:
         if self.root is None:
             return
@@ -337,10 +341,9 @@ class _CoverageCache:
                 }
                 for info, cps in result
             ]
-        try:
+        # A read-only cache folder only costs speed, never correctness.
+        with contextlib.suppress(OSError):
             atomic_write_bytes(self._file(path), json.dumps(entry).encode("utf-8"))
-        except OSError:
-            pass  # a read-only cache folder only costs speed, never correctness
 
 
 # --------------------------------------------------------------------------- the catalog
@@ -481,7 +484,9 @@ class FontCatalog:
         self._frozen = {}
         self._index = None
 
-    def add_file(self, path: str | Path, source: str = "user", index: int | None = None) -> FontInfo:
+    def add_file(
+        self, path: str | Path, source: str = "user", index: int | None = None
+    ) -> FontInfo:
         """Add a font file (all faces, or only ``index``) and return the (first) added face.
 
         Raises :class:`FontError` when the file cannot be read; the catalog is then unchanged.
@@ -498,7 +503,7 @@ class FontCatalog:
             if not result:
                 raise FontError(f"has no face {index}", path)
         present = {(str(i.path), i.index) for i, _ in self._faces}
-        self._faces.extend(face for face in result if (str(face[0].path), face[0].index) not in present)
+        self._faces.extend(f for f in result if (str(f[0].path), f[0].index) not in present)
         self._rebuild()
         return result[0][0]
 

@@ -29,8 +29,10 @@ Pillow may then run its vertical pass first on tall crops, rounding differently.
 take the full-canvas path.
 
 Missing glyphs. A glyph that would not show what its code point means is reported with one of
-these reasons, checked in this order: ``"not-in-cmap"`` (the font's cmap lacks the code point;
-FreeType would draw the .notdef box), ``"notdef"`` (the cmap maps it to glyph 0),
+these reasons, checked in this order: ``"not-in-cmap"`` (the font's best Unicode cmap does not
+list the code point; FreeType would draw the .notdef box), ``"notdef"`` (the cmap lists it but
+maps it to glyph 0 — fontTools drops such entries when it decompiles a cmap, so the raw
+subtable is read for them),
 ``"empty-outline"`` (the glyph has no contours or components — a space; read with fontTools:
 glyf ``numberOfContours == 0`` or a CFF charstring without bounds), ``"zero-ink"`` (an outline
 exists but nothing is left after binarising at the requested size). The outline check is only
@@ -46,6 +48,7 @@ in a few tens of milliseconds. Each worker keeps one :class:`GlyphRenderer` per 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import multiprocessing
@@ -73,7 +76,6 @@ from PIL import Image, ImageDraw, ImageFont
 
 from studio.core.errors import FontError
 from studio.core.fileio import atomic_write_bytes
-from studio.glyphs.fonts import face_sha256
 
 __all__ = [
     "EMPTY_OUTLINE",
@@ -108,8 +110,8 @@ ZERO_INK = "zero-ink"
 MISSING_REASONS = (NOT_IN_CMAP, NOTDEF, EMPTY_OUTLINE, ZERO_INK)
 
 _FIT_LIMIT = MASTER_SIZE - 2 * MARGIN
-_BINARISE_LUT = [0] * THRESHOLD + [255] * (256 - THRESHOLD)
 _SMALL_FONT_CACHE = 64  # reduced-size fonts kept per renderer (overflowing glyphs)
+_MIN_POOLED_JOBS = 256  # fewer glyphs render faster in-process than a pool starts
 
 
 def _block_period(size: int) -> tuple[int, int] | None:
@@ -123,6 +125,64 @@ def _block_period(size: int) -> tuple[int, int] | None:
     if b & (b - 1) or a >= MASTER_SIZE:
         return None
     return a, b
+
+
+# fontTools' getBestCmap order: the subtable whose mapping we report on.
+_CMAP_PREFERENCE = ((3, 10), (0, 6), (0, 4), (3, 1), (0, 3), (0, 2), (0, 1), (0, 0))
+
+
+def _cmap_zero_entries(raw: bytes) -> frozenset[int]:
+    """Code points that the preferred Unicode cmap subtable lists but maps to glyph 0.
+
+    fontTools drops such entries when it decompiles a cmap (glyph 0 means "missing"), so
+    they look exactly like unlisted code points; this reads the raw subtable (formats 4, 6,
+    12, 13) to tell "the font claims the character but gives it .notdef" apart.
+    """
+    try:
+        count = struct.unpack_from(">H", raw, 2)[0]
+        records: dict[tuple[int, int], int] = {}
+        for i in range(count):
+            pid, eid, offset = struct.unpack_from(">HHL", raw, 4 + 8 * i)
+            records.setdefault((pid, eid), offset)
+        off = next((records[k] for k in _CMAP_PREFERENCE if k in records), None)
+        if off is None:
+            return frozenset()
+        fmt = struct.unpack_from(">H", raw, off)[0]
+        zero: set[int] = set()
+        if fmt == 4:
+            seg = struct.unpack_from(">H", raw, off + 6)[0] // 2
+            ends = struct.unpack_from(f">{seg}H", raw, off + 14)
+            starts = struct.unpack_from(f">{seg}H", raw, off + 16 + 2 * seg)
+            deltas = struct.unpack_from(f">{seg}H", raw, off + 16 + 4 * seg)
+            ro_at = off + 16 + 6 * seg
+            offsets = struct.unpack_from(f">{seg}H", raw, ro_at)
+            for i in range(seg):
+                if starts[i] == 0xFFFF:
+                    continue
+                for c in range(starts[i], ends[i] + 1):
+                    if offsets[i] == 0:
+                        gid = (c + deltas[i]) & 0xFFFF
+                    else:
+                        at = ro_at + 2 * i + offsets[i] + 2 * (c - starts[i])
+                        if at + 2 > len(raw):
+                            continue
+                        gid = struct.unpack_from(">H", raw, at)[0]
+                        gid = (gid + deltas[i]) & 0xFFFF if gid else 0
+                    if gid == 0:
+                        zero.add(c)
+        elif fmt == 6:
+            first, n = struct.unpack_from(">HH", raw, off + 6)
+            ids = struct.unpack_from(f">{n}H", raw, off + 10)
+            zero.update(first + i for i, gid in enumerate(ids) if gid == 0)
+        elif fmt in (12, 13):
+            n = struct.unpack_from(">L", raw, off + 12)[0]
+            for i in range(n):
+                start, end, gid = struct.unpack_from(">3L", raw, off + 16 + 12 * i)
+                if gid == 0:
+                    zero.update(range(start, end + 1) if fmt == 13 else (start,))
+        return frozenset(zero)
+    except struct.error:
+        return frozenset()  # a damaged subtable: fontTools' reading stands
 
 
 def _check_size(size: int) -> int:
@@ -141,8 +201,15 @@ class GlyphRenderer:
         self.path = Path(font_path)
         self.index = index
         try:
+            self._data = self.path.read_bytes()
+        except OSError as e:
+            raise FontError(f"cannot be read ({e.strerror or e})", self.path) from e
+        try:
             self._font = ImageFont.truetype(
-                str(self.path), FONT_SIZE, index=index, layout_engine=ImageFont.Layout.BASIC
+                io.BytesIO(self._data),
+                FONT_SIZE,
+                index=index,
+                layout_engine=ImageFont.Layout.BASIC,
             )
         except OSError as e:
             raise FontError(f"cannot be opened for rendering ({e})", self.path) from e
@@ -153,6 +220,8 @@ class GlyphRenderer:
         self._to_notdef: frozenset[int] = frozenset()
         self._cmap: dict[int, str] = {}
         self._empty: dict[str, bool] = {}
+        self._glyf: tuple[Any, bytes] | None = None
+        self._zero_entries: frozenset[int] | None = None
 
     # ---- identity and fontTools facts (loaded lazily, once)
 
@@ -160,12 +229,15 @@ class GlyphRenderer:
     def sha256(self) -> str:
         """The face's cache identity, equal to ``FontInfo.sha256`` for the same face."""
         if self._sha256 is None:
-            self._sha256 = face_sha256(self.path, self.index)
+            digest = hashlib.sha256(self._data).hexdigest()
+            collection = self._data[:4] == b"ttcf" or self.path.suffix.lower() in (".ttc", ".otc")
+            self._sha256 = f"{digest}#{self.index}" if collection else digest
         return self._sha256
 
     def _load_cmap(self) -> None:
         try:
-            tt = TTFont(str(self.path), fontNumber=self.index, lazy=True)
+            # From memory: no file handle stays open for the renderer's lifetime.
+            tt = TTFont(io.BytesIO(self._data), fontNumber=self.index, lazy=True)
             cmap = tt.getBestCmap()
             if cmap is None:
                 table = tt["cmap"].getcmap(3, 0) if "cmap" in tt else None
@@ -175,11 +247,22 @@ class GlyphRenderer:
             raise FontError(f"cannot read the character map ({e})", self.path) from e
         self._tt = tt
         self._cmap = cmap
-        self._mapped = frozenset(cmap)
+        self._mapped = frozenset(cp for cp, name in cmap.items() if name != notdef)
         self._to_notdef = frozenset(cp for cp, name in cmap.items() if name == notdef)
+        self._zero_entries = None
+
+    def _is_notdef(self, cp: int) -> bool:
+        if cp in self._to_notdef:
+            return True
+        if self._zero_entries is None:
+            tt = self._tt
+            # The raw bytes: getTableData would recompile the loaded table without them.
+            raw = tt.reader["cmap"] if tt is not None and "cmap" in tt.reader else b""
+            self._zero_entries = _cmap_zero_entries(raw)
+        return cp in self._zero_entries
 
     def in_cmap(self, cp: int) -> bool:
-        """True when the font's best Unicode cmap maps ``cp`` (to any glyph, even .notdef)."""
+        """True when the font's best Unicode cmap maps ``cp`` to a real glyph (not glyph 0)."""
         if self._mapped is None:
             self._load_cmap()
         assert self._mapped is not None
@@ -195,7 +278,14 @@ class GlyphRenderer:
         empty = False
         try:
             if "glyf" in tt:
-                empty = tt["glyf"][name].numberOfContours == 0
+                # Read the glyph's header straight from the raw table: decompiling `glyf`
+                # would split every glyph of the font (~30 ms for Symbola) for one answer.
+                if self._glyf is None:
+                    self._glyf = (tt["loca"], tt.reader["glyf"])
+                loca, raw = self._glyf
+                gid = tt.getGlyphID(name)
+                start, end = loca[gid], loca[gid + 1]
+                empty = end <= start or struct.unpack_from(">h", raw, start)[0] == 0
             elif "CFF " in tt or "CFF2" in tt:
                 tag = "CFF " if "CFF " in tt else "CFF2"
                 charstrings = tt[tag].cff.topDictIndex[0].CharStrings
@@ -228,9 +318,7 @@ class GlyphRenderer:
             size = max(1, FONT_SIZE * _FIT_LIMIT // max(w, h))
             while True:
                 font = self._font_at(size)
-                mask, _ = font.getmask2(
-                    ch, "L", anchor="la", start=(0.0, 0.0), stroke_filled=True
-                )
+                mask, _ = font.getmask2(ch, "L", anchor="la", start=(0.0, 0.0), stroke_filled=True)
                 w, h = mask.size
                 if (w <= _FIT_LIMIT and h <= _FIT_LIMIT) or size == 1:
                     break
@@ -261,19 +349,16 @@ class GlyphRenderer:
         canvas = Image.new("L", (MASTER_SIZE, MASTER_SIZE), 255)
         ImageDraw.Draw(canvas).draw.draw_bitmap((x, y), mask, 0)
         if period is None:
-            out[:] = np.asarray(
-                canvas.resize((size, size), Image.Resampling.BOX).point(_BINARISE_LUT)
-            )
+            out[np.asarray(canvas.resize((size, size), Image.Resampling.BOX)) < THRESHOLD] = 0
             return out
         a = period[0]
         x0, y0 = x // a * a, y // a * a
         x1, y1 = -(-(x + w) // a) * a, -(-(y + h) // a) * a
         ox, oy = x0 * size // MASTER_SIZE, y0 * size // MASTER_SIZE
         small_w, small_h = (x1 - x0) * size // MASTER_SIZE, (y1 - y0) * size // MASTER_SIZE
-        small = canvas.resize(
-            (small_w, small_h), Image.Resampling.BOX, box=(x0, y0, x1, y1)
-        ).point(_BINARISE_LUT)
-        out[oy : oy + small_h, ox : ox + small_w] = np.asarray(small)
+        small = canvas.resize((small_w, small_h), Image.Resampling.BOX, box=(x0, y0, x1, y1))
+        region = out[oy : oy + small_h, ox : ox + small_w]
+        region[np.asarray(small) < THRESHOLD] = 0
         return out
 
     def render_or_reason(
@@ -286,9 +371,7 @@ class GlyphRenderer:
         """
         _check_size(size)
         if not self.in_cmap(cp):
-            return None, NOT_IN_CMAP
-        if cp in self._to_notdef:
-            return None, NOTDEF
+            return None, NOTDEF if self._is_notdef(cp) else NOT_IN_CMAP
         image = self.render(cp, size)
         if image.min() == 255:
             return None, EMPTY_OUTLINE if self._outline_is_empty(cp) else ZERO_INK
@@ -299,17 +382,25 @@ class GlyphRenderer:
         return self.render_or_reason(cp, size)[1]
 
     def close(self) -> None:
-        """Release the fontTools file handle (Pillow keeps its own copy of the font)."""
+        """Drop the fontTools tables (they are reloaded if the renderer is used again)."""
         if self._tt is not None:
             self._tt.close()
-            self._tt = None
-            self._mapped = None
+        self._tt = None
+        self._mapped = None
+        self._glyf = None
+
+    def __enter__(self) -> GlyphRenderer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def render_glyph(
     font_path: str | Path, cp: int, size: int = DEFAULT_SIZE, index: int = 0
 ) -> np.ndarray:
     """One binarised glyph image; loads the font each call — use GlyphRenderer for many."""
+    _check_size(size)
     renderer = GlyphRenderer(font_path, index)
     try:
         return renderer.render(cp, size)
@@ -369,7 +460,9 @@ class RenderCache:
     def put(self, sha256: str, cp: int, size: int, image: np.ndarray) -> None:
         """Store a binarised image (uint8, 0/255) as a 1-bit PNG, atomically."""
         if image.shape != (size, size) or image.dtype != np.uint8:
-            raise ValueError(f"expected a {size}×{size} uint8 image, got {image.shape} {image.dtype}")
+            raise ValueError(
+                f"expected a {size}×{size} uint8 image, got {image.shape} {image.dtype}"
+            )
         buf = io.BytesIO()
         Image.fromarray(image, "L").convert("1", dither=Image.Dither.NONE).save(buf, "PNG")
         atomic_write_bytes(self.image_path(sha256, cp, size), buf.getvalue())
@@ -389,7 +482,7 @@ class RenderCache:
     def put_missing(self, sha256: str, cp: int, size: int, reason: str) -> None:
         """Remember that the glyph is missing, so it is not rendered again."""
         if reason not in MISSING_REASONS:
-            raise ValueError(f"unknown missing reason {reason!r}; expected one of {MISSING_REASONS}")
+            raise ValueError(f"unknown reason {reason!r}; expected one of {MISSING_REASONS}")
         data = json.dumps({"reason": reason}).encode("utf-8")
         atomic_write_bytes(self.missing_path(sha256, cp, size), data)
 
@@ -491,12 +584,22 @@ def _write_cache(
                 future.result()
 
 
+_ChunkOutcome = tuple[list[str | None], np.ndarray] | tuple[str, str | None]
+
+
 def _work_chunk(
     font_path: str, index: int, sha256: str, cps: list[int], size: int
-) -> tuple[list[str | None], np.ndarray]:
-    """Worker-process entry point."""
-    renderer = _renderer_for(_worker_renderers, font_path, index)
-    return _render_cps(renderer, sha256, cps, size, _worker_cache)
+) -> _ChunkOutcome:
+    """Worker-process entry point: the chunk's results, or ``(problem, path)`` of a FontError.
+
+    FontError is returned rather than raised because exceptions cross the process boundary by
+    pickling their message alone, which would lose the error's ``path``.
+    """
+    try:
+        renderer = _renderer_for(_worker_renderers, font_path, index)
+        return _render_cps(renderer, sha256, cps, size, _worker_cache)
+    except FontError as e:
+        return e.problem, e.path
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:
@@ -510,7 +613,9 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _results(chunk: list[RenderJob], reasons: list[str | None], stack: np.ndarray) -> list[RenderResult]:
+def _results(
+    chunk: list[RenderJob], reasons: list[str | None], stack: np.ndarray
+) -> list[RenderResult]:
     out: list[RenderResult] = []
     k = 0
     for job, reason in zip(chunk, reasons, strict=True):
@@ -543,11 +648,13 @@ def render_batch(
     """Render many glyphs on all cores, yielding a :class:`BatchEvent` as each chunk completes.
 
     Cached glyphs (images and missing verdicts) are served from ``cache`` first without
-    rendering; the rest are grouped by face into chunks (64–256 code points) and rendered in
-    worker processes (``workers`` defaults to the CPU count; ``workers=1`` — or a batch of a
-    single chunk — renders in this process). Fresh results are written to the cache by the
-    workers. Within an event, results keep job order; events arrive in completion order.
-    Images are byte-identical to :meth:`GlyphRenderer.render`.
+    rendering; the rest are grouped by face into chunks (64–256 code points unless
+    ``chunk_size`` says otherwise) and rendered in worker processes. ``workers`` defaults to the
+    CPU count, except that fewer than 256 glyphs are rendered in this process (a pool costs
+    more than they do); ``workers=1``, or a single chunk, always renders in this process.
+    Fresh results are written to the cache by whoever rendered them. Within an event, results
+    keep job order; events arrive in completion order. Images are byte-identical to
+    :meth:`GlyphRenderer.render`.
 
     This is a generator: closing it (``close()``, or dropping it) cancels pending chunks and
     shuts the pool down, waiting at most for the chunks already running. It may be driven
@@ -582,7 +689,12 @@ def render_batch(
     if not pending:
         return
 
-    n_workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    if workers is not None:
+        n_workers = max(1, workers)
+    elif len(pending) < _MIN_POOLED_JOBS:
+        n_workers = 1  # less work than starting a pool costs
+    else:
+        n_workers = os.cpu_count() or 1
     if chunk_size is None:
         chunk_size = min(256, max(64, -(-len(pending) // (n_workers * 8))))
     chunks = _chunks(pending, chunk_size)
@@ -609,7 +721,7 @@ def render_batch(
         initializer=_init_worker,
         initargs=(str(cache.root) if cache is not None else None,),
     )
-    futures: dict[Future[tuple[list[str | None], np.ndarray]], list[RenderJob]] = {}
+    futures: dict[Future[_ChunkOutcome], list[RenderJob]] = {}
     try:
         for chunk in chunks:
             first = chunk[0]
@@ -627,7 +739,10 @@ def render_batch(
             finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
             for future in finished:
                 chunk = futures[future]
-                reasons, stack = future.result()
+                outcome = future.result()
+                if isinstance(outcome[0], str):
+                    raise FontError(outcome[0], outcome[1])
+                reasons, stack = outcome
                 done += len(chunk)
                 yield BatchEvent(done, total, _results(chunk, reasons, stack))
     finally:

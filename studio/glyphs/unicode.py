@@ -23,6 +23,7 @@ from fontTools.unicodedata import Blocks as _Blocks
 
 __all__ = [
     "block",
+    "block_range",
     "blocks",
     "char_name",
     "is_private_use",

@@ -1,0 +1,1 @@
+"""Plugins shipped with the studio, written against the public plugin API (none yet)."""
