@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export QT_API := pyside6
 
-.PHONY: setup run test lint bench package deb clean
+.PHONY: setup run test lint bench package clean
 
 setup:
 	@bash scripts/setup.sh
