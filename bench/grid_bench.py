@@ -15,6 +15,7 @@ measurement runs in a child process so its peak memory is the window's alone.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import resource
@@ -44,10 +45,10 @@ def build_project(path: Path) -> dict:
         if studio.catalog.get(fid) is None:
             continue
         for cp in sorted(studio.catalog.codepoints(fid)):
-            if cp not in have and len(keys) + len(have) < N_GLYPHS:
+            if cp not in have and len(have) < N_GLYPHS:
                 have.add(cp)
                 keys.append(GlyphKey(cp, fid))
-        if len(keys) + project.glyph_count() >= N_GLYPHS:
+        if len(have) >= N_GLYPHS:
             break
     studio.add_glyphs(keys)
     t = time.perf_counter()
@@ -82,6 +83,16 @@ def child(path: str) -> None:
     app.processEvents()
     t_window = time.perf_counter()
 
+    gc_pauses: list[float] = []
+    gc_start = [0.0]
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            gc_start[0] = time.perf_counter()
+        else:
+            gc_pauses.append((time.perf_counter() - gc_start[0]) * 1000)
+
+    gc.callbacks.append(on_gc)
     gaps: list[float] = []
     clock = QElapsedTimer()
     clock.start()
@@ -134,6 +145,8 @@ def child(path: str) -> None:
                 "thumbnails_loaded": len(window.loader.images) - filled_before,
                 "longest_stall_ms": round(scroll_max, 1),
                 "idle_reference_longest_gap_ms": round(idle_max, 1),
+                "five_longest_gaps_ms": [round(g, 1) for g in sorted(gaps[1:])[-5:]],
+                "longest_gc_pause_ms": round(max(gc_pauses, default=0.0), 1),
                 "peak_rss_mb": round(rss_mb, 1),
                 "torch_imported": "torch" in sys.modules,
                 "pyrender_imported": "pyrender" in sys.modules,

@@ -170,7 +170,7 @@ class ThumbnailLoader(QObject):
                 self._cache.put(req.font.sha256, req.codepoint, THUMB, arr)
             except Exception:  # a broken font shows as a missing image, the grid goes on
                 return None
-        return _to_qimage(arr)
+        return to_qimage(arr)
 
     def _drain(self) -> None:
         batch: list[tuple[GlyphKey, QImage | None]] = []
@@ -187,10 +187,19 @@ class ThumbnailLoader(QObject):
         self.ready.emit([k for k, _ in batch])
 
 
-def _to_qimage(arr: np.ndarray) -> QImage:
-    arr = np.ascontiguousarray(arr, dtype=np.uint8)
+def to_qimage(arr: np.ndarray) -> QImage:
+    """A grey QImage that owns a copy of ``arr`` (h×w uint8).
+
+    It is filled through ``bits()`` rather than built on the array's buffer: PySide6's
+    buffer constructor, used from the thumbnail thread, corrupted reference counts
+    ("Fatal Python error: none_dealloc") under the grid benchmark's scrolling.
+    """
+    arr = np.asarray(arr, dtype=np.uint8)
     h, w = arr.shape
-    return QImage(arr.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
+    img = QImage(w, h, QImage.Format.Format_Grayscale8)
+    view = np.frombuffer(img.bits(), dtype=np.uint8).reshape(h, img.bytesPerLine())
+    view[:, :w] = arr
+    return img
 
 
 class GlyphGridModel(QAbstractListModel):

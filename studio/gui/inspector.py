@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.glyphs.unicode import block, char_name, script_name
+from studio.gui.glyph_grid import to_qimage
 from studio.store.project import GlyphRecord, TagRecord
 
 BIG = 220
@@ -100,9 +101,7 @@ class Inspector(QWidget):
             self.image.clear()
             self.image.setText("no image")
         else:
-            arr = np.ascontiguousarray(arr)
-            h, w = arr.shape
-            qimg = QImage(arr.data, w, h, w, QImage.Format.Format_Grayscale8).copy()
+            qimg = to_qimage(arr)
             self.image.setPixmap(
                 QPixmap.fromImage(qimg).scaled(
                     BIG,

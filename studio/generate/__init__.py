@@ -1,0 +1,1 @@
+"""Puzzle generators: each family registers here and writes the shared puzzle record."""

@@ -1,0 +1,648 @@
+"""Glyph progressive matrices (UA §3.3), valid by construction.
+
+For each puzzle a (rule, concept, shift) tuple is drawn, values are chosen for each row, glyphs
+are drawn from the annotation folders of the split's side, and foils are vetted one by one
+before they enter the foil pool: a candidate that would complete the intended rule, or *any*
+other rule over *any* concept the glyphs share (``find_emergent_rules``' test), never enters it.
+UA's own generator only kept foils out of the answer's folder; polysemic glyphs let foils through
+that complete a rule over another concept. Every rejected candidate is counted by reason.
+
+The foil pool is balanced as in UA: at most three candidates per value of the concept. The key's
+position is uniform. Everything random comes from one ``numpy.random.Generator`` seeded by
+(seed, fold), and every iteration order is fixed, so a seed gives the same split byte for byte.
+
+When the annotations cannot supply a tuple (a union needs glyphs carrying two values; a
+progression needs three stepped values with glyphs) the tuple is reported *dry* with the reason,
+and generation continues with the others; if none is left before the count is reached,
+``GenerationShortfall`` says which tuples ran dry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.schema import Rule, Schema, ValueKind
+from studio.core.tagindex import TagIndex
+from studio.generate.params import SplitParams
+from studio.vet.emergent import completions, key_completes
+from studio.vet.rules import CARDINAL_CELLS, LAYOUT_RULES, NONE, RuleBook, RuleContext
+
+FOILS = 3
+POOL_PER_VALUE = 3
+MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
+OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
+
+Tuple = tuple[str, str, bool]  # (rule, concept, shift)
+
+
+class GenerationShortfall(StudioError):
+    """The annotations could not supply the puzzles asked for; ``dry`` names the tuples."""
+
+    def __init__(self, part: str, made: int, wanted: int, dry: dict[str, str]) -> None:
+        self.part, self.made, self.wanted, self.dry = part, made, wanted, dry
+        lines = "; ".join(f"{t}: {why}" for t, why in sorted(dry.items()))
+        super().__init__(
+            f"only {made} of {wanted} {part} puzzles could be made; every tuple ran dry ({lines})"
+        )
+
+
+def tuple_name(t: Tuple) -> str:
+    return f"{t[0]}/{t[1]}/{'shift' if t[2] else 'noshift'}"
+
+
+@dataclass
+class SplitResult:
+    params: SplitParams
+    fold: int
+    puzzles: list[Puzzle] = field(default_factory=list)
+    rejections: Counter[str] = field(default_factory=Counter)
+    dry: dict[str, dict[str, str]] = field(default_factory=dict)  # part → tuple → reason
+    produced: Counter[str] = field(default_factory=Counter)  # tuple name → puzzles
+    tuples: dict[str, list[str]] = field(default_factory=dict)  # part → tuple names offered
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "fold": self.fold,
+            "puzzles": len(self.puzzles),
+            "per_part": dict(Counter(p.split for p in self.puzzles)),
+            "rejections": dict(sorted(self.rejections.items())),
+            "dry_tuples": {k: dict(sorted(v.items())) for k, v in self.dry.items() if v},
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _stable_fraction(*parts: object) -> float:
+    h = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2**64
+
+
+class _Side:
+    """The glyphs one part may draw from: its folders, and which glyphs carry each concept."""
+
+    def __init__(self, folders: dict[tuple[str, str], tuple[GlyphKey, ...]]) -> None:
+        self.folders = folders
+        self.folder_sets = {cv: frozenset(ks) for cv, ks in folders.items()}
+
+    def folder(self, concept: str, value: str) -> tuple[GlyphKey, ...]:
+        return self.folders.get((concept, value), ())
+
+
+class GlyphPMPGenerator:
+    """Builds one fold of a split. ``run()`` yields (done, total) between puzzles, so a GUI can
+    show progress and cancel by closing the iterator; ``result`` holds the split afterwards."""
+
+    def __init__(
+        self,
+        params: SplitParams,
+        annotations: TagIndex,
+        schema: Schema,
+        fold: int = 0,
+        questions: Callable[[Puzzle, TagIndex, Schema], Sequence[Any]] | None = None,
+    ) -> None:
+        if params.layout not in LAYOUT_RULES:
+            raise StudioError(f"layout {params.layout!r} is not made by the glyph-pmp generator")
+        self.params = params
+        self.ann = annotations
+        self.schema = schema
+        self.book = RuleBook(schema)
+        self.fold = fold
+        self.questions = questions
+        self.rng = np.random.default_rng(np.random.SeedSequence([params.seed, fold]))
+        self.result = SplitResult(params, fold)
+        self._seen: set[tuple] = set()
+        self._sides = self._hold_out()
+        self._tuples = self._tuples_by_part()
+        self._runs: dict[tuple[str, str, int], list[tuple[str, ...]]] = {}
+
+    # ---- set-up ----------------------------------------------------------------------------
+    def _hold_out(self) -> dict[str, _Side]:
+        p = self.params
+        concepts = set(p.concepts) if p.concepts else {c.id for c in self.schema.concepts}
+        folders = {cv: ks for cv, ks in self.ann.folders.items() if cv[0] in concepts}
+        if p.holdout == "none":
+            side = _Side(dict(folders))
+            return {"train": side, "eval": side}
+        if p.holdout == "disjoint":
+            glyphs = sorted({k for ks in folders.values() for k in ks})
+            order = self.rng.permutation(len(glyphs))
+            cut = round(len(glyphs) * (1 - p.holdout_fraction))
+            train = {glyphs[i] for i in order[:cut]}
+            tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
+            ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
+            return {"train": _Side(tr), "eval": _Side(ev)}
+        tr, ev = {}, {}
+        for cv, ks in folders.items():  # basic: every folder split on its own
+            order = self.rng.permutation(len(ks))
+            cut = round(len(ks) * (1 - p.holdout_fraction))
+            tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
+            ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
+        return {"train": _Side(tr), "eval": _Side(ev)}
+
+    def _tuples_by_part(self) -> dict[str, list[Tuple]]:
+        p = self.params
+        allowed_rules = set(p.rules) & set(LAYOUT_RULES[p.layout])
+        concepts = set(p.concepts) if p.concepts else None
+        pairs = [
+            (r, c)
+            for r, c in self.book.pairs()
+            if r in allowed_rules and (concepts is None or c in concepts)
+        ]
+        shifts = (False, True) if p.shift and p.layout in ("two-row", "matrix-3x3") else (False,)
+        train_pairs, eval_pairs = list(pairs), list(pairs)
+        if p.extrapolation == "tuples":
+            held = {pairs[i] for i in self._pick(len(pairs))}
+            train_pairs = [x for x in pairs if x not in held]
+            eval_pairs = [x for x in pairs if x in held]
+        elif p.extrapolation == "concepts":
+            cs = sorted({c for _, c in pairs})
+            held_c = {cs[i] for i in self._pick(len(cs))}
+            train_pairs = [x for x in pairs if x[1] not in held_c]
+            eval_pairs = [x for x in pairs if x[1] in held_c]
+        tr = [(r, c, s) for r, c in train_pairs for s in shifts]
+        ev = [(r, c, s) for r, c in eval_pairs for s in shifts]
+        self.result.tuples = {
+            "train": [tuple_name(t) for t in tr],
+            "val": [tuple_name(t) for t in ev],
+            "test": [tuple_name(t) for t in ev],
+        }
+        return {"train": tr, "eval": ev}
+
+    def _pick(self, n: int) -> list[int]:
+        k = max(1, round(n * self.params.holdout_fraction)) if n > 1 else 0
+        return sorted(self.rng.permutation(n)[:k].tolist())
+
+    def _values_side(self, rule: str, concept: str, values: tuple[str, ...]) -> str:
+        """Under values extrapolation (or hold-out none) each instantiation belongs to one side."""
+        frac = _stable_fraction(self.params.seed, self.fold, rule, concept, *values)
+        return "eval" if frac < self.params.holdout_fraction else "train"
+
+    @property
+    def _values_disjoint(self) -> bool:
+        return self.params.extrapolation == "values" or self.params.holdout == "none"
+
+    # ---- main loop -------------------------------------------------------------------------
+    def run(self) -> Iterator[tuple[int, int]]:
+        t0 = time.perf_counter()
+        counts = self.params.counts()
+        total = sum(counts.values())
+        done = 0
+        for part in ("train", "val", "test"):
+            side_name = "train" if part == "train" else "eval"
+            made = 0
+            active = list(self._tuples[side_name])
+            fails: Counter[Tuple] = Counter()
+            dry: dict[str, str] = {}
+            last_reason: dict[Tuple, str] = {}
+            for t in list(active):
+                why = self._tuple_impossible(t, side_name)
+                if why:
+                    dry[tuple_name(t)] = why
+                    active.remove(t)
+            self.result.dry[part] = dry
+            while made < counts[part]:
+                if not active:
+                    self.result.seconds += time.perf_counter() - t0
+                    raise GenerationShortfall(part, made, counts[part], dry)
+                t = active[int(self.rng.integers(len(active)))]
+                puzzle, reason = self._build(t, part, side_name, made)
+                if puzzle is None:
+                    self.result.rejections[reason] += 1
+                    last_reason[t] = reason
+                    fails[t] += 1
+                    if fails[t] >= MAX_TUPLE_FAILS:
+                        dry[tuple_name(t)] = (
+                            f"{MAX_TUPLE_FAILS} draws in a row failed (last: {reason})"
+                        )
+                        active.remove(t)
+                    continue
+                fails[t] = 0
+                self.result.puzzles.append(puzzle)
+                self.result.produced[tuple_name(t)] += 1
+                made += 1
+                done += 1
+                if done % 50 == 0 or done == total:
+                    yield done, total
+        self.result.seconds += time.perf_counter() - t0
+
+    def generate(self) -> SplitResult:
+        for _ in self.run():
+            pass
+        return self.result
+
+    # ---- values per row ----------------------------------------------------------------------
+    def _tuple_impossible(self, t: Tuple, side_name: str) -> str | None:
+        rule, concept, shift = t
+        rc = self.book.get(concept, rule)
+        side = self._sides[side_name]
+        if rc is None:
+            return "the schema does not allow this rule"
+        if rule == "union":
+            both = [
+                (a, b)
+                for a in sorted(rc.allowed)
+                for b in sorted(rc.allowed)
+                if a < b
+                and side.folder_sets.get((concept, a), frozenset())
+                & side.folder_sets.get((concept, b), frozenset())
+            ]
+            if not both:
+                return f"no glyph carries two values of {concept} (union needs one)"
+        options = self._instantiations(rc, side_name, 1 if shift else 2)
+        if self._values_disjoint:
+            options = [o for o in options if self._values_side(rule, concept, o) == side_name]
+        if rule == "constant" and not shift:
+            options = [o for o in options if o[0] != NONE]
+        if not options:
+            return f"no values of {concept} with enough glyphs for {rule} on this side"
+        return None
+
+    def _nrows(self) -> int:
+        return {"two-row": 2, "matrix-3x3": 3}.get(self.params.layout, 1)
+
+    def _length(self) -> int:
+        return self.params.sequence_length if self.params.layout == "sequence" else 3
+
+    def _instantiations(self, rc: RuleContext, side_name: str, need: int) -> list[tuple[str, ...]]:
+        """Every value tuple for one row of this rule whose values have glyphs on this side
+        (``need`` glyphs per value); cached."""
+        cache_key = (rc.concept, rc.rule.value, hash((side_name, need, self._length())))
+        got = self._runs.get(cache_key)
+        if got is not None:
+            return got
+        side = self._sides[side_name]
+        L = self._length()
+
+        def has(v: str, k: int = need) -> bool:
+            return len(side.folder(rc.concept, v)) >= k
+
+        vals = sorted(v for v in rc.allowed if has(v))
+        out: list[tuple[str, ...]] = []
+        if rc.rule is Rule.CONSTANT:
+            out = [(v,) * L for v in vals if rc.negate or v != NONE]
+            out = [o for o in out if has(o[0], need * L)]
+        elif rc.rule is Rule.PROGRESSION:
+            coords = rc.coords
+            pts = {v: coords[v] for v in vals if v in coords}
+            if rc.kind is ValueKind.INTEGER:
+                steps = [(1,), (2,), (-1,), (-2,)]
+            elif rc.kind is ValueKind.CARDINAL:
+                steps = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+            else:
+                steps = [(1,), (-1,)]
+            where = {c: v for v, c in pts.items()}
+            for v, c in sorted(pts.items()):
+                for s in steps:
+                    run = [v]
+                    cur = c
+                    for _ in range(L - 1):
+                        cur = tuple(a + b for a, b in zip(cur, s, strict=True))
+                        nxt = where.get(cur)
+                        if nxt is None:
+                            break
+                        run.append(nxt)
+                    if len(run) == L:
+                        out.append(tuple(run))
+        elif rc.rule is Rule.ARITHMETIC:
+            ints = {v: rc.ints[v] for v in vals if v in rc.ints}
+            by_int = {n: v for v, n in ints.items()}
+            for a, na in sorted(ints.items()):
+                for b, nb in sorted(ints.items()):
+                    for nc in (na + nb, na - nb):
+                        c = by_int.get(nc)
+                        if c is None or (nb - na) == (nc - nb):
+                            continue  # never a progression in disguise
+                        if len({a, b, c}) < 3 and not (has(a, 2 * need) if a == b else True):
+                            continue
+                        out.append((a, b, c))
+        elif rc.rule is Rule.DIST3:
+            for i, a in enumerate(vals):
+                for b in vals[i + 1 :]:
+                    for c in vals[vals.index(b) + 1 :]:
+                        out.append((a, b, c))
+        elif rc.rule is Rule.UNION:
+            for i, a in enumerate(vals):
+                for b in vals[i + 1 :]:
+                    both = side.folder_sets.get(
+                        (rc.concept, a), frozenset()
+                    ) & side.folder_sets.get((rc.concept, b), frozenset())
+                    if both:
+                        out.append((a, b))
+        self._runs[cache_key] = out
+        return out
+
+    def _row_values(
+        self, rc: RuleContext, side_name: str, shift: bool
+    ) -> list[tuple[str, ...]] | None:
+        """Values for each row (an empty list when none fit)."""
+        rng = self.rng
+        nrows = self._nrows()
+        options = self._instantiations(rc, side_name, 2 if not shift else 1)
+        if self._values_disjoint:
+            options = [
+                o for o in options if self._values_side(rc.rule.value, rc.concept, o) == side_name
+            ]
+        if not options:
+            return None
+        first = options[int(rng.integers(len(options)))]
+        if rc.rule is Rule.CONSTANT and not shift and first[0] == NONE:
+            return None
+        if rc.rule is Rule.DIST3:
+            if shift:  # UA: a shifted dist3 shuffles the order of the earlier rows
+                rows = [tuple(first[int(i)] for i in rng.permutation(3)) for _ in range(nrows - 1)]
+                return rows + [first]
+            if self.params.layout == "matrix-3x3":
+                return [first[r:] + first[:r] for r in range(nrows)]  # a Latin square
+            return [first] * nrows
+        rows = [first]
+        for _r in range(1, nrows):
+            if not shift:
+                rows.append(first)
+                continue
+            if rc.rule is Rule.CONSTANT and rc.kind is ValueKind.CARDINAL and first[0] in OPPOSITE:
+                other = (OPPOSITE[first[0]],) * len(first)
+                if other in options:
+                    rows.append(other)
+                    continue
+            others = [o for o in options if o != rows[-1] and o not in rows]
+            if rc.rule is Rule.CONSTANT and all(r0[0] == NONE for r0 in rows):
+                others = [o for o in others if o[0] != NONE]
+            if not others:
+                return None
+            rows.append(others[int(rng.integers(len(others)))])
+        return rows
+
+    # ---- one puzzle ----------------------------------------------------------------------------
+    def _draw(
+        self,
+        pool: Sequence[GlyphKey],
+        taken: set[GlyphKey],
+        avoid: frozenset[GlyphKey] = frozenset(),
+    ) -> GlyphKey | None:
+        n = len(pool)
+        if n == 0:
+            return None
+        start = int(self.rng.integers(n))
+        for j in range(n):
+            g = pool[(start + j) % n]
+            if g not in taken and g not in avoid:
+                return g
+        return None
+
+    def _cells(
+        self, rc: RuleContext, rows: list[tuple[str, ...]], side: _Side
+    ) -> list[list[GlyphKey]] | None:
+        taken: set[GlyphKey] = set()
+        out = []
+        c = rc.concept
+        for values in rows:
+            row: list[GlyphKey] = []
+            if rc.rule is Rule.UNION:
+                a, b = values
+                fa, fb = (
+                    side.folder_sets.get((c, a), frozenset()),
+                    side.folder_sets.get((c, b), frozenset()),
+                )
+                both = sorted(fa & fb)
+                ga = self._draw(side.folder(c, a), taken, fb)
+                if ga is None:
+                    return None
+                taken.add(ga)
+                gb = self._draw(side.folder(c, b), taken, fa)
+                if gb is None:
+                    return None
+                taken.add(gb)
+                gc = self._draw(both, taken)
+                if gc is None:
+                    return None
+                taken.add(gc)
+                out.append([ga, gb, gc])
+                continue
+            others = frozenset().union(
+                *(side.folder_sets.get((c, v), frozenset()) for v in set(values))
+            )
+            for v in values:
+                # prefer glyphs that carry only this value of the row (UA's mutual exclusivity)
+                excl = others - side.folder_sets.get((c, v), frozenset())
+                g = self._draw(side.folder(c, v), taken, excl)
+                if g is None:
+                    g = self._draw(side.folder(c, v), taken)
+                if g is None:
+                    return None
+                taken.add(g)
+                row.append(g)
+            out.append(row)
+        return out
+
+    def _build(self, t: Tuple, part: str, side_name: str, index: int) -> tuple[Puzzle | None, str]:
+        rule, concept, shift = t
+        rc = self.book.get(concept, rule)
+        assert rc is not None
+        side = self._sides[side_name]
+        layout = self.params.layout
+        if layout == "odd-one-out":
+            return self._build_odd(rc, part, side, side_name, index)
+        rows = self._row_values(rc, side_name, shift)
+        if rows is None:
+            return None, "no-values"
+        cells = self._cells(rc, rows, side)
+        if cells is None:
+            return None, "no-glyphs"
+        key_glyph = cells[-1][-1]
+        context = tuple(tuple(r) for r in cells[:-1]) + (tuple(cells[-1][:-1]),)
+        if self.params.sampling == "diverse":
+            sig = (rule, concept, shift, tuple(rows), key_glyph)
+            if sig in self._seen:
+                return None, "duplicate-instantiation"
+        full_rows = [list(r) for r in cells]
+        if not completions(full_rows, self.ann, self.book, shift, only=rc):
+            return None, "key-does-not-complete"
+        foils = self._foils(rc, context, key_glyph, side, shift, rows)
+        if foils is None:
+            return None, "too-few-valid-foils"
+        pos = int(self.rng.integers(FOILS + 1))
+        answers = list(foils)
+        answers.insert(pos, key_glyph)
+        puzzle = Puzzle(
+            id=f"{part}-{index:05d}",
+            family=self.params.family,
+            layout=layout,
+            rule=rule,
+            concept=concept,
+            shift=shift,
+            context=context,
+            answers=tuple(answers),
+            key=pos,
+            split=part,
+            seed=self.params.seed,
+            values=tuple(tuple(r) for r in rows),
+            params={"fold": self.fold},
+        )
+        if not key_completes(puzzle, self.ann, self.book):
+            return None, "key-does-not-complete"
+        if self.questions is not None:
+            from dataclasses import replace
+
+            puzzle = replace(puzzle, questions=tuple(self.questions(puzzle, self.ann, self.schema)))
+        if self.params.sampling == "diverse":
+            self._seen.add((rule, concept, shift, tuple(rows), key_glyph))
+        return puzzle, ""
+
+    def foil_rejection(
+        self,
+        context: Sequence[Sequence[GlyphKey]],
+        candidate: GlyphKey,
+        shift: bool,
+        rc: RuleContext,
+    ) -> str | None:
+        """Why ``candidate`` cannot be a foil for these context rows (None: it can)."""
+        rows = [list(r) for r in context]
+        rows[-1] = rows[-1] + [candidate]
+        found = completions(rows, self.ann, self.book, shift)
+        if not found:
+            return None
+        for got, _ in found:
+            if got.concept == rc.concept and got.rule is rc.rule:
+                return "foil-completes-intended"
+        got = found[0][0]
+        return f"foil-emergent:{got.rule.value}"
+
+    def _foils(
+        self,
+        rc: RuleContext,
+        context: tuple[tuple[GlyphKey, ...], ...],
+        key_glyph: GlyphKey,
+        side: _Side,
+        shift: bool,
+        rows: list[tuple[str, ...]],
+    ) -> list[GlyphKey] | None:
+        banned = set(g for r in context for g in r) | {key_glyph}
+        answer_value = rows[-1][-1] if rc.rule is not Rule.UNION else None
+        pool: list[GlyphKey] = []
+        in_pool: set[GlyphKey] = set()
+        concept = rc.concept
+        values = [v for v in self.schema.concept(concept).value_ids if (concept, v) in side.folders]
+        for v in values:
+            if v == answer_value:
+                continue  # narrowed before sampling: the answer's own folder
+            folder = side.folder(concept, v)
+            n = len(folder)
+            if not n:
+                continue
+            got = 0
+            start = int(self.rng.integers(n))
+            for j in range(n):
+                g = folder[(start + j) % n]
+                if g in banned or g in in_pool:
+                    continue
+                why = self.foil_rejection(context, g, shift, rc)
+                if why is not None:
+                    self.result.rejections[why] += 1
+                    continue
+                pool.append(g)
+                in_pool.add(g)
+                got += 1
+                if got == POOL_PER_VALUE:
+                    break
+        if len(pool) < FOILS:
+            return None
+        pick = self.rng.choice(len(pool), size=FOILS, replace=False)
+        return [pool[int(i)] for i in pick]
+
+    # ---- odd one out ---------------------------------------------------------------------------
+    def _build_odd(
+        self, rc: RuleContext, part: str, side: _Side, side_name: str, index: int
+    ) -> tuple[Puzzle | None, str]:
+        concept = rc.concept
+        size = self.params.group_size
+        options = [
+            v for v in sorted(rc.allowed) if v != NONE and len(side.folder(concept, v)) >= size - 1
+        ]
+        if self._values_disjoint:
+            options = [
+                v for v in options if self._values_side("odd-one-out", concept, (v,)) == side_name
+            ]
+        if not options:
+            return None, "no-values"
+        v = options[int(self.rng.integers(len(options)))]
+        taken: set[GlyphKey] = set()
+        members = []
+        for _ in range(size - 1):
+            g = self._draw(side.folder(concept, v), taken)
+            if g is None:
+                return None, "no-glyphs"
+            taken.add(g)
+            members.append(g)
+        odd_values = [
+            u for u in self.schema.concept(concept).value_ids if u != v and side.folder(concept, u)
+        ]
+        if not odd_values:
+            return None, "no-values"
+        u = odd_values[int(self.rng.integers(len(odd_values)))]
+        carrying_v = side.folder_sets.get((concept, v), frozenset())
+        odd = self._draw(side.folder(concept, u), taken, carrying_v)
+        if odd is None:
+            return None, "no-glyphs"
+        if self.params.sampling == "diverse":
+            sig = ("odd", concept, v, odd)
+            if sig in self._seen:
+                return None, "duplicate-instantiation"
+        pos = int(self.rng.integers(size))
+        members.insert(pos, odd)
+        puzzle = Puzzle(
+            id=f"{part}-{index:05d}",
+            family=self.params.family,
+            layout="odd-one-out",
+            rule="constant",
+            concept=concept,
+            shift=False,
+            context=(),
+            answers=tuple(members),
+            key=pos,
+            split=part,
+            seed=self.params.seed,
+            values=((v,) * (size - 1) + (u,),),
+            params={"fold": self.fold},
+        )
+        from studio.vet.emergent import find_emergent_rules
+
+        found = find_emergent_rules(puzzle, self.ann, self.book)
+        if found:
+            self.result.rejections[f"foil-{found[0].kind}"] += 1
+            return None, "second-odd-one"
+        if not key_completes(puzzle, self.ann, self.book):
+            return None, "key-does-not-complete"
+        if self.questions is not None:
+            from dataclasses import replace
+
+            puzzle = replace(puzzle, questions=tuple(self.questions(puzzle, self.ann, self.schema)))
+        if self.params.sampling == "diverse":
+            self._seen.add(("odd", concept, v, odd))
+        return puzzle, ""
+
+
+def generate_split(
+    params: SplitParams, annotations: TagIndex, schema: Schema, fold: int = 0, **kw: Any
+) -> SplitResult:
+    """One fold of a split, all at once (the CLI and tests; the GUI iterates ``run()``)."""
+    return GlyphPMPGenerator(params, annotations, schema, fold, **kw).generate()
+
+
+__all__ = [
+    "CARDINAL_CELLS",
+    "GenerationShortfall",
+    "GlyphPMPGenerator",
+    "SplitResult",
+    "generate_split",
+    "tuple_name",
+]

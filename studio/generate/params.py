@@ -1,0 +1,103 @@
+"""Split parameters (UA §3.4), as one frozen record that goes into ``split.json``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from studio.core.errors import StudioError
+
+ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
+EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values")
+HOLDOUTS = ("none", "basic", "disjoint")
+SAMPLINGS = ("balanced", "diverse")
+GLYPH_LAYOUTS = ("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy")
+
+
+@dataclass(frozen=True)
+class SplitParams:
+    """Everything that decides a split; with the annotations and the seed it fixes every byte.
+
+    - ``extrapolation``: ``neutral`` (every tuple in train and test), ``tuples`` (hold out
+      rule–concept pairs for test), ``concepts`` (hold out whole concepts), ``values`` (test
+      instantiations — rule, concept and values — never seen in train).
+    - ``holdout``: ``none`` (every glyph on both sides; instantiations are then kept disjoint
+      as in UA, so ``neutral`` acts as ``values``), ``basic`` (each annotation folder split on its
+      own), ``disjoint`` (train and val+test glyph sets disjoint).
+    - ``sampling``: ``balanced`` draws rule–concept tuples uniformly; ``diverse`` also never
+      repeats a rule–values–answer instantiation.
+    - ``holdout_fraction``: the share held out for val+test (glyphs, tuples, concepts, values).
+    """
+
+    family: str = "glyph-pmp"
+    layout: str = "two-row"
+    rules: tuple[str, ...] = ALL_RULES
+    extrapolation: str = "neutral"
+    shift: bool = False
+    holdout: str = "disjoint"
+    sampling: str = "diverse"
+    ratios: tuple[float, float, float] = (0.7, 0.1, 0.2)
+    folds: int = 1
+    n: int = 10_000
+    seed: int = 1
+    holdout_fraction: float = 0.3
+    concepts: tuple[str, ...] = ()  # empty: every concept of the schema
+    sequence_length: int = 4
+    group_size: int = 4
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.layout not in GLYPH_LAYOUTS:
+            problems.append(f"layout {self.layout!r} is not one of {', '.join(GLYPH_LAYOUTS)}")
+        bad = [r for r in self.rules if r not in ALL_RULES]
+        if bad or not self.rules:
+            problems.append(f"rules must be some of {', '.join(ALL_RULES)} (got {self.rules})")
+        if self.extrapolation not in EXTRAPOLATIONS:
+            problems.append(f"extrapolation must be one of {', '.join(EXTRAPOLATIONS)}")
+        if self.holdout not in HOLDOUTS:
+            problems.append(f"holdout must be one of {', '.join(HOLDOUTS)}")
+        if self.sampling not in SAMPLINGS:
+            problems.append(f"sampling must be one of {', '.join(SAMPLINGS)}")
+        if len(self.ratios) != 3 or any(r < 0 for r in self.ratios) or sum(self.ratios) <= 0:
+            problems.append("ratios must be three non-negative numbers (train, val, test)")
+        if self.n < 1:
+            problems.append("n must be at least 1")
+        if self.folds < 1:
+            problems.append("folds must be at least 1")
+        if not 0 < self.holdout_fraction < 1:
+            problems.append("holdout_fraction must lie between 0 and 1")
+        if not 3 <= self.sequence_length <= 8:
+            problems.append("sequence_length must be 3 to 8")
+        if not 3 <= self.group_size <= 8:
+            problems.append("group_size must be 3 to 8")
+        if problems:
+            raise StudioError("split parameters: " + "; ".join(problems))
+
+    def counts(self) -> dict[str, int]:
+        """Puzzles per part: train, val, test (rounding puts the remainder in test)."""
+        total = sum(self.ratios)
+        train = round(self.n * self.ratios[0] / total)
+        val = round(self.n * self.ratios[1] / total)
+        return {"train": train, "val": val, "test": max(0, self.n - train - val)}
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["rules"] = list(self.rules)
+        d["ratios"] = list(self.ratios)
+        d["concepts"] = list(self.concepts)
+        d["extra"] = dict(self.extra)
+        return d
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SplitParams:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise StudioError(f"split parameters: unknown field(s) {', '.join(unknown)}")
+        kw = dict(d)
+        for k in ("rules", "ratios", "concepts"):
+            if k in kw:
+                kw[k] = tuple(kw[k])
+        return cls(**kw)

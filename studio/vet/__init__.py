@@ -1,0 +1,1 @@
+"""Validity checks: rule satisfaction, emergent rules, balance, image features."""

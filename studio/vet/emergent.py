@@ -1,0 +1,311 @@
+"""Is a puzzle valid? (DESIGN.md, "Valid puzzle").
+
+``find_emergent_rules`` looks at every answer other than the key and asks, for *every* concept
+and rule of the schema, whether that foil would complete the problem — a second defensible
+answer. It reads the annotations of all glyphs involved; a concept can only be completed when
+every glyph of the rows carries some value of it, so the search runs over the few concepts the
+glyphs share, which keeps it to microseconds per puzzle.
+
+``vet_puzzle`` adds the checks on the puzzle itself: the key completes the intended (rule,
+concept), the answers are distinct and none is drawn from the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.schema import Schema
+from studio.core.tagindex import TagIndex
+from studio.vet.rules import NONE, RuleBook, RuleContext, complete, describe, row_instantiations
+
+MATRIX_LAYOUTS = ("two-row", "matrix-3x3", "sequence")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One reason a puzzle is not (or may not be) valid.
+
+    ``kind``: ``foil-completes-intended`` (a foil also completes the intended rule),
+    ``emergent`` (a foil completes another rule of the schema), ``key-fails`` (the key does not
+    complete the intended rule), ``duplicate-answer``, ``answer-in-context``, ``second-odd``
+    (odd-one-out: another member is odd by some concept). ``source`` is ``annotations`` or
+    ``image-features`` (then it is a warning: the annotations may have missed it).
+    ``rows`` gives, row by row, the values that instantiate the rule.
+    """
+
+    kind: str
+    answer: int
+    rule: str = ""
+    concept: str = ""
+    rows: tuple[tuple[str, ...], ...] = ()
+    source: str = "annotations"
+    detail: str = ""
+
+    @property
+    def is_warning(self) -> bool:
+        return self.source != "annotations"
+
+    def message(self) -> str:
+        where = f"answer {self.answer + 1}"
+        if self.kind in ("emergent", "foil-completes-intended"):
+            vals = " | ".join(", ".join(r) for r in self.rows)
+            what = "also completes" if self.kind == "foil-completes-intended" else "completes"
+            via = "" if self.source == "annotations" else f" (by {self.source})"
+            return f"{where} {what} {self.rule} over {self.concept} [{vals}]{via}"
+        return f"{where}: {self.detail or self.kind}"
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind, "answer": self.answer, "source": self.source}
+        if self.rule:
+            d["rule"] = self.rule
+        if self.concept:
+            d["concept"] = self.concept
+        if self.rows:
+            d["rows"] = [list(r) for r in self.rows]
+        if self.detail:
+            d["detail"] = self.detail
+        d["message"] = self.message()
+        return d
+
+
+@dataclass(frozen=True)
+class Verdict:
+    puzzle_id: str
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if not f.is_warning)
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.is_warning)
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.puzzle_id,
+            "valid": self.valid,
+            "findings": [f.to_json() for f in self.errors],
+            "warnings": [f.to_json() for f in self.warnings],
+        }
+
+
+def _rows_with(puzzle: Puzzle, answer: GlyphKey) -> list[tuple[GlyphKey, ...]]:
+    rows = [tuple(r) for r in puzzle.context]
+    rows[-1] = rows[-1] + (answer,)
+    return rows
+
+
+def completions(
+    rows: Sequence[Sequence[GlyphKey]],
+    annotations: TagIndex,
+    book: RuleBook,
+    shift: bool,
+    only: RuleContext | None = None,
+) -> list[tuple[RuleContext, tuple[tuple[str, ...], ...]]]:
+    """Every (rule, concept) these complete rows satisfy, with the values per row. ``only``
+    limits the search to one rule context."""
+    glyphs = [g for row in rows for g in row]
+    if only is not None:
+        candidates: Sequence[str] = [only.concept]
+    else:
+        by = [annotations.by_glyph.get(g) for g in glyphs]
+        if any(b is None for b in by):
+            return []
+        shared = set(by[0])  # type: ignore[arg-type]
+        for b in by[1:]:
+            shared &= b.keys()  # type: ignore[union-attr]
+            if not shared:
+                return []
+        candidates = sorted(shared)
+    out = []
+    for concept in candidates:
+        sets = [[annotations.values(g, concept) for g in row] for row in rows]
+        for rc in (only,) if only is not None else book.rules_of(concept):
+            insts = [row_instantiations(rc, s) for s in sets]
+            got = complete(rc, insts, shift)
+            if got is not None:
+                out.append((rc, tuple(describe(i, rc.rule.value) for i in got)))
+    return out
+
+
+def find_emergent_rules(
+    puzzle: Puzzle,
+    annotations: TagIndex,
+    schema: Schema | RuleBook,
+    answers: Sequence[int] | None = None,
+) -> list[Finding]:
+    """Every (rule, concept) of the schema that a foil completes, judged from the annotations
+    of all glyphs involved (DESIGN.md "Valid puzzle"). A foil completing the intended rule is
+    reported as ``foil-completes-intended``, any other as ``emergent``. Empty for a valid
+    puzzle. ``answers`` limits the search to those answer indices (default: every foil)."""
+    book = schema if isinstance(schema, RuleBook) else RuleBook(schema)
+    if puzzle.layout == "odd-one-out":
+        return _odd_one_out_findings(puzzle, annotations, book, answers)
+    if puzzle.layout == "analogy":
+        from studio.vet.analogy import analogy_findings
+
+        return analogy_findings(puzzle, annotations, book, answers)
+    findings = []
+    indices = puzzle.foils if answers is None else [i for i in answers if i != puzzle.key]
+    for i in indices:
+        rows = _rows_with(puzzle, puzzle.answers[i])
+        for rc, values in completions(rows, annotations, book, puzzle.shift):
+            intended = rc.concept == puzzle.concept and rc.rule.value == puzzle.rule
+            findings.append(
+                Finding(
+                    kind="foil-completes-intended" if intended else "emergent",
+                    answer=i,
+                    rule=rc.rule.value,
+                    concept=rc.concept,
+                    rows=values,
+                )
+            )
+    return findings
+
+
+def key_completes(puzzle: Puzzle, annotations: TagIndex, book: RuleBook) -> bool:
+    if puzzle.layout == "odd-one-out":
+        return _odd_value(puzzle, annotations, puzzle.key) is not None
+    if puzzle.layout == "analogy":
+        from studio.vet.analogy import analogy_key_ok
+
+        return analogy_key_ok(puzzle, annotations, book)
+    rc = book.get(puzzle.concept, puzzle.rule)
+    if rc is None:
+        return False
+    rows = _rows_with(puzzle, puzzle.answer_key)
+    return bool(completions(rows, annotations, book, puzzle.shift, only=rc))
+
+
+def structural_findings(puzzle: Puzzle) -> list[Finding]:
+    out = []
+    seen: dict[GlyphKey, int] = {}
+    context = set(puzzle.context_keys)
+    for i, a in enumerate(puzzle.answers):
+        if a in seen:
+            out.append(
+                Finding("duplicate-answer", i, detail=f"same glyph {a} as answer {seen[a] + 1}")
+            )
+        seen.setdefault(a, i)
+        if a in context:
+            out.append(Finding("answer-in-context", i, detail=f"{a} is also a context frame"))
+    return out
+
+
+def vet_puzzle(
+    puzzle: Puzzle,
+    annotations: TagIndex,
+    schema: Schema | RuleBook,
+    warnings_from: TagIndex | None = None,
+    warning_book: RuleBook | None = None,
+) -> Verdict:
+    """Everything that makes a puzzle valid, as findings (empty errors = valid).
+
+    ``warnings_from`` (pseudo-annotations from image features, with ``warning_book`` their
+    schema) adds warnings: a foil that completes a feature rule the key does not complete."""
+    book = schema if isinstance(schema, RuleBook) else RuleBook(schema)
+    findings = structural_findings(puzzle)
+    if not key_completes(puzzle, annotations, book):
+        findings.append(
+            Finding(
+                "key-fails",
+                puzzle.key,
+                rule=puzzle.rule,
+                concept=puzzle.concept,
+                detail=f"the key does not complete {puzzle.rule} over {puzzle.concept}",
+            )
+        )
+    findings.extend(find_emergent_rules(puzzle, annotations, book))
+    if warnings_from is not None and warning_book is not None and puzzle.layout in MATRIX_LAYOUTS:
+        findings.extend(feature_warnings(puzzle, warnings_from, warning_book))
+    return Verdict(puzzle.id, tuple(findings))
+
+
+def feature_warnings(puzzle: Puzzle, features: TagIndex, book: RuleBook) -> list[Finding]:
+    """Foils that complete a rule over an image feature which the key does not complete: a
+    solver reading ink, size, holes or symmetry would pick that foil."""
+    key_rows = _rows_with(puzzle, puzzle.answer_key)
+    key_done = {
+        (rc.rule, rc.concept) for rc, _ in completions(key_rows, features, book, puzzle.shift)
+    }
+    out = []
+    for i in puzzle.foils:
+        rows = _rows_with(puzzle, puzzle.answers[i])
+        for rc, values in completions(rows, features, book, puzzle.shift):
+            if (rc.rule, rc.concept) not in key_done:
+                out.append(
+                    Finding(
+                        "emergent",
+                        i,
+                        rule=rc.rule.value,
+                        concept=rc.concept,
+                        rows=values,
+                        source="image-features",
+                    )
+                )
+    return out
+
+
+# ---- odd one out ---------------------------------------------------------------------------
+def _odd_value(
+    puzzle: Puzzle, annotations: TagIndex, odd: int, concept: str | None = None
+) -> tuple[str, str] | None:
+    """(concept, value) shared by every member but ``odd``, which carries another value of the
+    concept and not that one; the intended concept when ``concept`` is given."""
+    members = puzzle.answers
+    others = [g for j, g in enumerate(members) if j != odd]
+    odd_g = members[odd]
+    concepts = [concept or puzzle.concept]
+    for c in concepts:
+        shared = frozenset.intersection(*(annotations.values(g, c) for g in others)) - {NONE}
+        mine = annotations.values(odd_g, c)
+        for v in sorted(shared):
+            if v not in mine and mine:
+                return (c, v)
+    return None
+
+
+def _odd_one_out_findings(
+    puzzle: Puzzle,
+    annotations: TagIndex,
+    book: RuleBook,
+    answers: Sequence[int] | None,
+) -> list[Finding]:
+    out = []
+    indices = puzzle.foils if answers is None else [i for i in answers if i != puzzle.key]
+    for j in indices:
+        concepts = sorted(annotations.concepts_of(puzzle.answers[j]))
+        for c in concepts:
+            if not any(rc.rule.value == "constant" for rc in book.rules_of(c)):
+                continue
+            got = _odd_value(puzzle, annotations, j, c)
+            if got is not None:
+                out.append(
+                    Finding(
+                        "second-odd",
+                        j,
+                        rule="constant",
+                        concept=c,
+                        rows=((got[1],),),
+                        detail=f"the others share {c} = {got[1]} and this one does not",
+                    )
+                )
+    return out
+
+
+def verdicts_summary(verdicts: Sequence[Verdict]) -> Mapping[str, int]:
+    """Counts of error kinds over many verdicts (for reports)."""
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        for f in v.errors:
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+    return dict(sorted(counts.items()))
