@@ -360,7 +360,7 @@ class GlyphPMPGenerator:
         if rc.rule is Rule.DIST3:
             if shift:  # UA: a shifted dist3 shuffles the order of the earlier rows
                 rows = [tuple(first[int(i)] for i in rng.permutation(3)) for _ in range(nrows - 1)]
-                return rows + [first]
+                return [*rows, first]
             if self.params.layout == "matrix-3x3":
                 return [first[r:] + first[:r] for r in range(nrows)]  # a Latin square
             return [first] * nrows
@@ -459,7 +459,7 @@ class GlyphPMPGenerator:
         if cells is None:
             return None, "no-glyphs"
         key_glyph = cells[-1][-1]
-        context = tuple(tuple(r) for r in cells[:-1]) + (tuple(cells[-1][:-1]),)
+        context = (*tuple(tuple(r) for r in cells[:-1]), tuple(cells[-1][:-1]))
         if self.params.sampling == "diverse":
             sig = (rule, concept, shift, tuple(rows), key_glyph)
             if sig in self._seen:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import product
+from itertools import pairwise, product
 from typing import Any
 
 from studio.core.schema import ConstantMode, Rule, Schema, ValueKind
@@ -145,7 +145,7 @@ def _progression(rc: RuleContext, sets: Sequence[frozenset[str]]) -> frozenset[I
             continue
         if all(
             tuple(b - a for a, b in zip(p, q, strict=True)) == step
-            for p, q in zip(pts[1:], pts[2:], strict=False)
+            for p, q in pairwise(pts)
         ):
             out.add(combo)
     return frozenset(out)
