@@ -1,0 +1,30 @@
+"""Registries: built-ins are found by id, lazily imported, and a plugin registers the same way."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.errors import StudioError
+from studio.plugins import Registry, registry
+
+
+def test_builtin_family_and_checks_are_registered() -> None:
+    fam = registry("families")
+    assert "glyph-pmp" in fam
+    from studio.generate.glyph_pmp import GlyphPMPGenerator
+
+    assert fam.get("glyph-pmp") is GlyphPMPGenerator
+    assert "two-row" in fam.meta("glyph-pmp")["layouts"]
+    assert {"emergent-rules", "image-features"} <= set(registry("vet_checks").ids())
+
+
+def test_unknown_and_duplicate_ids_are_clear_errors() -> None:
+    reg = Registry("exporters")
+    reg.register("sheet", "studio.core.puzzle:write_jsonl")
+    with pytest.raises(StudioError, match="registered twice"):
+        reg.register("sheet", object())
+    with pytest.raises(StudioError, match="no exporters called 'nope'"):
+        reg.get("nope")
+    from studio.core.puzzle import write_jsonl
+
+    assert reg.get("sheet") is write_jsonl
