@@ -66,12 +66,17 @@ class RuleContext:
         return row_instantiations(self, value_sets)
 
 
-def _coords(kind: ValueKind, values: Sequence[str]) -> tuple[dict[str, tuple[int, ...]], bool]:
+def _coords(
+    kind: ValueKind, values: Sequence[str], listed: bool
+) -> tuple[dict[str, tuple[int, ...]], bool]:
+    """Progression coordinates. A listed order is used as written, ``none`` included (UA's
+    interaction runs none → touching → overlap); an unlisted one leaves ``none`` out."""
     if kind is ValueKind.INTEGER:
         return {v: (int(v),) for v in values if v.lstrip("-").isdigit()}, False
     if kind is ValueKind.CARDINAL:
         return {v: CARDINAL_CELLS[v] for v in values if v in CARDINAL_CELLS}, False
-    return {v: (i,) for i, v in enumerate(v for v in values if v != NONE)}, True
+    ordered = values if listed else [v for v in values if v != NONE]
+    return {v: (i,) for i, v in enumerate(ordered)}, True
 
 
 class RuleBook:
@@ -88,7 +93,7 @@ class RuleBook:
                 base = listed if listed is not None else c.value_ids
                 allowed = frozenset(base)
                 if rule is Rule.PROGRESSION:
-                    coords, unit = _coords(c.kind, base)
+                    coords, unit = _coords(c.kind, base, listed is not None)
                     allowed = frozenset(coords)
                 else:
                     coords, unit = {}, False

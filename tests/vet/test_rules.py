@@ -179,3 +179,9 @@ def test_a_completion_without_shift_is_also_one_with_shift(
     i1, i2 = row_instantiations(rc, list(r1)), row_instantiations(rc, list(r2))
     if complete(rc, [i1, i2], False) is not None:
         assert complete(rc, [i1, i2], True) is not None
+
+
+def test_a_listed_order_keeps_none_as_a_step(book: RuleBook) -> None:
+    rc = book.get("interaction", "progression")  # listed: none, touching, overlap
+    assert row_instantiations(rc, row("none", "touching", "overlap"))
+    assert row_instantiations(rc, row("overlap", "touching", "none"))

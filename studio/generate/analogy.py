@@ -1,0 +1,442 @@
+"""A : A′ :: B : ? analogies in VASR's form (VASR §3.1–3.2), valid by construction.
+
+The record convention and the definitions (*differ in exactly one concept value*, a defensible
+B′, *the same change*) are those of :mod:`studio.vet.analogy`.
+
+For each puzzle a change (c, v1, v2) is drawn — a concept uniformly among those that still
+supply changes, then one of its ordered value pairs — and two pairs (A, A′), (B, B′) are drawn
+uniformly among the glyph pairs of the split's side that differ in exactly c: v1 → v2, all four
+glyphs distinct. Distractors are chosen as VASR does (§3.2), ranked by the Jaccard similarity of
+tag sets to B, ties broken by the Jaccard similarity of the *concepts* tagged and then by the
+seeded generator:
+
+- one *with the change but unlike B*: carrying v2 of c, lowest Jaccard first (at most
+  ``CANDIDATES`` looked at, as VASR extracts a few dozen candidates);
+- the rest *similar to B without the change*: not carrying v2, highest Jaccard first; when the
+  neighbourhood of B (glyphs tagged with one of B's concepts) runs out, any other glyph of the
+  side, drawn at random.
+
+A candidate that :func:`studio.vet.analogy.foil_findings` flags never becomes a foil, and each
+such rejection is counted by reason. With single-tag annotations (the public UA set) every glyph
+carrying v2 is a defensible B′, so the "changed" slot is filled from the similar group. At most
+``FOIL_VALUE_CAP`` foils share the same values of c, so that the key is not simply the odd one
+out among the answers (glyphs with no tag of c say nothing about it and are not capped). The
+key's position is uniform. ``params["answer_roles"]`` records, answer by answer, ``key``,
+``similar`` or ``changed``.
+
+Rejections are counted by reason: foil candidates ``foil-completes-intended`` and
+``foil-emergent:change``; whole draws ``no-second-pair`` (no (B, B′) disjoint from (A, A′)),
+``duplicate-instantiation`` (diverse sampling), ``too-few-valid-foils``. A change whose side
+cannot supply two disjoint pairs is *dry* from the start; one that fails ``MAX_TUPLE_FAILS``
+draws in a row becomes dry; when every change of a part is dry, ``GenerationShortfall`` names
+them with the reason.
+
+Split parameters: ``n``, ``ratios``, ``holdout`` (``none``; ``basic``: every annotation folder
+split on its own, a glyph taking part through the folder of the tag it is used for; ``disjoint``:
+train and val+test glyph sets disjoint), ``extrapolation`` (``tuples`` and ``concepts`` hold out
+whole concepts — the rule is always ``change``; ``values`` holds out changes (c, v1, v2); with
+hold-out ``none`` changes are kept disjoint too, as in the glyph PMP generator), ``sampling``
+(``diverse`` never repeats (c, v1, v2, B, B′)), ``concepts``, ``seed``. Everything random comes
+from one ``numpy.random.Generator`` seeded by (seed, fold), and every iteration order is fixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from itertools import accumulate
+from typing import Any
+
+import numpy as np
+
+from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.schema import Schema
+from studio.core.tagindex import TagIndex
+from studio.generate.glyph_pmp import GenerationShortfall, SplitResult
+from studio.generate.params import SplitParams
+from studio.vet.analogy import CHANGE, LAYOUT, analogy_findings, analogy_key_ok, foil_findings
+from studio.vet.emergent import Finding
+from studio.vet.rules import RuleBook
+
+FOILS = 3
+CHANGED_FOILS = 1  # "with the change but unlike B"; the rest are "similar to B without it"
+CANDIDATES = 40  # changed-group candidates looked at per puzzle (VASR extracts 20-40)
+FOIL_VALUE_CAP = 2  # foils sharing the same values of c
+MAX_TUPLE_FAILS = 80  # consecutive failed draws before a change is declared dry
+PAIR_TRIES = 8  # draws of (B, B′) per puzzle before giving up
+
+Change = tuple[str, str, str]  # (concept, v1, v2)
+Group = tuple[tuple[GlyphKey, ...], tuple[GlyphKey, ...]]  # glyphs A-side, glyphs A′-side
+
+
+def change_name(t: Change) -> str:
+    c, v1, v2 = t
+    return f"{CHANGE}/{c}/{v1 or '(present)'}->{v2 or '(present)'}"
+
+
+def _stable_fraction(*parts: object) -> float:
+    h = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2**64
+
+
+def rejection_reason(finding: Finding) -> str:
+    """The rejection counter's name for a flagged foil (as the glyph PMP generator names them)."""
+    if finding.kind == "emergent":
+        return f"foil-emergent:{finding.rule}"
+    return finding.kind if finding.kind.startswith("foil-") else f"foil-{finding.kind}"
+
+
+def _jaccard(a: frozenset, b: frozenset) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+class _Side:
+    """The glyphs one part may draw from: its annotation folders, and who is tagged per concept."""
+
+    def __init__(self, folders: dict[tuple[str, str], tuple[GlyphKey, ...]]) -> None:
+        self.folders = folders
+        self.folder_sets = {cv: frozenset(ks) for cv, ks in folders.items()}
+        self.glyphs: tuple[GlyphKey, ...] = tuple(
+            sorted({k for ks in folders.values() for k in ks})
+        )
+        by_concept: dict[str, set[GlyphKey]] = {}
+        for (c, _v), ks in folders.items():
+            by_concept.setdefault(c, set()).update(ks)
+        self.by_concept = {c: frozenset(ks) for c, ks in by_concept.items()}
+
+    def folder(self, concept: str, value: str) -> tuple[GlyphKey, ...]:
+        return self.folders.get((concept, value), ())
+
+
+class AnalogyGenerator:
+    """Builds one fold of an analogy split. ``run()`` yields (done, total) between puzzles (close
+    the iterator to cancel); ``result`` holds the split afterwards."""
+
+    def __init__(
+        self,
+        params: SplitParams,
+        annotations: TagIndex,
+        schema: Schema,
+        fold: int = 0,
+        questions: Callable[[Puzzle, TagIndex, Schema], Sequence[Any]] | None = None,
+    ) -> None:
+        if params.layout != LAYOUT:
+            raise StudioError(
+                f"layout {params.layout!r} is not made by the analogy generator (use 'analogy')"
+            )
+        self.params = params
+        self.ann = annotations
+        self.schema = schema
+        self.book = RuleBook(schema)
+        self.fold = fold
+        self.questions = questions
+        self.rng = np.random.default_rng(np.random.SeedSequence([params.seed, fold]))
+        self.result = SplitResult(params, fold)
+        self._tags = {g: annotations.tags_of(g) for g in annotations.by_glyph}
+        self._concepts = {g: frozenset(cs) for g, cs in annotations.by_glyph.items()}
+        by_tags: dict[frozenset, list[GlyphKey]] = {}
+        for g in sorted(self._tags):
+            by_tags.setdefault(self._tags[g], []).append(g)
+        self._by_tags = {t: tuple(gs) for t, gs in by_tags.items()}
+        self._seen: set[tuple] = set()
+        self._groups: dict[tuple[str, Change], list[Group]] = {}
+        self._sides = self._hold_out()
+        self._changes = self._changes_by_side()
+
+    # ---- set-up ----------------------------------------------------------------------------
+    def _concept_ids(self) -> list[str]:
+        p = self.params
+        ids = [c.id for c in self.schema.concepts]
+        wanted = set(p.concepts)
+        return [c for c in ids if c in wanted] if wanted else ids
+
+    def _hold_out(self) -> dict[str, _Side]:
+        """As the glyph PMP generator splits glyphs (same draws from the same seed)."""
+        p = self.params
+        concepts = set(self._concept_ids())
+        folders = {cv: ks for cv, ks in self.ann.folders.items() if cv[0] in concepts}
+        if p.holdout == "none":
+            side = _Side(dict(folders))
+            return {"train": side, "eval": side}
+        if p.holdout == "disjoint":
+            glyphs = sorted({k for ks in folders.values() for k in ks})
+            order = self.rng.permutation(len(glyphs))
+            cut = round(len(glyphs) * (1 - p.holdout_fraction))
+            train = {glyphs[i] for i in order[:cut]}
+            tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
+            ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
+            return {"train": _Side(tr), "eval": _Side(ev)}
+        tr, ev = {}, {}
+        for cv, ks in folders.items():  # basic: every folder split on its own
+            order = self.rng.permutation(len(ks))
+            cut = round(len(ks) * (1 - p.holdout_fraction))
+            tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
+            ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
+        return {"train": _Side(tr), "eval": _Side(ev)}
+
+    def _changes_by_side(self) -> dict[str, list[Change]]:
+        p = self.params
+        concepts = self._concept_ids()
+        folders = self.ann.folders
+        changes = []
+        for c in concepts:  # only values some glyph carries: the others cannot even run dry
+            values = [v for v in self.schema.concept(c).value_ids if (c, v) in folders]
+            changes += [(c, v1, v2) for v1 in values for v2 in values if v1 != v2]
+        train, ev = list(changes), list(changes)
+        if p.extrapolation in ("tuples", "concepts"):
+            present = [c for c in concepts if any(t[0] == c for t in changes)]
+            n = len(present)
+            k = max(1, round(n * p.holdout_fraction)) if n > 1 else 0
+            held = {present[int(i)] for i in sorted(self.rng.permutation(n)[:k].tolist())}
+            train = [t for t in changes if t[0] not in held]
+            ev = [t for t in changes if t[0] in held]
+        elif p.extrapolation == "values" or p.holdout == "none":
+            frac = p.holdout_fraction
+            ev = [t for t in changes if _stable_fraction(p.seed, self.fold, CHANGE, *t) < frac]
+            held = set(ev)
+            train = [t for t in changes if t not in held]
+        self.result.tuples = {
+            "train": [change_name(t) for t in train],
+            "val": [change_name(t) for t in ev],
+            "test": [change_name(t) for t in ev],
+        }
+        return {"train": train, "eval": ev}
+
+    def pairs(self, side_name: str, change: Change) -> list[Group]:
+        """Glyph pairs of a side that differ in exactly c: v1 → v2, grouped by the tags they
+        share: every x of a group pairs with every y of it. Cached."""
+        key = (side_name, change)
+        got = self._groups.get(key)
+        if got is not None:
+            return got
+        c, v1, v2 = change
+        side = self._sides[side_name]
+        to = side.folder_sets.get((c, v2), frozenset())
+        groups: dict[frozenset, list[GlyphKey]] = {}
+        if to:
+            for x in side.folder(c, v1):
+                t = self._tags[x]
+                if (c, v2) in t:
+                    continue
+                groups.setdefault((t - {(c, v1)}) | {(c, v2)}, []).append(x)
+        out: list[Group] = []
+        for target, xs in groups.items():  # folder order: deterministic
+            ys = tuple(y for y in self._by_tags.get(target, ()) if y in to)
+            if ys:
+                out.append((tuple(xs), ys))
+        self._groups[key] = out
+        return out
+
+    def _why_dry(self, side_name: str, change: Change) -> str | None:
+        groups = self.pairs(side_name, change)
+        if len(groups) >= 2:
+            return None
+        if len(groups) == 1 and len(groups[0][0]) >= 2 and len(groups[0][1]) >= 2:
+            return None
+        c, v1, v2 = change
+        n = sum(len(xs) * len(ys) for xs, ys in groups)
+        return (
+            f"{n} glyph pair(s) on this side differ only in {c}: {v1!r} -> {v2!r}; "
+            "two disjoint pairs are needed"
+        )
+
+    # ---- main loop -------------------------------------------------------------------------
+    def run(self) -> Iterator[tuple[int, int]]:
+        t0 = time.perf_counter()
+        counts = self.params.counts()
+        total = sum(counts.values())
+        done = 0
+        for part in ("train", "val", "test"):
+            side_name = "train" if part == "train" else "eval"
+            dry: dict[str, str] = {}
+            by_concept: dict[str, list[Change]] = {}
+            for t in self._changes[side_name]:
+                why = self._why_dry(side_name, t)
+                if why:
+                    dry[change_name(t)] = why
+                else:
+                    by_concept.setdefault(t[0], []).append(t)
+            self.result.dry[part] = dry
+            fails: Counter[Change] = Counter()
+            made = 0
+            while made < counts[part]:
+                if not by_concept:
+                    self.result.seconds += time.perf_counter() - t0
+                    raise GenerationShortfall(part, made, counts[part], dry)
+                concepts = sorted(by_concept)
+                c = concepts[int(self.rng.integers(len(concepts)))]
+                options = by_concept[c]
+                t = options[int(self.rng.integers(len(options)))]
+                puzzle, reason = self._build(t, part, side_name, made)
+                if puzzle is None:
+                    self.result.rejections[reason] += 1
+                    fails[t] += 1
+                    if fails[t] >= MAX_TUPLE_FAILS:
+                        dry[change_name(t)] = (
+                            f"{MAX_TUPLE_FAILS} draws in a row failed (last: {reason})"
+                        )
+                        options.remove(t)
+                        if not options:
+                            del by_concept[c]
+                    continue
+                fails[t] = 0
+                self.result.puzzles.append(puzzle)
+                self.result.produced[change_name(t)] += 1
+                made += 1
+                done += 1
+                if done % 50 == 0 or done == total:
+                    yield done, total
+        self.result.seconds += time.perf_counter() - t0
+
+    def generate(self) -> SplitResult:
+        for _ in self.run():
+            pass
+        return self.result
+
+    # ---- one puzzle ----------------------------------------------------------------------------
+    def _draw_pair(self, groups: list[Group]) -> tuple[GlyphKey, GlyphKey]:
+        sizes = [len(xs) * len(ys) for xs, ys in groups]
+        bounds = list(accumulate(sizes))
+        r = int(self.rng.integers(bounds[-1]))
+        gi = bisect_right(bounds, r)
+        r -= bounds[gi - 1] if gi else 0
+        xs, ys = groups[gi]
+        return xs[r // len(ys)], ys[r % len(ys)]
+
+    def _build(self, t: Change, part: str, side_name: str, index: int) -> tuple[Puzzle | None, str]:
+        c, v1, v2 = t
+        groups = self.pairs(side_name, t)
+        a, a2 = self._draw_pair(groups)
+        diverse = self.params.sampling == "diverse"
+        reason = "no-second-pair"
+        b = b2 = None
+        for _ in range(PAIR_TRIES):
+            x, y = self._draw_pair(groups)
+            if x == a or y == a2:
+                reason = "no-second-pair"
+                continue
+            if diverse and (c, v1, v2, x, y) in self._seen:
+                reason = "duplicate-instantiation"
+                continue
+            b, b2 = x, y
+            break
+        if b is None or b2 is None:
+            return None, reason
+        side = self._sides[side_name]
+        picked = self._foils(t, b, frozenset((a, a2, b, b2)), side)
+        if picked is None:
+            return None, "too-few-valid-foils"
+        foils, roles = picked
+        pos = int(self.rng.integers(FOILS + 1))
+        answers = list(foils)
+        answers.insert(pos, b2)
+        roles.insert(pos, "key")
+        puzzle = Puzzle(
+            id=f"{part}-{index:05d}",
+            family=self.params.family,
+            layout=LAYOUT,
+            rule=CHANGE,
+            concept=c,
+            shift=False,
+            context=((a, a2), (b,)),
+            answers=tuple(answers),
+            key=pos,
+            split=part,
+            seed=self.params.seed,
+            values=((v1, v2),),
+            params={"fold": self.fold, "answer_roles": roles},
+        )
+        if not analogy_key_ok(puzzle, self.ann, self.book):
+            return None, "key-does-not-complete"
+        found = analogy_findings(puzzle, self.ann, self.book)
+        if found:
+            return None, rejection_reason(found[0])
+        if self.questions is not None:
+            puzzle = replace(puzzle, questions=tuple(self.questions(puzzle, self.ann, self.schema)))
+        if diverse:
+            self._seen.add((c, v1, v2, b, b2))
+        return puzzle, ""
+
+    def _ranked(self, candidates: Sequence[GlyphKey], b: GlyphKey, similar: bool) -> list[GlyphKey]:
+        """Candidates by Jaccard similarity of tag sets to B (descending when ``similar``),
+        then of tagged concepts, then by the seeded generator."""
+        if not candidates:
+            return []
+        tb, cb = self._tags[b], self._concepts[b]
+        jt = np.array([_jaccard(self._tags[g], tb) for g in candidates])
+        jc = np.array([_jaccard(self._concepts[g], cb) for g in candidates])
+        tie = self.rng.random(len(candidates))
+        order = np.lexsort((tie, -jc, -jt)) if similar else np.lexsort((tie, jc, jt))
+        return [candidates[int(i)] for i in order]
+
+    def _foils(
+        self, change: Change, b: GlyphKey, banned: frozenset[GlyphKey], side: _Side
+    ) -> tuple[list[GlyphKey], list[str]] | None:
+        c, _v1, v2 = change
+        changed_set = side.folder_sets.get((c, v2), frozenset())
+        foils: list[GlyphKey] = []
+        roles: list[str] = []
+        per_value: Counter[frozenset[str]] = Counter()
+        rejections = self.result.rejections
+
+        def offer(g: GlyphKey, role: str) -> bool:
+            cvals = self.ann.values(g, c)
+            if cvals and per_value[cvals] >= FOIL_VALUE_CAP:
+                return False
+            found = foil_findings(self.ann, self.book, change, b, g, 0)
+            if found:
+                rejections[rejection_reason(found[0])] += 1
+                return False
+            foils.append(g)
+            roles.append(role)
+            per_value[cvals] += 1
+            return True
+
+        # with the change but unlike B
+        changed = [g for g in side.folder(c, v2) if g not in banned]
+        got = 0
+        for g in self._ranked(changed, b, similar=False)[:CANDIDATES]:
+            if got == CHANGED_FOILS:
+                break
+            if offer(g, "changed"):
+                got += 1
+        # similar to B without the change: B's neighbourhood first, then anything else
+        near: set[GlyphKey] = set()
+        for d in sorted(self._concepts[b]):
+            near |= side.by_concept.get(d, frozenset())
+        near_list = sorted(near - banned - changed_set)
+        for g in self._ranked(near_list, b, similar=True):
+            if len(foils) == FOILS:
+                break
+            offer(g, "similar")
+        if len(foils) < FOILS:
+            pool = side.glyphs
+            n = len(pool)
+            start = int(self.rng.integers(n)) if n else 0
+            for j in range(n):
+                if len(foils) == FOILS:
+                    break
+                g = pool[(start + j) % n]
+                if g in banned or g in near or g in changed_set or g in foils:
+                    continue
+                offer(g, "similar")
+        if len(foils) < FOILS:
+            return None
+        return foils, roles
+
+
+def generate_analogies(
+    params: SplitParams, annotations: TagIndex, schema: Schema, fold: int = 0, **kw: Any
+) -> SplitResult:
+    """One fold of an analogy split, all at once (the CLI and tests; the GUI iterates ``run()``)."""
+    return AnalogyGenerator(params, annotations, schema, fold, **kw).generate()
+
+
+__all__ = ["AnalogyGenerator", "change_name", "generate_analogies", "rejection_reason"]
