@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "render": "render_bench",
     "import": "import_bench",
     "grid": "grid_bench",
+    "generate": "generate_bench",
 }
 
 

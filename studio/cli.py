@@ -165,6 +165,122 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _split_params(args: argparse.Namespace):
+    from studio.generate.params import ALL_RULES, SplitParams
+
+    if args.family != "glyph-pmp":
+        raise StudioError(
+            f"--family {args.family}: only glyph-pmp can be generated for now "
+            "(other families come with their generators)"
+        )
+    if args.rules.strip().lower() == "all":
+        rules = ALL_RULES
+    else:
+        rules = tuple(r.strip() for r in args.rules.split(",") if r.strip())
+    try:
+        ratios = tuple(float(x) for x in args.ratios.split(","))
+    except ValueError:
+        raise StudioError(
+            f"--ratios {args.ratios!r}: expected three numbers like 0.7,0.1,0.2"
+        ) from None
+    return SplitParams(
+        family=args.family,
+        layout=args.layout,
+        rules=rules,
+        extrapolation=args.extrapolation,
+        shift=args.shift,
+        holdout=args.holdout,
+        sampling=args.sampling,
+        ratios=ratios,  # type: ignore[arg-type]
+        folds=args.folds,
+        n=args.n,
+        seed=args.seed,
+    )
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from studio.generate.glyph_pmp import GenerationShortfall
+    from studio.splits import generate_to_dir
+
+    params = _split_params(args)
+    studio = _open_studio(args.project)
+    try:
+        if any(g.status == "pending" for g in studio.project.glyphs()):
+            for done, total in studio.render_all():
+                _progress(done, total, args.quiet, "rendering")
+        summary = generate_to_dir(
+            studio,
+            params,
+            args.out_dir,
+            progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
+        )
+    except GenerationShortfall as e:
+        print(
+            f"analogy-studio: error: only {e.made} of {e.wanted} {e.part} puzzles could be made "
+            f"from the annotations; these tuples ran dry:",
+            file=sys.stderr,
+        )
+        for name, why in sorted(e.dry.items()):
+            print(f"  {name}: {why}", file=sys.stderr)
+        hint = "ask for fewer puzzles or other rules, or annotate more glyphs"
+        if params.sampling == "diverse":
+            hint = "use --sampling balanced, " + hint
+        print(f"To make more: {hint}.", file=sys.stderr)
+        return EXIT_USER_ERROR
+    finally:
+        studio.close()
+    print(
+        f"wrote {summary['puzzles']} puzzles to {args.out_dir}: {summary['valid']} valid, "
+        f"{summary['invalid']} invalid, {summary['with_warnings']} with image-feature warnings"
+    )
+    for fold in summary["folds"]:
+        rej = ", ".join(f"{k} {v}" for k, v in fold["rejections"].items()) or "none"
+        print(f"fold {fold['fold']}: {fold['puzzles']} puzzles; rejected candidates: {rej}")
+    if summary["glyphs_without_image"]:
+        print(f"{summary['glyphs_without_image']} annotated glyphs have no image and were left out")
+    return 0
+
+
+def cmd_vet(args: argparse.Namespace) -> int:
+    from studio.splits import verdict_counts, vet_dir
+
+    source = None
+    if args.project:
+        source = _open_studio(args.project)
+    try:
+        verdicts = vet_dir(args.split_dir, source, features=not args.no_features)
+    finally:
+        if source is not None:
+            source.close()
+    counts = verdict_counts(verdicts)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "split_dir": str(args.split_dir),
+                    **counts,
+                    "verdicts": [v.to_json() for v in verdicts],
+                },
+                indent=1,
+            )
+        )
+        return 0
+    print(
+        f"{counts['puzzles']} puzzles: {counts['valid']} valid, {counts['invalid']} invalid, "
+        f"{counts['with_warnings']} with image-feature warnings"
+    )
+    for v in verdicts:
+        if not v.valid:
+            print(f"{v.puzzle_id}: INVALID")
+            for f in v.errors:
+                print(f"  {f.message()}")
+    if args.warnings:
+        for v in verdicts:
+            for f in v.warnings:
+                print(f"{v.puzzle_id}: warning: {f.message()}")
+    return 0
+
+
 def cmd_gui(args: argparse.Namespace) -> int:
     from studio.gui.main import run_gui
 
@@ -220,6 +336,37 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--path", help="where to write it (default: the user data folder)")
     s.add_argument("--force", action="store_true", help="rebuild it")
     s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("generate", help="generate a puzzle split into a folder")
+    s.add_argument("project")
+    s.add_argument("out_dir")
+    s.add_argument("--family", default="glyph-pmp", help="stimulus family (glyph-pmp)")
+    s.add_argument("--rules", default="all", help="all, or a list like constant,progression")
+    s.add_argument("--n", type=int, default=10_000, help="puzzles per fold")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument(
+        "--layout",
+        default="two-row",
+        choices=("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy"),
+        help="analogy: A : A′ :: B : ? (VASR's form)",
+    )
+    s.add_argument("--shift", action="store_true", help="context shift between rows")
+    s.add_argument("--holdout", default="disjoint", choices=("none", "basic", "disjoint"))
+    s.add_argument(
+        "--extrapolation", default="neutral", choices=("neutral", "tuples", "concepts", "values")
+    )
+    s.add_argument("--folds", type=int, default=1)
+    s.add_argument("--sampling", default="diverse", choices=("balanced", "diverse"))
+    s.add_argument("--ratios", default="0.7,0.1,0.2", help="train,val,test shares")
+    s.set_defaults(func=cmd_generate)
+
+    s = sub.add_parser("vet", help="vet every puzzle of a split folder")
+    s.add_argument("split_dir")
+    s.add_argument("--json", action="store_true", help="per puzzle: valid, findings, warnings")
+    s.add_argument("--project", help="vet against this project's annotations instead")
+    s.add_argument("--warnings", action="store_true", help="list image-feature warnings too")
+    s.add_argument("--no-features", action="store_true", help="skip image-feature warnings")
+    s.set_defaults(func=cmd_vet)
 
     s = sub.add_parser("gui", help="open the studio window")
     s.add_argument("project", nargs="?")

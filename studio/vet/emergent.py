@@ -137,6 +137,51 @@ def completions(
     return out
 
 
+def answer_completions(
+    context: Sequence[Sequence[GlyphKey]],
+    answers: Sequence[GlyphKey],
+    annotations: TagIndex,
+    book: RuleBook,
+    shift: bool,
+) -> list[list[tuple[RuleContext, tuple[tuple[str, ...], ...]]]]:
+    """``completions`` for each answer placed in the context's open cell, sharing the work on
+    the context: the concepts all context glyphs carry and the complete rows' instantiations
+    are computed once, then only the last row is redone per answer. Same results as calling
+    ``completions`` per answer, several times faster for four answers."""
+    ctx = [g for row in context for g in row]
+    by = [annotations.by_glyph.get(g) for g in ctx]
+    if not ctx or any(b is None for b in by):
+        return [[] for _ in answers]
+    shared = set(by[0])  # type: ignore[arg-type]
+    for b in by[1:]:
+        shared &= b.keys()  # type: ignore[union-attr]
+        if not shared:
+            return [[] for _ in answers]
+    prepared = []
+    for concept in sorted(shared):
+        full = [[annotations.values(g, concept) for g in row] for row in context[:-1]]
+        open_row = [annotations.values(g, concept) for g in context[-1]]
+        for rc in book.rules_of(concept):
+            insts = [row_instantiations(rc, r) for r in full]
+            if any(not i for i in insts):
+                continue
+            prepared.append((concept, rc, insts, open_row))
+    out = []
+    for a in answers:
+        mine = annotations.by_glyph.get(a, {})
+        found = []
+        for concept, rc, insts, open_row in prepared:
+            vals = mine.get(concept)
+            if not vals:
+                continue
+            last = row_instantiations(rc, [*open_row, vals])
+            got = complete(rc, [*insts, last], shift)
+            if got is not None:
+                found.append((rc, tuple(describe(i, rc.rule.value) for i in got)))
+        out.append(found)
+    return out
+
+
 def find_emergent_rules(
     puzzle: Puzzle,
     annotations: TagIndex,
@@ -156,9 +201,11 @@ def find_emergent_rules(
         return analogy_findings(puzzle, annotations, book, answers)
     findings = []
     indices = puzzle.foils if answers is None else [i for i in answers if i != puzzle.key]
-    for i in indices:
-        rows = _rows_with(puzzle, puzzle.answers[i])
-        for rc, values in completions(rows, annotations, book, puzzle.shift):
+    per_answer = answer_completions(
+        puzzle.context, [puzzle.answers[i] for i in indices], annotations, book, puzzle.shift
+    )
+    for i, found in zip(indices, per_answer, strict=True):
+        for rc, values in found:
             intended = rc.concept == puzzle.concept and rc.rule.value == puzzle.rule
             findings.append(
                 Finding(
@@ -233,14 +280,11 @@ def vet_puzzle(
 def feature_warnings(puzzle: Puzzle, features: TagIndex, book: RuleBook) -> list[Finding]:
     """Foils that complete a rule over an image feature which the key does not complete: a
     solver reading ink, size, holes or symmetry would pick that foil."""
-    key_rows = _rows_with(puzzle, puzzle.answer_key)
-    key_done = {
-        (rc.rule, rc.concept) for rc, _ in completions(key_rows, features, book, puzzle.shift)
-    }
+    per_answer = answer_completions(puzzle.context, puzzle.answers, features, book, puzzle.shift)
+    key_done = {(rc.rule, rc.concept) for rc, _ in per_answer[puzzle.key]}
     out = []
     for i in puzzle.foils:
-        rows = _rows_with(puzzle, puzzle.answers[i])
-        for rc, values in completions(rows, features, book, puzzle.shift):
+        for rc, values in per_answer[i]:
             if (rc.rule, rc.concept) not in key_done:
                 out.append(
                     Finding(

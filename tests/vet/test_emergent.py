@@ -125,3 +125,30 @@ def test_the_planted_foil_would_pass_uas_folder_rule(ua_schema: Schema) -> None:
     assert planted and not planted & answer_folder
     counts = Counter(v for k in planted for v in ann.values(k, "stroke-dot-quantity"))
     assert counts == {"2": 5}
+
+
+def test_shared_context_work_gives_the_same_completions_as_one_by_one(ua_schema: Schema) -> None:
+    from studio.vet.emergent import _rows_with, answer_completions, completions
+
+    ann, _ = planted_index()
+    book = RuleBook(ua_schema)
+    result = GlyphPMPGenerator(
+        SplitParams(
+            rules=("constant",),
+            concepts=("stroke-dot-quantity",),
+            holdout="none",
+            sampling="balanced",
+            ratios=(1, 0, 0),
+            n=40,
+            shift=True,
+        ),
+        ann,
+        ua_schema,
+    ).generate()
+    for p in result.puzzles:
+        for candidate in [*p.answers, *sorted(ann.by_glyph)[:12]]:
+            one = completions(_rows_with(p, candidate), ann, book, p.shift)
+            shared = answer_completions(p.context, [candidate], ann, book, p.shift)[0]
+            assert [(rc.rule, rc.concept, v) for rc, v in one] == [
+                (rc.rule, rc.concept, v) for rc, v in shared
+            ]

@@ -1,0 +1,409 @@
+"""Generate, vet and export puzzle splits: the functions the CLI and the GUI both call (no Qt).
+
+A split is generated from the project's annotations *restricted to the glyphs that have an
+image* (a puzzle is shown to people and solvers; a glyph that no installed font covers would be
+a crossed box on the sheet and a blank frame in the ``.npz``). The annotations of the glyphs
+left out cannot matter to any puzzle, since none of them takes part; ``split.json`` records how
+many were left out. ``annotations.csv`` in the split holds the rows that were used.
+
+Vetting runs every check of :func:`studio.vet.emergent.vet_puzzle` on every puzzle, with
+warnings from image features (:mod:`studio.vet.features`: pseudo-annotations over
+``FEATURE_SCHEMA`` computed from each glyph's 80×80 render). An exported split can be vetted
+again without the project (:func:`vet_dir`): its ``annotations.csv``, ``schema.json`` and the
+frames of its ``.npz`` files hold everything needed.
+
+Long work reports ``progress(done, total)`` and polls ``should_stop()``; a stop raises
+:class:`Cancelled`. Nothing here touches the GUI thread; the GUI runs these in a worker.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from studio.core.annotations import TagRow, read_annotation_csv
+from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.schema import Schema, bundled_schema_path, load_schema
+from studio.core.tagindex import TagIndex
+from studio.generate.analogy import AnalogyGenerator
+from studio.generate.export import (
+    ANNOTATIONS_CSV,
+    NPZ,
+    SCHEMA_JSON,
+    check_target,
+    fold_dirs,
+    read_fold,
+    read_npz_frames,
+    read_split_json,
+    write_split,
+)
+from studio.generate.glyph_pmp import GlyphPMPGenerator, SplitResult
+from studio.generate.params import SplitParams
+from studio.vet.balance import split_stats
+from studio.vet.emergent import Verdict, vet_puzzle
+from studio.vet.questions import perception_questions
+from studio.vet.rules import RuleBook
+
+if TYPE_CHECKING:
+    from studio.app import Studio
+    from studio.store.project import Project
+
+Progress = Callable[[int, int], None]
+ShouldStop = Callable[[], bool]
+
+#: Families ``generate`` can make. Others (KiVA, polycubes, …) come with their generators.
+FAMILIES = ("glyph-pmp",)
+
+
+class Cancelled(StudioError):
+    """Generation was stopped by the user (``should_stop()`` returned True)."""
+
+    def __init__(self, message: str = "generation was cancelled") -> None:
+        super().__init__(message)
+
+
+# ---- inputs ---------------------------------------------------------------------------------
+def annotation_index(project: Project) -> TagIndex:
+    """The project's tags as the generator and the checks read them."""
+    return TagIndex.from_tags((t.key, t.concept, t.value) for t in project.all_tags())
+
+
+def glyph_images(
+    studio: Studio, keys: Iterable[GlyphKey], size: int = 80
+) -> dict[GlyphKey, np.ndarray]:
+    """The render (0 ink, 255 paper) of each key that has one; glyphs that are not in the
+    project, not covered by any font or without ink are absent. Glyphs never rendered are
+    rendered here, one by one, into the render cache; nothing in the project changes, so this
+    may run on a worker thread (front ends render a new project with ``Studio.render_all``
+    first, as the CLI's ``generate`` does, to use every core)."""
+    records = {g.key: g for g in studio.project.glyphs()}
+    out: dict[GlyphKey, np.ndarray] = {}
+    for k in keys:
+        g = records.get(k)
+        if g is None or g.status in ("uncovered", "missing"):
+            continue
+        img = studio.render(g, size)
+        if img is not None:
+            out[k] = img
+    return out
+
+
+def feature_index(images: Mapping[GlyphKey, np.ndarray]) -> TagIndex:
+    """Pseudo-annotations from image features (concepts of ``FEATURE_SCHEMA``)."""
+    from studio.vet.features import compute_features_batch, feature_tags
+
+    keys = sorted(images)
+    if not keys:
+        return TagIndex.from_tags(())
+    feats = compute_features_batch(np.stack([np.asarray(images[k]) for k in keys]))
+    return TagIndex.from_tags(
+        (k, concept, v)
+        for k, f in zip(keys, feats, strict=True)
+        for concept, values in sorted(feature_tags(f).items())
+        for v in sorted(values)
+    )
+
+
+@dataclass
+class SplitInputs:
+    """What a split is generated from: the annotations of the glyphs with an image."""
+
+    schema: Schema
+    annotations: TagIndex
+    rows: list[TagRow]
+    images: dict[GlyphKey, np.ndarray]
+    without_image: list[GlyphKey] = field(default_factory=list)
+
+    def image_of(self, key: GlyphKey) -> np.ndarray | None:
+        return self.images.get(key)
+
+
+def split_inputs(studio: Studio, size: int = 80) -> SplitInputs:
+    """Read the project's annotations and render their glyphs (cached renders are reused)."""
+    rows = studio.project.tag_rows()
+    keys = sorted({r.key for r in rows})
+    images = glyph_images(studio, keys, size)
+    used = [r for r in rows if r.key in images]
+    return SplitInputs(
+        schema=studio.schema,
+        annotations=TagIndex.from_tags((r.key, r.concept, r.value) for r in used),
+        rows=used,
+        images=images,
+        without_image=[k for k in keys if k not in images],
+    )
+
+
+# ---- generation -----------------------------------------------------------------------------
+def check_params(params: SplitParams) -> None:
+    if params.family not in FAMILIES:
+        raise StudioError(
+            f"family {params.family!r} cannot be generated yet; available: {', '.join(FAMILIES)}"
+        )
+
+
+def generate(
+    studio: Studio,
+    params: SplitParams,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+    inputs: SplitInputs | None = None,
+) -> list[SplitResult]:
+    """Every fold of a split (fold k from ``GlyphPMPGenerator(params, …, fold=k)``, or
+    ``AnalogyGenerator`` for the ``analogy`` layout).
+
+    Raises ``GenerationShortfall`` (naming the dry tuples) when the annotations cannot supply
+    the puzzles, and :class:`Cancelled` when ``should_stop()`` says so."""
+    check_params(params)
+    inputs = inputs if inputs is not None else split_inputs(studio)
+    return generate_from(inputs.annotations, inputs.schema, params, progress, should_stop)
+
+
+def _generator(
+    params: SplitParams, annotations: TagIndex, schema: Schema, fold: int
+) -> GlyphPMPGenerator | AnalogyGenerator:
+    """The generator of one fold: A : A′ :: B : ? analogies for the ``analogy`` layout
+    (studio.generate.analogy), glyph progressive matrices for every other layout."""
+    if params.layout == "analogy":
+        return AnalogyGenerator(
+            params, annotations, schema, fold=fold, questions=perception_questions
+        )
+    return GlyphPMPGenerator(params, annotations, schema, fold=fold, questions=perception_questions)
+
+
+def generate_from(
+    annotations: TagIndex,
+    schema: Schema,
+    params: SplitParams,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> list[SplitResult]:
+    """``generate`` from annotations and a schema (no project): tests, scripts, benchmarks."""
+    check_params(params)
+    total = params.n * params.folds
+    results = []
+    for k in range(params.folds):
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        gen = _generator(params, annotations, schema, k)
+        run = gen.run()
+        try:
+            for done, _ in run:
+                if progress is not None:
+                    progress(k * params.n + done, total)
+                if should_stop is not None and should_stop():
+                    raise Cancelled()
+        finally:
+            run.close()
+        results.append(gen.result)
+    return results
+
+
+# ---- vetting --------------------------------------------------------------------------------
+def vet(
+    puzzles: Sequence[Puzzle],
+    annotations: TagIndex,
+    schema: Schema | RuleBook,
+    features: TagIndex | None = None,
+) -> list[Verdict]:
+    """``vet_puzzle`` for every puzzle; with ``features`` (see :func:`feature_index`) also the
+    warnings of foils that complete a rule over image features."""
+    book = schema if isinstance(schema, RuleBook) else RuleBook(schema)
+    fbook = None
+    if features is not None:
+        from studio.vet.features import FEATURE_SCHEMA
+
+        fbook = RuleBook(FEATURE_SCHEMA)
+    return [vet_puzzle(p, annotations, book, features, fbook) for p in puzzles]
+
+
+def verdict_counts(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    kinds = Counter(f.kind for v in verdicts for f in v.errors)
+    return {
+        "puzzles": len(verdicts),
+        "valid": sum(1 for v in verdicts if v.valid),
+        "invalid": sum(1 for v in verdicts if not v.valid),
+        "with_warnings": sum(1 for v in verdicts if v.warnings),
+        "findings": dict(sorted(kinds.items())),
+    }
+
+
+def generate_to_dir(
+    studio: Studio,
+    params: SplitParams,
+    out_dir: str | Path,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> dict[str, Any]:
+    """Generate every fold, vet every puzzle, compute the statistics and write the split
+    folder. ``progress`` runs over generation, then writing (total = 2 × puzzles). Returns a
+    summary: folder, puzzles, verdict counts, rejections, dry tuples, per fold."""
+    check_params(params)
+    check_target(Path(out_dir))  # before the work, not after it
+    inputs = split_inputs(studio)
+    n_all = params.n * params.folds
+
+    def gen_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done, 2 * n_all)
+
+    results = generate(studio, params, gen_progress, should_stop, inputs)
+    features = feature_index(inputs.images)
+    book = RuleBook(inputs.schema)
+    verdicts = []
+    stats = []
+    for r in results:
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        verdicts.append(vet(r.puzzles, inputs.annotations, book, features))
+        stats.append(split_stats(r.puzzles, inputs.annotations, inputs.schema))
+
+    def write_progress(done: int, total: int) -> None:
+        if should_stop is not None and should_stop():
+            raise Cancelled("export was cancelled; the split folder is unfinished")
+        if progress is not None:
+            progress(n_all + done, 2 * n_all)
+
+    out = write_split(
+        out_dir,
+        results,
+        params,
+        inputs.rows,
+        inputs.image_of,
+        verdicts,
+        stats,
+        write_progress,
+        schema=inputs.schema,
+        extra={"glyphs_without_image": len(inputs.without_image)},
+    )
+    return {
+        "out_dir": str(out),
+        "puzzles": sum(len(r.puzzles) for r in results),
+        "glyphs": len(inputs.images),
+        "glyphs_without_image": len(inputs.without_image),
+        "folds": [
+            {
+                "fold": r.fold,
+                "puzzles": len(r.puzzles),
+                "rejections": dict(sorted(r.rejections.items())),
+                "dry_tuples": {k: dict(sorted(v.items())) for k, v in r.dry.items() if v},
+                **verdict_counts(v),
+            }
+            for r, v in zip(results, verdicts, strict=True)
+        ],
+        **verdict_counts([v for vs in verdicts for v in vs]),
+    }
+
+
+# ---- re-vetting an exported split ----------------------------------------------------------
+def split_schema(folder: Path, data: Mapping[str, Any]) -> Schema:
+    """The schema a split was made with: its ``schema.json``, else the bundled schema that
+    ``split.json`` names."""
+    path = folder / SCHEMA_JSON
+    if path.exists():
+        return load_schema(path)
+    info = data.get("schema") or {}
+    name = f"{info.get('id', '')}-{info.get('version', '')}"
+    bundled = bundled_schema_path(name)
+    if info and bundled.exists():
+        return load_schema(bundled)
+    raise StudioError(
+        "missing, and split.json names no bundled schema "
+        f"({name if info else 'no schema recorded'}); cannot vet without the schema",
+        path,
+    )
+
+
+def _annotations_of(
+    source: Project | Studio | TagIndex | None, folder: Path, schema: Schema
+) -> TagIndex:
+    if isinstance(source, TagIndex):
+        return source
+    if source is not None:
+        project = getattr(source, "project", source)
+        return annotation_index(project)
+    path = folder / ANNOTATIONS_CSV
+    if not path.exists():
+        raise StudioError("missing: the split has no annotation file to vet against", path)
+    rows = read_annotation_csv(path, schema)
+    return TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+
+
+def frames_of_split(folder: Path, puzzles: Sequence[Puzzle]) -> dict[GlyphKey, np.ndarray]:
+    """Each glyph's picture (0 ink, 255 paper) as stored in the split's ``.npz`` files; glyphs
+    whose npz is absent (or only blank) are left out."""
+    out: dict[GlyphKey, np.ndarray] = {}
+    npz_dir = folder / NPZ
+    if not npz_dir.is_dir():
+        return out
+    for p in puzzles:
+        keys = (*p.context_keys, *p.answers)
+        if all(k in out for k in keys):
+            continue
+        path = npz_dir / f"{p.id}.npz"
+        if not path.exists():
+            continue
+        images = read_npz_frames(path).get("images")
+        if images is None or images.shape[0] != len(keys):
+            raise StudioError(
+                f"damaged: expected {len(keys)} frames in 'images' for puzzle {p.id}", path
+            )
+        for k, frame in zip(keys, images, strict=True):
+            if k not in out and frame.any():
+                out[k] = np.where(frame > 0, 0, 255).astype(np.uint8)
+    return out
+
+
+def vet_dir(
+    split_dir: str | Path,
+    project_or_annotations: Project | Studio | TagIndex | None = None,
+    features: bool = True,
+) -> list[Verdict]:
+    """Vet an exported split again: from its own ``annotations.csv`` and ``schema.json`` (or
+    a project's / an index's current annotations), with image-feature warnings from the
+    frames of its ``.npz`` files. With several folds, ids read ``fold-<k>/<id>``. Raises
+    StudioError naming the file for a missing or damaged split."""
+    folder = Path(split_dir)
+    read_split_json(folder)
+    dirs = fold_dirs(folder)
+    multi = dirs != [folder]
+    out: list[Verdict] = []
+    for d in dirs:
+        data, puzzles = read_fold(d)
+        if project_or_annotations is not None and not isinstance(project_or_annotations, TagIndex):
+            schema = getattr(project_or_annotations, "schema", None) or split_schema(d, data)
+        else:
+            schema = split_schema(d, data)
+        annotations = _annotations_of(project_or_annotations, d, schema)
+        feats = feature_index(frames_of_split(d, puzzles)) if features else None
+        verdicts = vet(puzzles, annotations, schema, feats)
+        if multi:
+            verdicts = [Verdict(f"{d.name}/{v.puzzle_id}", v.findings) for v in verdicts]
+        out.extend(verdicts)
+    return out
+
+
+__all__ = [
+    "FAMILIES",
+    "Cancelled",
+    "SplitInputs",
+    "annotation_index",
+    "check_params",
+    "feature_index",
+    "frames_of_split",
+    "generate",
+    "generate_from",
+    "generate_to_dir",
+    "glyph_images",
+    "split_inputs",
+    "split_schema",
+    "verdict_counts",
+    "vet",
+    "vet_dir",
+]

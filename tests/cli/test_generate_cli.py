@@ -1,0 +1,213 @@
+"""`generate` and `vet`: a real project from the UA annotations, real renders, real splits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from studio.cli import EXIT_USER_ERROR, main
+from studio.core.annotations import read_annotation_csv
+from studio.core.puzzle import read_jsonl, write_jsonl
+from studio.core.schema import Schema
+from studio.core.tagindex import TagIndex
+
+GEN = ["--n", "150", "--seed", "5", "--sampling", "balanced"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, ua_csv: Path) -> str:
+    path = str(tmp_path_factory.mktemp("cli-project") / "ua.studio")
+    assert main(["-q", "init", path]) == 0
+    assert main(["-q", "import-annotations", path, str(ua_csv), "--render"]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def split(project: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli-split") / "s"
+    assert main(["-q", "generate", project, str(out), *GEN]) == 0
+    return out
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_generate_twice_gives_identical_split_dirs(
+    project: str, split: Path, tmp_path: Path, capsys
+) -> None:
+    code, out, _ = run(capsys, "generate", project, str(tmp_path / "again"), *GEN)
+    assert code == 0
+    assert "wrote 150 puzzles" in out and "150 valid, 0 invalid" in out
+    first, second = files_of(split), files_of(tmp_path / "again")
+    assert len(first) == 2 * 150 + 5
+    assert first.keys() == second.keys()
+    assert [n for n in first if first[n] != second[n]] == []
+
+
+def test_vet_json_on_a_good_split(split: Path, project: str, capsys) -> None:
+    code, out, _ = run(capsys, "vet", str(split), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["puzzles"] == 150 and doc["valid"] == 150 and doc["invalid"] == 0
+    ids = [p.id for p in read_jsonl(split / "puzzles.jsonl")]
+    assert [v["id"] for v in doc["verdicts"]] == ids
+    for v in doc["verdicts"]:
+        assert set(v) == {"id", "valid", "findings", "warnings"}
+        assert v["valid"] is True and v["findings"] == []
+    # the same verdicts as the report written at generation (warnings from the npz frames)
+    report = json.loads((split / "report.json").read_text())
+    assert doc["verdicts"] == report["verdicts"]
+    code, out, _ = run(capsys, "vet", str(split))
+    assert code == 0 and out.startswith("150 puzzles: 150 valid, 0 invalid")
+    # against the project's current annotations instead of the split's copy
+    code, out, _ = run(capsys, "vet", str(split), "--project", project, "--json")
+    assert code == 0 and json.loads(out)["valid"] == 150
+
+
+def test_vet_finds_a_planted_foil_that_completes_the_rule(
+    split: Path, tmp_path: Path, ua_schema: Schema, capsys
+) -> None:
+    """Edit puzzles.jsonl: a foil replaced by another glyph of the key's folder, which
+    completes the intended constant rule: a second right answer."""
+    rows = read_annotation_csv(split / "annotations.csv", ua_schema)
+    ann = TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+    puzzles = list(read_jsonl(split / "puzzles.jsonl"))
+    index, target, planted = None, None, None
+    for i, p in enumerate(puzzles):
+        if p.rule != "constant" or p.shift:
+            continue
+        value = p.values[-1][0]
+        used = set(p.all_keys())
+        spare = [g for g in ann.folder(p.concept, value) if g not in used]
+        if spare:
+            index, target, planted = i, p, spare[0]
+            break
+    assert target is not None and planted is not None
+    foil = target.foils[0]
+    puzzles[index] = target.with_answer(foil, planted)
+    edited = tmp_path / "edited"
+    edited.mkdir()
+    for name, data in files_of(split).items():
+        (edited / name).parent.mkdir(parents=True, exist_ok=True)
+        (edited / name).write_bytes(data)
+    (edited / "puzzles.jsonl").write_text(write_jsonl(puzzles))
+
+    code, out, _ = run(capsys, "vet", str(edited), "--json", "--no-features")
+    assert code == 0  # invalid puzzles are a result, not an error
+    doc = json.loads(out)
+    assert doc["invalid"] == 1 and doc["valid"] == 149
+    [bad] = [v for v in doc["verdicts"] if not v["valid"]]
+    assert bad["id"] == target.id
+    kinds = {(f["kind"], f["answer"], f["rule"], f["concept"]) for f in bad["findings"]}
+    assert ("foil-completes-intended", foil, "constant", target.concept) in kinds
+    code, out, _ = run(capsys, "vet", str(edited), "--no-features")
+    assert code == 0 and f"{target.id}: INVALID" in out
+    assert f"answer {foil + 1} also completes constant over {target.concept}" in out
+
+
+def test_shortfall_exits_2_naming_the_dry_tuples(project: str, tmp_path: Path, capsys) -> None:
+    # no glyph of the UA CSV carries two values of a concept: every union tuple runs dry
+    out_dir = tmp_path / "u"
+    code, out, err = run(capsys, "generate", project, str(out_dir), "--rules", "union", *GEN)
+    assert code == EXIT_USER_ERROR
+    assert "only 0 of 105 train puzzles could be made" in err
+    assert "union/gestalt/noshift: no glyph carries two values of gestalt" in err
+    assert err.count("union/") == err.count("no glyph carries two values")
+    assert "Traceback" not in err and out == ""
+    assert not (out_dir / "split.json").exists()
+
+
+def test_bad_arguments_exit_2(project: str, tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--family", "kiva")
+    assert code == EXIT_USER_ERROR and "only glyph-pmp" in err
+    code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--ratios", "0.7,x")
+    assert code == EXIT_USER_ERROR and "--ratios" in err
+    code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--rules", "spiral")
+    assert code == EXIT_USER_ERROR and "rules must be some of" in err
+    code, _, err = run(capsys, "generate", str(tmp_path / "none.studio"), str(tmp_path / "k"))
+    assert code == EXIT_USER_ERROR and "none.studio" in err
+
+
+def test_vet_a_broken_split_dir_exits_2(split: Path, tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "vet", str(tmp_path / "nothing"), "--json")
+    assert code == EXIT_USER_ERROR and "split folder not found" in err
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "split.json").write_bytes((split / "split.json").read_bytes())
+    (broken / "puzzles.jsonl").write_text('{"id": "x"}\n')
+    code, out, err = run(capsys, "vet", str(broken), "--json")
+    assert code == EXIT_USER_ERROR and out == ""
+    assert str(broken / "puzzles.jsonl") in err and "line 1" in err and "lacks the field" in err
+    (broken / "split.json").write_text("[]")
+    code, _, err = run(capsys, "vet", str(broken))
+    assert code == EXIT_USER_ERROR and str(broken / "split.json") in err and "damaged" in err
+
+
+def test_other_layouts_and_options_from_the_cli(project: str, tmp_path: Path, capsys) -> None:
+    out_dir = tmp_path / "m"
+    code, out, _ = run(
+        capsys,
+        "generate",
+        project,
+        str(out_dir),
+        "--n",
+        "30",
+        "--sampling",
+        "balanced",
+        "--layout",
+        "matrix-3x3",
+        "--holdout",
+        "basic",
+        "--rules",
+        "constant,dist3",
+        "--ratios",
+        "0.5,0.25,0.25",
+        "--folds",
+        "2",
+    )
+    assert code == 0, out
+    data = json.loads((out_dir / "split.json").read_text())
+    assert data["fold_dirs"] == ["fold-0", "fold-1"]
+    assert data["params"]["layout"] == "matrix-3x3" and data["params"]["rules"] == [
+        "constant",
+        "dist3",
+    ]
+    assert data["params"]["ratios"] == [0.5, 0.25, 0.25]
+    import numpy as np
+
+    first = next(read_jsonl(out_dir / "fold-0" / "puzzles.jsonl"))
+    with np.load(out_dir / "fold-0" / "npz" / f"{first.id}.npz") as z:
+        assert z["images"].shape == (8 + 4, 80, 80)
+    code, out, _ = run(capsys, "vet", str(out_dir), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["puzzles"] == 60 and doc["invalid"] == 0
+    assert doc["verdicts"][0]["id"].startswith("fold-0/")
+
+
+def test_analogy_layout_from_the_cli(project: str, tmp_path: Path, capsys) -> None:
+    import numpy as np
+
+    out_dir = tmp_path / "a"
+    code, out, _ = run(
+        capsys, "generate", project, str(out_dir), "--layout", "analogy", "--n", "20",
+        "--sampling", "balanced",
+    )  # fmt: skip
+    assert code == 0, out
+    first = next(read_jsonl(out_dir / "puzzles.jsonl"))
+    assert first.layout == "analogy" and len(first.context_keys) == 3
+    with np.load(out_dir / "npz" / f"{first.id}.npz") as z:
+        assert z["images"].shape == (3 + 4, 80, 80) and int(z["target"]) == first.key
+    code, out, _ = run(capsys, "vet", str(out_dir), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["puzzles"] == 20 and doc["invalid"] == 0
