@@ -5,6 +5,7 @@ Built on first run from the copy shipped in ``resources/ua`` (users have no ``..
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -62,8 +63,23 @@ def build_demo(
             yield ("rendering glyphs", done, total)
     finally:
         studio.close()
-    for suffix in ("-wal", "-shm"):
-        Path(f"{tmp}{suffix}").unlink(missing_ok=True)
+    _fold_wal(tmp)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp.replace(path)
     yield ("ready", 1, 1)
+
+
+def _fold_wal(db: Path) -> None:
+    """Fold any write-ahead log into the file before it is renamed: a WAL is never deleted
+    while it may hold committed pages (that lost the demo's tags once)."""
+    wal = Path(f"{db}-wal")
+    if wal.exists():
+        con = sqlite3.connect(db)
+        try:
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            con.close()
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{db}{suffix}")
+        if side.exists() and side.stat().st_size == 0:
+            side.unlink()

@@ -23,6 +23,7 @@ MENUS: tuple[tuple[str, str], ...] = (
     ("file", "&File"),
     ("edit", "&Edit"),
     ("tag", "&Tag"),
+    ("puzzle", "&Puzzles"),
     ("view", "&View"),
     ("help", "&Help"),
 )
@@ -122,7 +123,30 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Select the next value of the current concept", section="navigate"),
     ActionSpec("tag.prev_value", "Previous value", "tag", "Ctrl+Up",
                "Select the previous value of the current concept", section="navigate"),
+    # ---- Puzzles (the curator's board; the puzzle keys act while the board is shown) ----
+    ActionSpec("puzzle.board", "Curator's board", "puzzle", "Ctrl+2",
+               "Show the curator's board: generated puzzles, their findings and statistics",
+               section="board"),
+    ActionSpec("puzzle.generate", "Generate split…", "puzzle", "Ctrl+G",
+               "Generate and vet a split in the background and add it as a new puzzle set",
+               section="board"),
+    ActionSpec("puzzle.approve", "Approve puzzle…", "puzzle", "A",
+               "Approve the selected puzzles, with an optional comment", section="decide"),
+    ActionSpec("puzzle.reject", "Reject puzzle…", "puzzle", "R",
+               "Reject the selected puzzles, with an optional comment", section="decide"),
+    ActionSpec("puzzle.draft", "Return to draft", "puzzle", "D",
+               "Undecide the selected puzzles: back to draft", section="decide"),
+    ActionSpec("puzzle.comment", "Comment on puzzle…", "puzzle", "C",
+               "Write or change the selected puzzle's comment", section="decide"),
+    ActionSpec("puzzle.replace_foil", "Replace foil…", "puzzle", "F",
+               "Replace a foil of the selected puzzle by one of the valid glyphs proposed",
+               section="edit"),
+    ActionSpec("puzzle.regenerate", "Regenerate puzzle", "puzzle", "G",
+               "Replace the selected puzzle by a fresh one of the same rule and concept",
+               section="edit"),
     # ---- View ----
+    ActionSpec("view.annotator", "Annotator", "view", "Ctrl+1",
+               "Show the annotator: schema, glyph grid and inspector", section="mode"),
     ActionSpec("view.find", "Find glyphs…", "view", "Ctrl+F",
                "Search glyphs by name, code point or block", section="find"),
     ActionSpec("view.only_untagged", "Only untagged glyphs", "view", "Ctrl+U",
@@ -193,7 +217,7 @@ def build_menus(
     actions: Mapping[str, QAction],
     specs: Iterable[ActionSpec] = ACTIONS,
 ) -> dict[str, QMenu]:
-    """Add the File, Edit, Tag, View and Help menus to ``menubar`` and fill them with
+    """Add the File, Edit, Tag, Puzzles, View and Help menus to ``menubar`` and fill them with
     ``actions`` in declaration order (a separator between sections); returns menus by id."""
     spec_list = list(specs)
     menus: dict[str, QMenu] = {}

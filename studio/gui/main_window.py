@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -35,6 +36,7 @@ from studio.app import Studio
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.gui.actions import build_actions, build_menus
+from studio.gui.curator_board import CuratorBoard
 from studio.gui.glyph_grid import (
     TAG_FILTERS,
     FontSource,
@@ -49,6 +51,8 @@ from studio.gui.settings import StudioSettings
 from studio.store.project import GlyphRecord, TagChange
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
+#: Actions that act on the glyph grid: active only while the annotator is shown.
+ANNOTATOR_ACTIONS = ("edit.select_all", "view.find", "view.only_untagged", "view.inspector")
 
 
 class MainWindow(QMainWindow):
@@ -124,7 +128,14 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.inspector)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([280, 720, 280])
-        self.setCentralWidget(self.splitter)
+        # the annotator and the curator's board are the window's two modes, one tab each
+        self.board = CuratorBoard(self.studio)
+        self.tabs = QTabWidget(objectName="modeTabs")
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.splitter, "Annotate")
+        self.tabs.addTab(self.board, "Puzzles")
+        self.tabs.currentChanged.connect(lambda _i: self._on_mode_changed())
+        self.setCentralWidget(self.tabs)
 
         sb = self.statusBar()
         self.counts_label = QLabel(objectName="counts")
@@ -159,6 +170,15 @@ class MainWindow(QMainWindow):
             "view.find": self._focus_search,
             "view.only_untagged": self._toggle_only_untagged,
             "view.inspector": self._toggle_inspector,
+            "puzzle.board": self.show_board,
+            "puzzle.generate": self.generate_split,
+            "puzzle.approve": self.board.approve,
+            "puzzle.reject": self.board.reject,
+            "puzzle.draft": self.board.mark_draft,
+            "puzzle.comment": self.board.edit_comment,
+            "puzzle.replace_foil": self.board.replace_foil,
+            "puzzle.regenerate": self.board.regenerate,
+            "view.annotator": self.show_annotator,
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
@@ -167,7 +187,29 @@ class MainWindow(QMainWindow):
         self.actions = build_actions(self, handlers)
         self.menus = build_menus(self.menuBar(), self.actions)
         self.actions["view.inspector"].setChecked(True)
+        self.board.bind_actions(self.actions)
+        self._on_mode_changed()
         self._update_undo_actions()
+
+    # ---- modes: annotator and curator's board --------------------------------------------------
+    def show_board(self) -> None:
+        self.tabs.setCurrentWidget(self.board)
+
+    def show_annotator(self) -> None:
+        self.tabs.setCurrentWidget(self.splitter)
+
+    def generate_split(self) -> None:
+        self.show_board()
+        self.board.generate_split()
+
+    def _on_mode_changed(self) -> None:
+        """Keys act on what is shown: tagging keys in the annotator, puzzle keys on the board."""
+        annotating = self.tabs.currentWidget() is self.splitter
+        for action_id, action in self.actions.items():
+            if action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
+                action.setEnabled(annotating)
+        self.counts_label.setVisible(annotating)  # glyph counts say nothing about puzzles
+        self.board.set_active(not annotating)
 
     # ---- loading -----------------------------------------------------------------------------
     def reload(self) -> None:
@@ -510,6 +552,7 @@ class MainWindow(QMainWindow):
         self.studio.undo_stack.clear()
         self.settings.add_recent_project(project.path)
         self.reload()
+        self.board.project_switched()
 
     # ---- schema --------------------------------------------------------------------------------
     def edit_schema(self) -> None:
@@ -565,5 +608,6 @@ class MainWindow(QMainWindow):
         if self._worker is not None:
             self._worker.quit()
         self.loader.stop()
+        self.board.shutdown()
         self.settings.save_window(self)
         super().closeEvent(event)

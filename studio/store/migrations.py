@@ -8,6 +8,11 @@ Format history
 - 1: first layout: schema versions, fonts, glyphs (with substitution), tags without provenance.
 - 2: tags carry who made them and when (``author``, ``created_at``); UA's method needs it to
   compare annotators. Tags migrated from format 1 get author ``unknown`` and no time.
+- 3: puzzles. ``puzzle_sets`` (a generated split imported for curation: its parameters and a
+  summary with rejection counts and dry tuples), ``puzzles`` (each record as JSON with its
+  curation status, comment, findings and warnings) and ``puzzle_events``, an append-only log of
+  who changed which puzzle how and when (triggers refuse UPDATE and DELETE on it). A format-2
+  project gains the three empty tables.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 # The format-1 layout, kept verbatim so tests can write a real format-1 project and open it.
 FORMAT_1_DDL = (
@@ -43,7 +48,42 @@ def _v1_to_v2(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE tags ADD COLUMN created_at TEXT"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
+#: Curation statuses, in the order the board lists them.
+PUZZLE_STATUSES = ("draft", "flagged", "approved", "rejected")
+
+_FORMAT_3_DDL = (
+    "CREATE TABLE puzzle_sets (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " params TEXT NOT NULL DEFAULT '{}', summary TEXT NOT NULL DEFAULT '{}',"
+    " created_at TEXT NOT NULL, author TEXT NOT NULL DEFAULT '')",
+    "CREATE TABLE puzzles (id INTEGER PRIMARY KEY,"
+    " set_id INTEGER NOT NULL REFERENCES puzzle_sets(id) ON DELETE CASCADE,"
+    " puzzle_id TEXT NOT NULL, position INTEGER NOT NULL, record TEXT NOT NULL,"
+    " layout TEXT NOT NULL, rule TEXT NOT NULL, concept TEXT NOT NULL, split TEXT NOT NULL,"
+    " status TEXT NOT NULL DEFAULT 'draft'"
+    " CHECK (status IN ('draft', 'flagged', 'approved', 'rejected')),"
+    " comment TEXT NOT NULL DEFAULT '', findings TEXT NOT NULL DEFAULT '[]',"
+    " warnings TEXT NOT NULL DEFAULT '[]', n_errors INTEGER NOT NULL DEFAULT 0,"
+    " n_warnings INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL,"
+    " author TEXT NOT NULL DEFAULT '', UNIQUE (set_id, puzzle_id))",
+    "CREATE INDEX ix_puzzles_set_position ON puzzles (set_id, position)",
+    # no foreign key: the log outlives the sets it talks about (an undone import stays logged)
+    "CREATE TABLE puzzle_events (id INTEGER PRIMARY KEY, set_id INTEGER NOT NULL,"
+    " puzzle_id TEXT NOT NULL DEFAULT '', at TEXT NOT NULL, author TEXT NOT NULL DEFAULT '',"
+    " kind TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}')",
+    "CREATE INDEX ix_puzzle_events_puzzle ON puzzle_events (set_id, puzzle_id)",
+    "CREATE TRIGGER puzzle_events_no_update BEFORE UPDATE ON puzzle_events"
+    " BEGIN SELECT RAISE(ABORT, 'puzzle_events is append-only'); END",
+    "CREATE TRIGGER puzzle_events_no_delete BEFORE DELETE ON puzzle_events"
+    " BEGIN SELECT RAISE(ABORT, 'puzzle_events is append-only'); END",
+)
+
+
+def _v2_to_v3(conn: Connection) -> None:
+    for ddl in _FORMAT_3_DDL:
+        conn.execute(text(ddl))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def create_current(conn: Connection) -> None:

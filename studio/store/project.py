@@ -1,4 +1,5 @@
-"""A project is one SQLite database file: the schema (versioned), fonts, glyphs and tags.
+"""A project is one SQLite database file: the schema (versioned), fonts, glyphs and tags, and the
+puzzle sets under curation (with an append-only log of every curation edit).
 
 Every public method that changes data runs in its own transaction and commits before it returns,
 so killing the process loses at most the edit in flight. The file is in WAL mode with
@@ -8,12 +9,13 @@ foreign file raises ProjectError and stays as it was.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from studio.core.annotations import TagRow
 from studio.core.errors import ProjectError, SchemaError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema, schema_from_text
-from studio.store.migrations import FORMAT_VERSION, MIGRATIONS, create_current
+from studio.store.migrations import FORMAT_VERSION, MIGRATIONS, PUZZLE_STATUSES, create_current
 
 APPLICATION_ID = "analogy-studio"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -86,6 +88,119 @@ class TagChange:
     concept: str
     value: str | None = None
     new_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PuzzleSetRecord:
+    """A stored puzzle set: a generated split (one fold) imported for curation."""
+
+    id: int
+    name: str
+    params: dict[str, Any]
+    summary: dict[str, Any]
+    created_at: str
+    author: str
+    count: int
+
+
+@dataclass(frozen=True)
+class NewPuzzle:
+    """A puzzle to store: its record (``Puzzle.to_json()``) and its curation state.
+    ``record_text`` may hold the record already serialised (by a worker thread, say)."""
+
+    record: Mapping[str, Any]
+    status: str = "draft"
+    comment: str = ""
+    findings: Sequence[Mapping[str, Any]] = ()
+    warnings: Sequence[Mapping[str, Any]] = ()
+    record_text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PuzzleSummary:
+    """What a list of puzzles shows, read without parsing any record (fast for big sets)."""
+
+    set_id: int
+    puzzle_id: str
+    position: int
+    layout: str
+    rule: str
+    concept: str
+    split: str
+    status: str
+    comment: str
+    errors: int
+    warnings: int
+    updated_at: str
+    author: str
+
+    @property
+    def id(self) -> str:
+        return self.puzzle_id
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPuzzle:
+    """A puzzle as stored: ``record`` is the JSON object ``Puzzle.from_json`` reads."""
+
+    set_id: int
+    puzzle_id: str
+    position: int
+    record: dict[str, Any]
+    status: str
+    comment: str
+    findings: list[dict[str, Any]]
+    warnings: list[dict[str, Any]]
+    updated_at: str
+    author: str
+
+    @property
+    def rule(self) -> str:
+        return str(self.record.get("rule", ""))
+
+    @property
+    def concept(self) -> str:
+        return str(self.record.get("concept", ""))
+
+
+@dataclass(frozen=True)
+class PuzzleChange:
+    """One curation edit of one puzzle, and the log entry that records it.
+
+    Fields left ``None`` keep their stored value. ``kind`` and ``detail`` go to
+    ``puzzle_events`` (e.g. ``status`` with ``{"old": "draft", "new": "approved"}``,
+    ``replace-foil`` with the answer index and the old and new glyph)."""
+
+    puzzle_id: str
+    kind: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    record: Mapping[str, Any] | None = None
+    status: str | None = None
+    comment: str | None = None
+    findings: Sequence[Mapping[str, Any]] | None = None
+    warnings: Sequence[Mapping[str, Any]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PuzzleEvent:
+    """One entry of the append-only curation log."""
+
+    id: int
+    set_id: int
+    puzzle_id: str  # empty for an event about the whole set (import, removal)
+    at: str
+    author: str
+    kind: str
+    detail: dict[str, Any]
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _check_status(status: str) -> None:
+    if status not in PUZZLE_STATUSES:
+        raise ValueError(f"puzzle status {status!r} is not one of {', '.join(PUZZLE_STATUSES)}")
 
 
 def _precheck(path: Path) -> None:
@@ -203,10 +318,13 @@ class Project:
     def open(cls, path: str | Path) -> Project:
         p = Path(path)
         _precheck(p)
-        with sqlite3.connect(p) as raw:
+        raw = sqlite3.connect(p)
+        try:  # closed at once: a connection left to the garbage collector keeps the WAL alive
             version = int(
                 raw.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()[0]
             )
+        finally:
+            raw.close()
         if version < FORMAT_VERSION:
             backup = p.with_name(f"{p.name}.bak-format{version}")
             shutil.copy2(p, backup)
@@ -227,6 +345,14 @@ class Project:
                 _set_meta(conn, "format_version", str(version))
 
     def close(self) -> None:
+        """Fold the write-ahead log into the file, then close every pooled connection.
+
+        The checkpoint makes the main file complete on its own even when a connection outside
+        the pool is still open (then SQLite would leave the WAL behind, and a caller that moves
+        only the main file, or deletes the WAL, would lose the last edits)."""
+        # closing must not fail: should the checkpoint fail, the WAL still holds the edits
+        with suppress(Exception), self._engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         self._engine.dispose()
 
     def __enter__(self) -> Project:
@@ -587,6 +713,292 @@ class Project:
         with self._engine.connect() as conn:
             return {int(r[0]) for r in conn.execute(text(q), params)}
 
+    # ---- puzzles ---------------------------------------------------------------------------
+    def add_puzzle_set(
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        summary: Mapping[str, Any],
+        puzzles: Sequence[NewPuzzle],
+        author: str,
+        *,
+        set_id: int | None = None,
+        event: str = "import",
+    ) -> int:
+        """Store a puzzle set and its puzzles in one transaction (all or nothing) and log
+        ``event``. ``set_id`` re-uses a known id (a redone import). Returns the set's id."""
+        for p in puzzles:
+            _check_status(p.status)
+        t = now_iso()
+        with self._tx() as conn:
+            res = conn.execute(
+                text(
+                    "INSERT INTO puzzle_sets (id, name, params, summary, created_at, author)"
+                    " VALUES (:id, :n, :p, :s, :t, :a)"
+                ),
+                {
+                    "id": set_id,
+                    "n": name,
+                    "p": _dumps(dict(params)),
+                    "s": _dumps(dict(summary)),
+                    "t": t,
+                    "a": author,
+                },
+            )
+            new_id = int(set_id if set_id is not None else res.lastrowid)  # type: ignore[attr-defined]
+            if puzzles:
+                conn.execute(
+                    text(
+                        "INSERT INTO puzzles (set_id, puzzle_id, position, record, layout, rule,"
+                        " concept, split, status, comment, findings, warnings, n_errors,"
+                        " n_warnings, updated_at, author) VALUES (:s, :pid, :pos, :rec, :lay,"
+                        " :rule, :c, :sp, :st, :com, :f, :w, :ne, :nw, :t, :a)"
+                    ),
+                    [
+                        {
+                            "s": new_id,
+                            "pid": str(p.record["id"]),
+                            "pos": i,
+                            "rec": p.record_text or _dumps(dict(p.record)),
+                            "lay": str(p.record.get("layout", "")),
+                            "rule": str(p.record.get("rule", "")),
+                            "c": str(p.record.get("concept", "")),
+                            "sp": str(p.record.get("split", "")),
+                            "st": p.status,
+                            "com": p.comment,
+                            "f": _dumps(list(p.findings)),
+                            "w": _dumps(list(p.warnings)),
+                            "ne": len(p.findings),
+                            "nw": len(p.warnings),
+                            "t": t,
+                            "a": author,
+                        }
+                        for i, p in enumerate(puzzles)
+                    ],
+                )
+            _log(conn, new_id, "", t, author, event, {"name": name, "puzzles": len(puzzles)})
+        return new_id
+
+    def remove_puzzle_set(self, set_id: int, author: str, *, event: str = "remove-set") -> None:
+        """Delete a set and its puzzles (the log keeps what happened to them)."""
+        with self._tx() as conn:
+            row = conn.execute(
+                text("SELECT name FROM puzzle_sets WHERE id=:i"), {"i": set_id}
+            ).first()
+            if row is None:
+                raise ProjectError(f"has no puzzle set {set_id}", self.path)
+            conn.execute(text("DELETE FROM puzzles WHERE set_id=:i"), {"i": set_id})
+            conn.execute(text("DELETE FROM puzzle_sets WHERE id=:i"), {"i": set_id})
+            _log(conn, set_id, "", now_iso(), author, event, {"name": row[0]})
+
+    def puzzle_sets(self) -> list[PuzzleSetRecord]:
+        """Every puzzle set, oldest first, with its number of puzzles."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT s.id, s.name, s.params, s.summary, s.created_at, s.author,"
+                    " (SELECT COUNT(*) FROM puzzles p WHERE p.set_id = s.id)"
+                    " FROM puzzle_sets s ORDER BY s.id"
+                )
+            ).all()
+        return [
+            PuzzleSetRecord(
+                int(r[0]), r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], int(r[6])
+            )
+            for r in rows
+        ]
+
+    def puzzle_set(self, set_id: int) -> PuzzleSetRecord | None:
+        return next((s for s in self.puzzle_sets() if s.id == set_id), None)
+
+    _PUZZLE_COLUMNS = (
+        "set_id, puzzle_id, position, record, status, comment, findings, warnings, updated_at,"
+        " author"
+    )
+
+    @staticmethod
+    def _stored(r: Any) -> StoredPuzzle:
+        return StoredPuzzle(
+            int(r[0]),
+            r[1],
+            int(r[2]),
+            json.loads(r[3]),
+            r[4],
+            r[5],
+            json.loads(r[6]),
+            json.loads(r[7]),
+            r[8],
+            r[9],
+        )
+
+    @staticmethod
+    def _puzzle_where(
+        set_id: int,
+        rule: str | None,
+        concept: str | None,
+        status: str | None,
+        findings: str | None,
+        split: str | None,
+    ) -> tuple[str, dict[str, Any]]:
+        q = " WHERE set_id=:s"
+        params: dict[str, Any] = {"s": set_id}
+        for col, val in (
+            ("rule", rule),
+            ("concept", concept),
+            ("status", status),
+            ("split", split),
+        ):
+            if val:
+                q += f" AND {col}=:{col}"
+                params[col] = val
+        if findings:
+            q += {
+                "errors": " AND n_errors > 0",
+                "warnings": " AND n_warnings > 0",
+                "none": " AND n_errors = 0 AND n_warnings = 0",
+            }[findings]
+        return q, params
+
+    def stored_puzzles(
+        self,
+        set_id: int,
+        *,
+        rule: str | None = None,
+        concept: str | None = None,
+        status: str | None = None,
+        findings: str | None = None,
+        split: str | None = None,
+    ) -> list[StoredPuzzle]:
+        """The puzzles of a set in generation order, optionally only one rule, concept,
+        status or split; ``findings`` is ``errors`` (has errors), ``warnings`` (has warnings)
+        or ``none`` (neither)."""
+        where, params = self._puzzle_where(set_id, rule, concept, status, findings, split)
+        q = f"SELECT {self._PUZZLE_COLUMNS} FROM puzzles{where} ORDER BY position"
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(q), params).all()
+        return [self._stored(r) for r in rows]
+
+    def puzzle_summaries(
+        self,
+        set_id: int,
+        *,
+        rule: str | None = None,
+        concept: str | None = None,
+        status: str | None = None,
+        findings: str | None = None,
+        split: str | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[PuzzleSummary]:
+        """As :meth:`stored_puzzles` but without the records: one query, no JSON parsed
+        (10,000 puzzles in a few tens of milliseconds). ``ids`` limits it to those puzzles."""
+        where, params = self._puzzle_where(set_id, rule, concept, status, findings, split)
+        if ids is not None:
+            names = [f"p{i}" for i in range(len(ids))]
+            where += f" AND puzzle_id IN ({', '.join(':' + n for n in names)})" if ids else " AND 0"
+            params.update(zip(names, ids, strict=True))
+        q = (
+            "SELECT set_id, puzzle_id, position, layout, rule, concept, split, status, comment,"
+            f" n_errors, n_warnings, updated_at, author FROM puzzles{where} ORDER BY position"
+        )
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(q), params).all()
+        return [
+            PuzzleSummary(
+                int(r[0]),
+                r[1],
+                int(r[2]),
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                r[7],
+                r[8],
+                int(r[9]),
+                int(r[10]),
+                r[11],
+                r[12],
+            )
+            for r in rows
+        ]
+
+    def stored_puzzle(self, set_id: int, puzzle_id: str) -> StoredPuzzle | None:
+        with self._engine.connect() as conn:
+            r = conn.execute(
+                text(
+                    f"SELECT {self._PUZZLE_COLUMNS} FROM puzzles WHERE set_id=:s AND puzzle_id=:p"
+                ),
+                {"s": set_id, "p": puzzle_id},
+            ).first()
+        return self._stored(r) if r is not None else None
+
+    def change_puzzles(self, set_id: int, changes: Sequence[PuzzleChange], author: str) -> None:
+        """Apply curation edits and log each, in one transaction: every change or none (an
+        unknown puzzle raises ProjectError and nothing is written)."""
+        for ch in changes:
+            if ch.status is not None:
+                _check_status(ch.status)
+        t = now_iso()
+        with self._tx() as conn:
+            for ch in changes:
+                sets = ["updated_at=:t", "author=:a"]
+                params: dict[str, Any] = {"t": t, "a": author, "s": set_id, "p": ch.puzzle_id}
+                if ch.record is not None:
+                    rec = dict(ch.record)
+                    if str(rec.get("id")) != ch.puzzle_id:
+                        raise ValueError(
+                            f"record id {rec.get('id')!r} differs from puzzle {ch.puzzle_id!r}"
+                        )
+                    sets += ["record=:rec", "layout=:lay", "rule=:rule", "concept=:c", "split=:sp"]
+                    params.update(
+                        rec=_dumps(rec),
+                        lay=str(rec.get("layout", "")),
+                        rule=str(rec.get("rule", "")),
+                        c=str(rec.get("concept", "")),
+                        sp=str(rec.get("split", "")),
+                    )
+                if ch.status is not None:
+                    sets.append("status=:st")
+                    params["st"] = ch.status
+                if ch.comment is not None:
+                    sets.append("comment=:com")
+                    params["com"] = ch.comment
+                if ch.findings is not None:
+                    sets += ["findings=:f", "n_errors=:ne"]
+                    params["f"] = _dumps(list(ch.findings))
+                    params["ne"] = len(ch.findings)
+                if ch.warnings is not None:
+                    sets += ["warnings=:w", "n_warnings=:nw"]
+                    params["w"] = _dumps(list(ch.warnings))
+                    params["nw"] = len(ch.warnings)
+                res = conn.execute(
+                    text(f"UPDATE puzzles SET {', '.join(sets)} WHERE set_id=:s AND puzzle_id=:p"),
+                    params,
+                )
+                if res.rowcount != 1:
+                    raise ProjectError(
+                        f"has no puzzle {ch.puzzle_id!r} in puzzle set {set_id}", self.path
+                    )
+                _log(conn, set_id, ch.puzzle_id, t, author, ch.kind, dict(ch.detail))
+
+    def puzzle_events(
+        self, set_id: int | None = None, puzzle_id: str | None = None
+    ) -> list[PuzzleEvent]:
+        """The curation log, oldest first; of one set, or of one puzzle of it."""
+        q = "SELECT id, set_id, puzzle_id, at, author, kind, detail FROM puzzle_events WHERE 1=1"
+        params: dict[str, Any] = {}
+        if set_id is not None:
+            q += " AND set_id=:s"
+            params["s"] = set_id
+        if puzzle_id is not None:
+            q += " AND puzzle_id=:p"
+            params["p"] = puzzle_id
+        with self._engine.connect() as conn:
+            rows = conn.execute(text(q + " ORDER BY id"), params).all()
+        return [
+            PuzzleEvent(int(r[0]), int(r[1]), r[2], r[3], r[4], r[5], json.loads(r[6]))
+            for r in rows
+        ]
+
     def tag_map(self) -> dict[int, list[tuple[str, str]]]:
         """glyph id → [(concept, value), …] for every tagged glyph (one query, for views)."""
         out: dict[int, list[tuple[str, str]]] = {}
@@ -610,6 +1022,24 @@ def _insert_glyphs(
             ),
             rows,
         )
+
+
+def _log(
+    conn: Connection,
+    set_id: int,
+    puzzle_id: str,
+    at: str,
+    author: str,
+    kind: str,
+    detail: Mapping[str, Any],
+) -> None:
+    conn.execute(
+        text(
+            "INSERT INTO puzzle_events (set_id, puzzle_id, at, author, kind, detail)"
+            " VALUES (:s, :p, :t, :a, :k, :d)"
+        ),
+        {"s": set_id, "p": puzzle_id, "t": at, "a": author, "k": kind, "d": _dumps(detail)},
+    )
 
 
 def _set_meta(conn: Connection, key: str, value: str) -> None:

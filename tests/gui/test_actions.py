@@ -117,7 +117,14 @@ def test_build_actions_and_menus(qtbot) -> None:
     assert actions["tag.remove"].shortcuts() == [QKeySequence("Backspace"), QKeySequence("Del")]
     assert actions["view.only_untagged"].isCheckable()
 
-    assert [m.title() for m in menus.values()] == ["&File", "&Edit", "&Tag", "&View", "&Help"]
+    assert [m.title() for m in menus.values()] == [
+        "&File",
+        "&Edit",
+        "&Tag",
+        "&Puzzles",
+        "&View",
+        "&Help",
+    ]
     for menu_id, menu in menus.items():
         in_menu = [a.data() for a in menu.actions() if not a.isSeparator()]
         assert in_menu == [a.id for a in ACTIONS if a.menu == menu_id]
@@ -164,7 +171,7 @@ def shown_rows(dialog: ShortcutsDialog) -> dict[str, list[tuple[str, str]]]:
 
 def test_every_action_is_listed_with_its_shortcut(shortcuts: ShortcutsDialog) -> None:
     rows = shown_rows(shortcuts)
-    assert list(rows) == ["File", "Edit", "Tag", "View", "Help"]
+    assert list(rows) == ["File", "Edit", "Tag", "Puzzles", "View", "Help"]
     for a in ACTIONS:
         native = ", ".join(QKeySequence(k).toString(NATIVE) for k in a.shortcuts)
         assert (a.text, native) in rows[menu_title(a.menu)]

@@ -1,0 +1,894 @@
+"""Curation of generated puzzles: the state and the commands behind the curator's board.
+
+Qt-free, like :class:`studio.app.Studio`, so that a test (or a script) can drive every curator
+action without a window. A :class:`Curator` works on one *puzzle set* of the project at a time
+(a generated split, one fold; :meth:`Curator.open_set`); puzzle ids are those of the records
+(``test-00012``) and are unique within a set.
+
+Every edit is a command on the studio's undo stack, labelled like a sentence ("Approve puzzle
+test-00012"), stored at once (one transaction per edit, see :mod:`studio.store.project`) and
+logged in the project's append-only ``puzzle_events`` table, undos included. After each change
+the studio emits, on the thread that made it (the GUI's main thread):
+
+- ``"puzzle_sets"`` with the list of set ids that appeared or disappeared;
+- ``"puzzles"`` with a :class:`PuzzlesChanged` (the set id and the puzzle ids edited).
+
+Statuses: ``flagged`` (the vetting found errors or warnings), ``draft`` (vetted clean, not yet
+decided), ``approved``, ``rejected``. An edit that changes a puzzle's frames (a replaced foil,
+a regenerated puzzle) re-vets it, and its status follows the verdict: ``flagged`` or ``draft``
+(an approved puzzle that changes must be approved again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from studio.core.commands import FunctionCommand
+from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.tagindex import TagIndex
+from studio.store.migrations import PUZZLE_STATUSES
+from studio.store.project import (
+    NewPuzzle,
+    PuzzleChange,
+    PuzzleSetRecord,
+    PuzzleSummary,
+    StoredPuzzle,
+)
+from studio.vet.emergent import MATRIX_LAYOUTS, Finding, Verdict, vet_puzzle
+from studio.vet.rules import RuleBook
+
+STATUSES = PUZZLE_STATUSES
+
+#: The warning filter: key → what the board shows.
+WARNING_FILTERS: tuple[tuple[str, str], ...] = (
+    ("", "Any findings"),
+    ("errors", "Has errors"),
+    ("warnings", "Has warnings"),
+    ("none", "No findings"),
+)
+
+#: Verbs of the undo labels, by the status a command sets.
+_STATUS_VERBS = {
+    "approved": "Approve",
+    "rejected": "Reject",
+    "flagged": "Flag",
+    "draft": "Return to draft",
+}
+
+#: For an image-feature warning, the raw numbers behind each pseudo concept.
+_FEATURE_NUMBERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "img-components": (),  # the value is the number
+    "img-holes": (),
+    "img-aspect": (("aspect_ratio", "w/h {:.2f}"),),
+    "img-size": (("bbox_size", "size {:.2f}"),),
+    "img-ink": (("ink_fraction", "ink {:.0%}"),),
+    "img-mirror": (("mirror_lr", "LR {:.2f}"), ("mirror_tb", "TB {:.2f}")),
+    "img-rotation": (("rot180", "180° {:.2f}"), ("rot90", "90° {:.2f}")),
+}
+
+MAX_REGENERATION_DRAWS = 400
+
+
+# ---- records -----------------------------------------------------------------------------------
+def finding_from_json(d: Mapping[str, Any]) -> Finding:
+    """The inverse of ``Finding.to_json`` (the message is derived, so it is dropped)."""
+    return Finding(
+        kind=str(d["kind"]),
+        answer=int(d["answer"]),
+        rule=str(d.get("rule", "")),
+        concept=str(d.get("concept", "")),
+        rows=tuple(tuple(str(v) for v in r) for r in d.get("rows", ())),
+        source=str(d.get("source", "annotations")),
+        detail=str(d.get("detail", "")),
+    )
+
+
+@dataclass(frozen=True)
+class CuratedPuzzle:
+    """A puzzle of a set with its curation state. ``findings`` are the errors of its last
+    vetting, ``warnings`` the image-feature warnings."""
+
+    set_id: int
+    puzzle: Puzzle
+    status: str
+    comment: str
+    findings: tuple[Finding, ...]
+    warnings: tuple[Finding, ...]
+    updated_at: str
+    author: str
+
+    @property
+    def id(self) -> str:
+        return self.puzzle.id
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        """Errors first, then warnings: what the sheet draws."""
+        return self.findings + self.warnings
+
+    @classmethod
+    def of(cls, s: StoredPuzzle) -> CuratedPuzzle:
+        return cls(
+            set_id=s.set_id,
+            puzzle=Puzzle.from_json(s.record),
+            status=s.status,
+            comment=s.comment,
+            findings=tuple(finding_from_json(f) for f in s.findings),
+            warnings=tuple(finding_from_json(f) for f in s.warnings),
+            updated_at=s.updated_at,
+            author=s.author,
+        )
+
+
+@dataclass(frozen=True)
+class PuzzleFilter:
+    """Which puzzles the board lists; an empty field lets everything through. ``warning`` is
+    ``errors`` (has errors), ``warnings`` (has warnings), ``none`` (neither) or empty."""
+
+    rule: str = ""
+    concept: str = ""
+    status: str = ""
+    warning: str = ""
+    split: str = ""
+
+    def matches(self, p: CuratedPuzzle) -> bool:
+        if self.rule and p.puzzle.rule != self.rule:
+            return False
+        if self.concept and p.puzzle.concept != self.concept:
+            return False
+        if self.status and p.status != self.status:
+            return False
+        if self.split and p.puzzle.split != self.split:
+            return False
+        if self.warning == "errors":
+            return bool(p.findings)
+        if self.warning == "warnings":
+            return bool(p.warnings)
+        if self.warning == "none":
+            return not p.findings and not p.warnings
+        return True
+
+
+@dataclass(frozen=True)
+class PreparedImport:
+    """A generated split, serialised for storing (see :meth:`Curator.prepare_import`):
+    per fold, the set's name, parameters, summary and puzzles."""
+
+    name: str
+    total: int
+    batches: tuple[tuple[str, dict[str, Any], dict[str, Any], list[NewPuzzle]], ...]
+
+
+@dataclass(frozen=True)
+class PuzzlesChanged:
+    """Payload of the ``puzzles`` event."""
+
+    set_id: int
+    ids: tuple[str, ...]
+
+
+#: Where a frame sits on the sheet: ("context", row, column) or ("answer", index, 0).
+FramePos = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the sheet draws for one finding: the foil (``answer``), a caption, and for every
+    frame taking part the values it carries for the finding's concept (for a warning, with the
+    image-feature numbers behind them)."""
+
+    finding: Finding
+    severity: str  # error | warning
+    answer: int
+    caption: str
+    frame_values: Mapping[FramePos, str]
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A proposed foil: the glyph, its values of the puzzle's concept, and whether the image
+    features warn about it (such candidates are ranked last)."""
+
+    glyph: GlyphKey
+    values: tuple[str, ...]
+    warned: bool
+
+
+# ---- the curator -------------------------------------------------------------------------------
+class Curator:
+    """The curator's board without the board: one per :class:`~studio.app.Studio`."""
+
+    def __init__(self, studio: Any) -> None:
+        self.studio = studio
+        self.set_id: int | None = None
+        self._annotations: TagIndex | None = None
+        self._book: RuleBook | None = None
+        self._feature_cache: dict[GlyphKey, Mapping[str, frozenset[str]]] = {}
+        #: Held while glyphs are rendered: a view's worker thread and the GUI thread must not
+        #: use the studio's font renderers at once.
+        self.render_lock = threading.RLock()
+        studio.subscribe(self._on_studio_event)
+        self.reset()
+
+    # ---- state -----------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget everything read from the project (after the studio switched projects) and
+        open its newest set."""
+        self._annotations = None
+        self._book = None
+        self._feature_cache.clear()
+        sets = self.sets()
+        self.set_id = sets[-1].id if sets else None
+
+    def _on_studio_event(self, event: str, payload: object) -> None:
+        if event in ("tags", "schema", "glyphs"):
+            self._annotations = None
+            self._book = None
+        if event == "glyphs":
+            self._feature_cache.clear()
+
+    @property
+    def project(self) -> Any:
+        return self.studio.project
+
+    @property
+    def annotations(self) -> TagIndex:
+        """The project's annotations as split generation reads them: those of the glyphs with
+        an image (``studio.splits.split_inputs``), so that a rebuilt generator holds out the
+        same glyphs as the split did. Cached until tags, glyphs or the schema change."""
+        got = self._annotations
+        if got is None:
+            from studio.splits import split_inputs
+
+            with self.render_lock:
+                got = self._annotations  # another thread may have read them meanwhile
+                if got is None:
+                    got = self._annotations = split_inputs(self.studio).annotations
+        return got
+
+    @property
+    def annotations_ready(self) -> bool:
+        """Whether :attr:`annotations` answers at once (else it reads and renders first)."""
+        return self._annotations is not None
+
+    def warm_up(self) -> None:
+        """Read the annotations now (a view calls this on a worker thread)."""
+        self.annotations  # noqa: B018
+
+    def adopt_annotations(self, annotations: TagIndex) -> None:
+        """Use annotations just read by ``split_inputs`` elsewhere (a generation job)."""
+        self._annotations = annotations
+
+    @property
+    def book(self) -> RuleBook:
+        if self._book is None:
+            self._book = RuleBook(self.project.schema)
+        return self._book
+
+    def sets(self) -> list[PuzzleSetRecord]:
+        return self.project.puzzle_sets()
+
+    def current_set(self) -> PuzzleSetRecord | None:
+        return self.project.puzzle_set(self.set_id) if self.set_id is not None else None
+
+    def open_set(self, set_id: int) -> None:
+        if self.project.puzzle_set(set_id) is None:
+            raise StudioError(f"the project has no puzzle set {set_id}")
+        self.set_id = set_id
+
+    def _need_set(self) -> int:
+        if self.set_id is None:
+            raise StudioError("no puzzle set is open; generate a split first")
+        return self.set_id
+
+    def puzzles(self, filter: PuzzleFilter | None = None) -> list[CuratedPuzzle]:
+        """The open set's puzzles that pass ``filter``, in generation order."""
+        if self.set_id is None:
+            return []
+        stored = self.project.stored_puzzles(self.set_id, **_where(filter or PuzzleFilter()))
+        return [CuratedPuzzle.of(s) for s in stored]
+
+    def summaries(
+        self, filter: PuzzleFilter | None = None, ids: Sequence[str] | None = None
+    ) -> list[PuzzleSummary]:
+        """What a list shows of the puzzles that pass ``filter`` (no record is parsed: fast
+        enough for the GUI thread with 10,000 puzzles). ``ids`` limits it to those."""
+        if self.set_id is None:
+            return []
+        return self.project.puzzle_summaries(
+            self.set_id, ids=ids, **_where(filter or PuzzleFilter())
+        )
+
+    def puzzle(self, puzzle_id: str) -> CuratedPuzzle:
+        s = self.project.stored_puzzle(self._need_set(), puzzle_id)
+        if s is None:
+            raise StudioError(f"puzzle {puzzle_id!r} is not in the open set")
+        return CuratedPuzzle.of(s)
+
+    def history(self, puzzle_id: str) -> list[Any]:
+        """The log entries of one puzzle, oldest first."""
+        return self.project.puzzle_events(self._need_set(), puzzle_id)
+
+    # ---- vetting -----------------------------------------------------------------------------
+    def _features(self, keys: Iterable[GlyphKey]) -> TagIndex:
+        """Image-feature pseudo-annotations of these glyphs, from their 80×80 renders."""
+        from studio.splits import feature_index, glyph_images
+
+        keys = list(dict.fromkeys(keys))
+        need = [k for k in keys if k not in self._feature_cache]
+        if need:
+            with self.render_lock:
+                images = glyph_images(self.studio, need)
+            index = feature_index(images)
+            for k in need:
+                self._feature_cache[k] = index.by_glyph.get(k, {})
+        return TagIndex(
+            by_glyph={k: self._feature_cache[k] for k in keys if self._feature_cache[k]},
+            folders={},
+        )
+
+    def vet(self, puzzle: Puzzle) -> Verdict:
+        """The verdict the split's vetting would give: annotations and image features."""
+        from studio.splits import vet
+
+        features = self._features(puzzle.all_keys())
+        return vet([puzzle], self.annotations, self.project.schema, features=features)[0]
+
+    # ---- import ------------------------------------------------------------------------------
+    @staticmethod
+    def prepare_import(
+        name: str,
+        params: Any,
+        results: Sequence[Any],
+        verdicts: Sequence[Verdict],
+    ) -> PreparedImport:
+        """Everything :meth:`import_prepared` stores, serialised. Pure and thread-safe: a
+        worker thread runs it, so that a 10,000-puzzle split is not serialised on the GUI
+        thread. ``verdicts`` are aligned with the puzzles of all results, in order."""
+        params_json = params.to_json() if hasattr(params, "to_json") else dict(params)
+        total = sum(len(r.puzzles) for r in results)
+        if len(verdicts) != total:
+            raise StudioError(f"{len(verdicts)} verdicts for {total} puzzles")
+        batches: list[tuple[str, dict[str, Any], dict[str, Any], list[NewPuzzle]]] = []
+        it = iter(verdicts)
+        for r in results:
+            rows = []
+            for p in r.puzzles:
+                v = next(it)
+                if v.puzzle_id != p.id:
+                    raise StudioError(f"verdict of {v.puzzle_id!r} given for puzzle {p.id!r}")
+                rows.append(_new_puzzle(p, v))
+            fold_name = name if len(results) == 1 else f"{name} · fold {r.fold + 1}"
+            summary = dict(r.summary())
+            summary["tuples"] = {k: list(v) for k, v in r.tuples.items()}
+            summary["produced"] = dict(sorted(r.produced.items()))
+            summary["flagged"] = sum(1 for x in rows if x.status == "flagged")
+            batches.append((fold_name, params_json | {"fold": r.fold}, summary, rows))
+        return PreparedImport(name, total, tuple(batches))
+
+    def import_results(
+        self,
+        name: str,
+        params: Any,
+        results: Sequence[Any],
+        verdicts: Sequence[Verdict],
+    ) -> list[int]:
+        """Store generated folds (``SplitResult``s) as puzzle sets, one per fold, with their
+        verdicts (aligned with the puzzles of all results, in order); undoable. A puzzle whose
+        verdict has errors or warnings is ``flagged``, others ``draft``. Opens the first new
+        set and returns the new set ids."""
+        return self.import_prepared(self.prepare_import(name, params, results, verdicts))
+
+    def import_prepared(self, prepared: PreparedImport) -> list[int]:
+        """The storing half of :meth:`import_results` (undoable; on the GUI thread)."""
+        ids: list[int] = []
+        before = self.set_id
+        author = self.studio.author
+
+        def do() -> None:
+            redo = bool(ids)
+            new = []
+            for i, (n, params_json, summary, rows) in enumerate(prepared.batches):
+                new.append(
+                    self.project.add_puzzle_set(
+                        n,
+                        params_json,
+                        summary,
+                        rows,
+                        author,
+                        set_id=ids[i] if redo else None,
+                        event="redo-import" if redo else "import",
+                    )
+                )
+            ids[:] = new
+            self.set_id = ids[0] if ids else before
+            self.studio._emit("puzzle_sets", list(ids))
+
+        def undo() -> None:
+            for sid in ids:
+                self.project.remove_puzzle_set(sid, author, event="undo-import")
+            self.set_id = before if before not in ids else None
+            if self.set_id is not None and self.project.puzzle_set(self.set_id) is None:
+                self.set_id = None
+            self.studio._emit("puzzle_sets", list(ids))
+
+        label = f"Import puzzle set “{prepared.name}” ({_count(prepared.total, 'puzzle')})"
+        self.studio.undo_stack.push(FunctionCommand(label, do, undo))
+        return list(ids)
+
+    # ---- status and comments ---------------------------------------------------------------
+    def set_status(self, ids: Sequence[str], status: str, comment: str | None = None) -> None:
+        """Approve, reject, flag or return puzzles to draft (undoable). ``comment`` replaces
+        the puzzles' comments (None keeps them)."""
+        if status not in STATUSES:
+            raise StudioError(f"unknown status {status!r}; one of {', '.join(STATUSES)}")
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return
+        set_id = self._need_set()
+        old = {pid: self.puzzle(pid) for pid in ids}
+
+        def do() -> None:
+            self.project.change_puzzles(
+                set_id,
+                [
+                    PuzzleChange(
+                        pid,
+                        "status",
+                        _detail(old=old[pid].status, new=status, comment=comment),
+                        status=status,
+                        comment=comment,
+                    )
+                    for pid in ids
+                ],
+                self.studio.author,
+            )
+            self._changed(set_id, ids)
+
+        def undo() -> None:
+            self.project.change_puzzles(
+                set_id,
+                [
+                    PuzzleChange(
+                        pid,
+                        "status",
+                        _detail(
+                            old=status, new=old[pid].status, comment=old[pid].comment, undo=True
+                        ),
+                        status=old[pid].status,
+                        comment=old[pid].comment,
+                    )
+                    for pid in ids
+                ],
+                self.studio.author,
+            )
+            self._changed(set_id, ids)
+
+        what = f"puzzle {ids[0]}" if len(ids) == 1 else f"{len(ids)} puzzles"
+        label = f"{_STATUS_VERBS[status]} {what}"
+        if comment:
+            label += f" ({_short(comment)})"
+        self.studio.undo_stack.push(FunctionCommand(label, do, undo))
+
+    def set_comment(self, puzzle_id: str, comment: str) -> None:
+        """Change a puzzle's comment (undoable)."""
+        set_id = self._need_set()
+        old = self.puzzle(puzzle_id).comment
+        if old == comment:
+            return
+
+        def change(new: str, prev: str, undo: bool) -> Callable[[], None]:
+            def run() -> None:
+                self.project.change_puzzles(
+                    set_id,
+                    [
+                        PuzzleChange(
+                            puzzle_id, "comment", _detail(old=prev, new=new, undo=undo), comment=new
+                        )
+                    ],
+                    self.studio.author,
+                )
+                self._changed(set_id, [puzzle_id])
+
+            return run
+
+        self.studio.undo_stack.push(
+            FunctionCommand(
+                f"Comment on puzzle {puzzle_id}",
+                change(comment, old, False),
+                change(old, comment, True),
+            )
+        )
+
+    # ---- foils -------------------------------------------------------------------------------
+    def replacement_candidates(
+        self, puzzle_id: str, answer_index: int, limit: int = 20
+    ) -> list[Replacement]:
+        """Valid replacements for one foil, best first (see :meth:`propose_replacements`)."""
+        cp = self.puzzle(puzzle_id)
+        p = cp.puzzle
+        self._check_foil(p, answer_index)
+        ann = self.annotations
+        concept = p.concept
+        side = self._side_glyphs(cp)
+        taken = set(p.all_keys())
+        pool: set[GlyphKey] = set()
+        for v in self.project.schema.concept(concept).value_ids:
+            pool.update(ann.folder(concept, v))  # glyphs with an image only (see annotations)
+        pool -= taken
+        if side is not None:
+            pool &= side
+        # foil-value balance: prefer values the other foils do not show yet
+        shown = Counter(
+            v for i in p.foils if i != answer_index for v in ann.values(p.answers[i], concept)
+        )
+        # the other foils may be at fault too: a candidate must not add an error, nor have one
+        before = set(vet_puzzle(p, ann, self.book).errors)
+        valid: list[tuple[tuple[int, int], GlyphKey]] = []
+        for g in pool:
+            candidate = p.with_answer(answer_index, g)
+            errors = vet_puzzle(candidate, ann, self.book).errors
+            if any(e.answer == answer_index or e not in before for e in errors):
+                continue
+            values = ann.values(g, concept)
+            overlap = sum(shown[v] for v in values)
+            valid.append(((overlap, _stable_rank(p.id, answer_index, g)), g))
+        valid.sort(key=lambda x: x[0])
+        out: list[Replacement] = []
+        warned: list[Replacement] = []
+        for _, g in valid:
+            if len(out) >= limit:
+                break
+            candidate = p.with_answer(answer_index, g)
+            bad = p.layout in MATRIX_LAYOUTS and any(
+                w.answer == answer_index for w in self.vet(candidate).warnings
+            )
+            r = Replacement(g, tuple(sorted(ann.values(g, concept))), bad)
+            (warned if bad else out).append(r)
+        return (out + warned)[:limit]
+
+    def propose_replacements(
+        self, puzzle_id: str, answer_index: int, limit: int = 20
+    ) -> list[GlyphKey]:
+        """Glyphs that may replace the foil ``answer_index``: they carry some value of the
+        puzzle's concept, are neither in the context nor among the answers, come from the
+        puzzle's side of the split's glyph hold-out, render, and leave the puzzle valid as far
+        as that foil goes: it completes no rule of the schema, the key still completes the
+        intended one, and no finding appears that was not there before (other foils may still
+        be at fault; they are replaced in turn).
+        Ranked deterministically: values the other foils do not show first (foil balance),
+        candidates the image features warn about last, then a stable hash of puzzle and glyph.
+        """
+        return [r.glyph for r in self.replacement_candidates(puzzle_id, answer_index, limit)]
+
+    def replace_foil(self, puzzle_id: str, answer_index: int, glyph: GlyphKey) -> Verdict:
+        """Put ``glyph`` in place of a foil (undoable); the puzzle is re-vetted and its status
+        follows the verdict. Returns the new verdict."""
+        cp = self.puzzle(puzzle_id)
+        p = cp.puzzle
+        self._check_foil(p, answer_index)
+        if glyph in p.all_keys():
+            raise StudioError(f"{glyph} is already a frame of puzzle {puzzle_id}")
+        new = p.with_answer(answer_index, glyph)
+        verdict = self.vet(new)
+        old_glyph = p.answers[answer_index]
+        detail = {"answer": answer_index, "old": str(old_glyph), "new": str(glyph)}
+        label = f"Replace answer {answer_index + 1} of puzzle {puzzle_id} with {glyph}"
+        self._push_edit(cp, new, verdict, "replace-foil", detail, label)
+        return verdict
+
+    def regenerate(self, puzzle_id: str) -> Puzzle:
+        """Replace a puzzle by a fresh one of the same rule, concept, shift, layout and split
+        (undoable), drawn by the split's generator from the same glyph hold-out with a new
+        seed derived from the puzzle's id and how often it was regenerated. Keeps the id."""
+        cp = self.puzzle(puzzle_id)
+        old = cp.puzzle
+        set_rec = self.current_set()
+        assert set_rec is not None
+        new = self._draw_again(old, set_rec)
+        verdict = self.vet(new)
+        detail = {
+            "seed": new.seed,
+            "old": old.to_json(),
+            "new_answers": [str(k) for k in new.answers],
+        }
+        self._push_edit(cp, new, verdict, "regenerate", detail, f"Regenerate puzzle {puzzle_id}")
+        return new
+
+    def _push_edit(
+        self,
+        cp: CuratedPuzzle,
+        new: Puzzle,
+        verdict: Verdict,
+        kind: str,
+        detail: dict[str, Any],
+        label: str,
+    ) -> None:
+        set_id = cp.set_id
+        status = "flagged" if verdict.errors or verdict.warnings else "draft"
+        errors = [f.to_json() for f in verdict.errors]
+        warnings = [f.to_json() for f in verdict.warnings]
+        old_errors = [f.to_json() for f in cp.findings]
+        old_warnings = [f.to_json() for f in cp.warnings]
+        pid = cp.id
+
+        def do() -> None:
+            self.project.change_puzzles(
+                set_id,
+                [
+                    PuzzleChange(
+                        pid,
+                        kind,
+                        detail | {"status": status},
+                        record=new.to_json(),
+                        status=status,
+                        findings=errors,
+                        warnings=warnings,
+                    )
+                ],
+                self.studio.author,
+            )
+            self._changed(set_id, [pid])
+
+        def undo() -> None:
+            self.project.change_puzzles(
+                set_id,
+                [
+                    PuzzleChange(
+                        pid,
+                        kind,
+                        {"undo": True, "status": cp.status},
+                        record=cp.puzzle.to_json(),
+                        status=cp.status,
+                        findings=old_errors,
+                        warnings=old_warnings,
+                    )
+                ],
+                self.studio.author,
+            )
+            self._changed(set_id, [pid])
+
+        self.studio.undo_stack.push(FunctionCommand(label, do, undo))
+
+    @staticmethod
+    def _check_foil(p: Puzzle, answer_index: int) -> None:
+        if not 0 <= answer_index < len(p.answers):
+            raise StudioError(f"puzzle {p.id} has no answer {answer_index + 1}")
+        if answer_index == p.key:
+            raise StudioError(f"answer {answer_index + 1} of puzzle {p.id} is the key, not a foil")
+
+    def _generator(self, set_rec: PuzzleSetRecord, fold: int) -> Any:
+        """The split's generator, set up as for the split: same parameters, seed and fold, so
+        the same glyph hold-out (as long as the annotations did not change)."""
+        from studio.generate.glyph_pmp import GlyphPMPGenerator
+        from studio.generate.params import SplitParams
+
+        params = {k: v for k, v in set_rec.params.items() if k != "fold"}
+        return GlyphPMPGenerator(
+            SplitParams.from_json(params), self.annotations, self.project.schema, fold
+        )
+
+    def _side_glyphs(self, cp: CuratedPuzzle) -> set[GlyphKey] | None:
+        """The glyphs the puzzle's part may draw from under the split's hold-out (None when
+        the set's generator cannot be rebuilt, e.g. a set imported from elsewhere)."""
+        set_rec = self.project.puzzle_set(cp.set_id)
+        if set_rec is None:
+            return None
+        try:
+            gen = self._generator(set_rec, int(cp.puzzle.params.get("fold", 0)))
+        except (StudioError, TypeError, ValueError):
+            return None
+        side = gen._sides.get("train" if cp.puzzle.split == "train" else "eval")
+        if side is None:
+            return None
+        return {k for ks in side.folders.values() for k in ks}
+
+    def _draw_again(self, old: Puzzle, set_rec: PuzzleSetRecord) -> Puzzle:
+        fold = int(old.params.get("fold", 0))
+        try:
+            gen = self._generator(set_rec, fold)
+        except (TypeError, ValueError) as e:
+            raise StudioError(f"cannot rebuild the generator of this set: {e}") from None
+        count = int(old.params.get("regenerated", 0)) + 1
+        seed = _derived_seed(set_rec.params.get("seed", 0), fold, old.id, count)
+        gen.rng = np.random.default_rng(seed)
+        side_name = "train" if old.split == "train" else "eval"
+        t = (old.rule, old.concept, old.shift)
+        reasons: Counter[str] = Counter()
+        for _ in range(MAX_REGENERATION_DRAWS):
+            got, reason = gen._build(t, old.split, side_name, 0)
+            if got is None:
+                reasons[reason] += 1
+                continue
+            if got.context == old.context and got.answers == old.answers:
+                reasons["same-puzzle"] += 1
+                continue
+            return replace(
+                got,
+                id=old.id,
+                seed=seed,
+                params={**dict(old.params), **dict(got.params), "regenerated": count},
+            )
+        why = ", ".join(f"{k} {n}" for k, n in reasons.most_common(3))
+        raise StudioError(
+            f"no new puzzle of {old.rule} over {old.concept} in {MAX_REGENERATION_DRAWS} "
+            f"draws ({why})"
+        )
+
+    # ---- evidence and statistics -------------------------------------------------------
+    def evidence(self, cp: CuratedPuzzle) -> list[Evidence]:
+        """What to draw on the sheet for each finding, errors first."""
+        out = []
+        feats: TagIndex | None = None
+        numbers: dict[GlyphKey, Any] = {}
+        for f in cp.problems:
+            warning = f.is_warning
+            if warning and feats is None:
+                feats = self._features(cp.puzzle.all_keys())
+                numbers = self._feature_numbers(cp.puzzle.all_keys())
+            out.append(
+                _evidence(cp.puzzle, f, feats if warning else self.annotations, numbers, warning)
+            )
+        return out
+
+    def _feature_numbers(self, keys: Iterable[GlyphKey]) -> dict[GlyphKey, Any]:
+        from studio.splits import glyph_images
+        from studio.vet.features import compute_features
+
+        with self.render_lock:
+            images = _as_mapping(glyph_images(self.studio, list(dict.fromkeys(keys))))
+        return {k: compute_features(img) for k, img in images.items() if img is not None}
+
+    def stats(self, set_id: int | None = None) -> dict[str, Any]:
+        """``split_stats`` of a set (default: the open one) with the generator's rejection
+        counts by reason, the tuples that ran dry, and the curation statuses."""
+        from studio.vet.balance import split_stats
+
+        sid = self.set_id if set_id is None else set_id
+        if sid is None:
+            return {}
+        rec = self.project.puzzle_set(sid)
+        if rec is None:
+            raise StudioError(f"the project has no puzzle set {sid}")
+        stored = [CuratedPuzzle.of(s) for s in self.project.stored_puzzles(sid)]
+        puzzles = [c.puzzle for c in stored]
+        out: dict[str, Any] = dict(split_stats(puzzles, self.annotations, self.project.schema))
+        out["rejections"] = dict(rec.summary.get("rejections", {}))
+        out["dry_tuples"] = dict(rec.summary.get("dry_tuples", {}))
+        out["statuses"] = {s: sum(1 for c in stored if c.status == s) for s in STATUSES}
+        return out
+
+    # ---- events ------------------------------------------------------------------------------
+    def _changed(self, set_id: int, ids: Sequence[str]) -> None:
+        self.studio._emit("puzzles", PuzzlesChanged(set_id, tuple(ids)))
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+def _new_puzzle(p: Puzzle, v: Verdict) -> NewPuzzle:
+    record = p.to_json()
+    return NewPuzzle(
+        record=record,
+        record_text=json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+        status="flagged" if v.errors or v.warnings else "draft",
+        findings=[f.to_json() for f in v.errors],
+        warnings=[f.to_json() for f in v.warnings],
+    )
+
+
+def _where(f: PuzzleFilter) -> dict[str, str | None]:
+    return {
+        "rule": f.rule or None,
+        "concept": f.concept or None,
+        "status": f.status or None,
+        "findings": f.warning or None,
+        "split": f.split or None,
+    }
+
+
+def _detail(**kw: Any) -> dict[str, Any]:
+    return {k: v for k, v in kw.items() if v is not None and v is not False}
+
+
+def _count(n: int, what: str) -> str:
+    return f"1 {what}" if n == 1 else f"{n} {what}s"
+
+
+def _short(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _stable_rank(puzzle_id: str, answer: int, g: GlyphKey) -> int:
+    h = hashlib.blake2b(f"{puzzle_id}\x1f{answer}\x1f{g}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big")
+
+
+def _derived_seed(seed: object, fold: int, puzzle_id: str, count: int) -> int:
+    text = f"regenerate\x1f{seed}\x1f{fold}\x1f{puzzle_id}\x1f{count}"
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
+
+
+def _as_mapping(images: Any) -> Mapping[GlyphKey, Any]:
+    if isinstance(images, Mapping):
+        return images
+    return dict(images)
+
+
+def _frames(p: Puzzle) -> list[tuple[FramePos, GlyphKey]]:
+    out: list[tuple[FramePos, GlyphKey]] = [
+        (("context", r, c), g) for r, row in enumerate(p.context) for c, g in enumerate(row)
+    ]
+    return out
+
+
+def _values_text(values: Iterable[str]) -> str:
+    vs = sorted(values)
+    return "/".join(v if v else "present" for v in vs) if vs else "—"
+
+
+def _evidence(
+    p: Puzzle,
+    f: Finding,
+    index: TagIndex | None,
+    numbers: Mapping[GlyphKey, Any],
+    warning: bool,
+) -> Evidence:
+    rows = " | ".join(", ".join(v if v else "present" for v in r) for r in f.rows)
+    if f.kind in ("emergent", "foil-completes-intended", "second-odd"):
+        also = "also " if f.kind == "foil-completes-intended" else ""
+        caption = f"{also}completes {f.rule} over {f.concept}: {rows}"
+        if f.kind == "second-odd":
+            caption = f"is odd too: {f.detail}"
+        if warning:
+            caption += " (image features)"
+    else:
+        caption = f.detail or f.kind
+    values: dict[FramePos, str] = {}
+    if f.concept and index is not None:
+        frames = _frames(p) if f.kind != "second-odd" else []
+        answers = [f.answer] if f.kind != "key-fails" else [p.key]
+        if p.layout == "odd-one-out":
+            answers = list(range(len(p.answers)))
+        frames += [(("answer", i, 0), p.answers[i]) for i in answers if 0 <= i < len(p.answers)]
+        for pos, g in frames:
+            text = _values_text(index.values(g, f.concept))
+            if warning and g in numbers:
+                feats = numbers[g]
+                nums = [
+                    fmt.format(getattr(feats, attr))
+                    for attr, fmt in _FEATURE_NUMBERS.get(f.concept, ())
+                ]
+                if nums:
+                    text = f"{text} ({', '.join(nums)})"
+            values[pos] = text
+    return Evidence(
+        finding=f,
+        severity="warning" if warning else "error",
+        answer=f.answer,
+        caption=f"Answer {f.answer + 1} {caption}",
+        frame_values=values,
+    )
+
+
+__all__ = [
+    "STATUSES",
+    "WARNING_FILTERS",
+    "CuratedPuzzle",
+    "Curator",
+    "Evidence",
+    "PreparedImport",
+    "PuzzleFilter",
+    "PuzzlesChanged",
+    "Replacement",
+    "finding_from_json",
+]

@@ -1,0 +1,1244 @@
+"""The curator's board: the puzzles of a generated split, their status, their sheet with the
+evidence of every finding drawn on it, the curator's actions, and the split's statistics.
+
+All state and commands live in :class:`studio.curation.Curator` (Qt-free); this module only
+shows them. Every action goes through the studio's undo stack, so the main window's Undo and
+Redo work on it; every edit is stored at once. Long work — generating and vetting a split,
+computing the statistics — runs on worker threads; results reach the widgets on the GUI thread
+through queued signals.
+
+Keys (declared in :mod:`studio.gui.actions`, active while the board is shown): A approve,
+R reject, D return to draft, C comment, F replace a foil, G regenerate, Ctrl+G generate a split.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QColor, QIcon, QImage, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QProgressDialog,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt.utils import create_worker
+
+from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
+from studio.curation import (
+    STATUSES,
+    WARNING_FILTERS,
+    CuratedPuzzle,
+    Curator,
+    PuzzleFilter,
+    PuzzlesChanged,
+    Replacement,
+)
+from studio.generate.params import (
+    ALL_RULES,
+    EXTRAPOLATIONS,
+    HOLDOUTS,
+    SAMPLINGS,
+    SplitParams,
+)
+from studio.gui.glyph_grid import FontSource, ThumbnailLoader
+from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
+from studio.gui.split_stats import SplitStatsPanel
+from studio.store.project import GlyphRecord, PuzzleSummary
+
+PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 1
+COLUMNS = ("Puzzle", "Layout", "Rule", "Concept", "Status", "Err.", "Warn.")
+COLUMN_TIPS = {
+    "Puzzle": "The puzzle's id: its part of the split and its number",
+    "Err.": "Findings from the annotations: a foil completes a rule (the puzzle is invalid)",
+    "Warn.": "Warnings from image features: a foil may complete a rule the annotations miss",
+}
+STATUS_COL, ERRORS_COL, WARNINGS_COL = 4, 5, 6
+STATUS_COLOURS = {
+    "draft": QColor("#555555"),
+    "flagged": ERROR,
+    "approved": KEY,
+    "rejected": QColor("#7b1fa2"),
+}
+#: Layouts the glyph-pmp generator makes (the dialog offers these).
+GENERATED_LAYOUTS = ("two-row", "matrix-3x3", "sequence", "odd-one-out")
+#: Actions that act on the selected puzzles (enabled only with a selection).
+#: The buttons under the sheet: the action each triggers, and its text (with the key).
+BUTTONS = (
+    ("puzzle.approve", "Approve (A)"),
+    ("puzzle.reject", "Reject (R)"),
+    ("puzzle.draft", "Draft (D)"),
+    ("puzzle.comment", "Comment (C)"),
+    ("puzzle.replace_foil", "Replace foil (F)"),
+    ("puzzle.regenerate", "Regenerate (G)"),
+)
+PUZZLE_ACTIONS = (
+    "puzzle.approve",
+    "puzzle.reject",
+    "puzzle.draft",
+    "puzzle.comment",
+    "puzzle.replace_foil",
+    "puzzle.regenerate",
+)
+
+
+# ---- the list ----------------------------------------------------------------------------------
+class PuzzleTableModel(QAbstractTableModel):
+    """Rows are puzzle summaries (no record parsed, so 10,000 rows load at once); an edited
+    puzzle stays in place until the filter is applied again, so a row does not jump away
+    under the curator's cursor."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.rows: list[PuzzleSummary] = []
+        self._row_of: dict[str, int] = {}
+
+    def set_puzzles(self, puzzles: Sequence[PuzzleSummary]) -> None:
+        self.beginResetModel()
+        self.rows = list(puzzles)
+        self._reindex()
+        self.endResetModel()
+
+    def _reindex(self) -> None:
+        self._row_of = {p.id: i for i, p in enumerate(self.rows)}
+
+    def update_puzzle(self, cp: PuzzleSummary) -> None:
+        row = self._row_of.get(cp.id)
+        if row is None:
+            return
+        self.rows[row] = cp
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
+    def row_of(self, puzzle_id: str) -> int | None:
+        return self._row_of.get(puzzle_id)
+
+    def puzzle(self, row: int) -> PuzzleSummary:
+        return self.rows[row]
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_TIPS.get(COLUMNS[section])
+        return None
+
+    @staticmethod
+    def _cell(s: PuzzleSummary, col: int) -> Any:
+        return (s.id, s.layout, s.rule, s.concept, s.status, s.errors, s.warnings)[col]
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
+        if not index.isValid():
+            return None
+        cp = self.rows[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = self._cell(cp, col)
+            if col in (ERRORS_COL, WARNINGS_COL):
+                return str(value) if value else ""
+            return value
+        if role == PUZZLE_ROLE:
+            return cp
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if col == STATUS_COL:
+                return STATUS_COLOURS.get(cp.status)
+            if col == ERRORS_COL and cp.errors:
+                return ERROR
+            if col == WARNINGS_COL and cp.warnings:
+                return WARNING
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (ERRORS_COL, WARNINGS_COL):
+            return int(Qt.AlignmentFlag.AlignCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            lines = [f"{cp.rule} over {cp.concept} ({cp.split}): {cp.status}"]
+            if cp.errors or cp.warnings:
+                lines.append(f"{cp.errors} errors, {cp.warnings} warnings")
+            if cp.comment:
+                lines.append(f"Comment: {cp.comment}")
+            if cp.author:
+                lines.append(f"Last changed by {cp.author}, {cp.updated_at}")
+            return "\n".join(lines)
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.layoutAboutToBeChanged.emit()
+        self.rows.sort(
+            key=lambda cp: self._cell(cp, column),
+            reverse=order == Qt.SortOrder.DescendingOrder,
+        )
+        self._reindex()
+        self.layoutChanged.emit()
+
+
+# ---- dialogs -------------------------------------------------------------------------------------
+class CommentDialog(QDialog):
+    """Asks an optional comment (pre-filled with the current one); Enter accepts."""
+
+    def __init__(self, title: str, prompt: str, text: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("commentDialog")
+        self.setWindowTitle(title)
+        self.edit = QLineEdit(text, objectName="commentEdit")
+        self.edit.setPlaceholderText("Optional comment")
+        self.edit.selectAll()
+        self.edit.setMinimumWidth(380)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText(title)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel(prompt))
+        lay.addWidget(self.edit)
+        lay.addWidget(buttons)
+        self.buttons = buttons
+
+    def text(self) -> str:
+        return self.edit.text().strip()
+
+
+class ReplaceFoilDialog(QDialog):
+    """Lists valid replacements for one foil, with thumbnails; choose one and press Replace."""
+
+    def __init__(
+        self,
+        cp: CuratedPuzzle,
+        foil: int,
+        candidates: Callable[[int], list[Replacement]],
+        thumbnail: Callable[[GlyphKey], QImage | None],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("replaceFoilDialog")
+        self.setWindowTitle(f"Replace a foil of puzzle {cp.id}")
+        self.resize(620, 460)
+        self._candidates = candidates
+        self._thumbnail = thumbnail
+        self.cp = cp
+        self.replacements: list[Replacement] = []
+
+        self.foil_combo = QComboBox(objectName="foilCombo")
+        for i in cp.puzzle.foils:
+            bad = [f for f in cp.problems if f.answer == i]
+            mark = " — " + bad[0].message().split(" ", 2)[2] if bad else ""
+            self.foil_combo.addItem(f"Answer {i + 1} ({cp.puzzle.answers[i]}){mark}", i)
+        self.foil_combo.setCurrentIndex(max(0, self.foil_combo.findData(foil)))
+        self.foil_combo.currentIndexChanged.connect(lambda _i: self._fill())
+
+        self.list = QListWidget(objectName="replacementList")
+        self.list.setViewMode(QListView.ViewMode.IconMode)
+        self.list.setIconSize(QSize(80, 80))
+        self.list.setGridSize(QSize(124, 128))
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.list.setMovement(QListView.Movement.Static)
+        self.list.setWordWrap(True)
+        self.list.itemSelectionChanged.connect(self._update_ok)
+        self.list.itemDoubleClicked.connect(lambda _item: self.accept())
+        self.note = QLabel(objectName="replacementNote", wordWrap=True)
+
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Replace")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+        form = QHBoxLayout()
+        form.addWidget(QLabel("Foil"))
+        form.addWidget(self.foil_combo, 1)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.list, 1)
+        lay.addWidget(self.note)
+        lay.addWidget(self.buttons)
+        self._fill()
+
+    def foil(self) -> int:
+        return int(self.foil_combo.currentData())
+
+    def chosen(self) -> GlyphKey | None:
+        items = self.list.selectedItems()
+        return items[0].data(PUZZLE_ROLE) if items else None
+
+    def _fill(self) -> None:
+        self.list.clear()
+        try:
+            self.replacements = self._candidates(self.foil())
+        except StudioError as e:
+            self.replacements = []
+            self.note.setText(str(e))
+        for r in self.replacements:
+            values = ", ".join(v or "present" for v in r.values)
+            text = ("⚠ " if r.warned else "") + f"U+{r.glyph.codepoint:04X}\n{values}"
+            item = QListWidgetItem(text)
+            item.setData(PUZZLE_ROLE, r.glyph)
+            item.setToolTip(
+                f"{r.glyph}\n{self.cp.puzzle.concept} = {values}"
+                + ("\nthe image features warn about this one" if r.warned else "")
+            )
+            if r.warned:
+                item.setForeground(WARNING)
+            self.list.addItem(item)
+        if not self.replacements:
+            self.note.setText(
+                "No glyph of this concept can replace this foil without breaking the puzzle; "
+                "regenerate the puzzle or reject it."
+            )
+        else:
+            self.note.setText(
+                f"{len(self.replacements)} valid replacements, best first (values the other "
+                "foils lack first; ⚠ = image features warn)."
+            )
+        self.refresh_thumbnails()
+        self._update_ok()
+
+    def refresh_thumbnails(self) -> None:
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            if item.icon().isNull():
+                img = self._thumbnail(item.data(PUZZLE_ROLE))
+                if img is not None:
+                    item.setIcon(QIcon(QPixmap.fromImage(img)))
+
+    def _update_ok(self) -> None:
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(
+            self.chosen() is not None
+        )
+
+
+class GenerateSplitDialog(QDialog):
+    """The split parameters (UA §3.4) and a name for the new puzzle set."""
+
+    def __init__(self, concepts: Sequence[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("generateDialog")
+        self.setWindowTitle("Generate split")
+        d = SplitParams()
+        self.name_edit = QLineEdit(f"Split {datetime.now():%Y-%m-%d %H:%M}", objectName="splitName")
+        self.rule_boxes: dict[str, QCheckBox] = {}
+        rules = QHBoxLayout()
+        for r in ALL_RULES:
+            box = QCheckBox(r, objectName=f"rule_{r}")
+            box.setChecked(True)
+            self.rule_boxes[r] = box
+            rules.addWidget(box)
+        self.layout_combo = _combo("layoutCombo", GENERATED_LAYOUTS, d.layout)
+        self.n_spin = QSpinBox(objectName="nSpin", minimum=1, maximum=1_000_000, value=1000)
+        self.seed_spin = QSpinBox(objectName="seedSpin", minimum=0, maximum=2**31 - 1, value=1)
+        self.shift_box = QCheckBox("Context shift", objectName="shiftBox")
+        self.holdout_combo = _combo("holdoutCombo", HOLDOUTS, d.holdout)
+        self.extrapolation_combo = _combo("extrapolationCombo", EXTRAPOLATIONS, d.extrapolation)
+        self.sampling_combo = _combo("samplingCombo", SAMPLINGS, d.sampling)
+        self.folds_spin = QSpinBox(objectName="foldsSpin", minimum=1, maximum=20, value=1)
+        ratios = QHBoxLayout()
+        self.ratio_spins = []
+        for name, value in zip(("train", "val", "test"), d.ratios, strict=True):
+            spin = QDoubleSpinBox(objectName=f"ratio_{name}", minimum=0, maximum=1, value=value)
+            spin.setSingleStep(0.05)
+            ratios.addWidget(QLabel(name))
+            ratios.addWidget(spin)
+            self.ratio_spins.append(spin)
+        self.concept_combo = QComboBox(objectName="conceptScope")
+        self.concept_combo.addItem("Every concept of the schema", "")
+        for c in concepts:
+            self.concept_combo.addItem(c, c)
+
+        form = QFormLayout()
+        form.addRow("Name", self.name_edit)
+        form.addRow("Rules", rules)
+        form.addRow("Concepts", self.concept_combo)
+        form.addRow("Layout", self.layout_combo)
+        form.addRow("Puzzles (n)", self.n_spin)
+        form.addRow("Seed", self.seed_spin)
+        form.addRow("", self.shift_box)
+        form.addRow("Glyph hold-out", self.holdout_combo)
+        form.addRow("Extrapolation", self.extrapolation_combo)
+        form.addRow("Sampling", self.sampling_combo)
+        form.addRow("Train / val / test", ratios)
+        form.addRow("Folds", self.folds_spin)
+        self.error_label = QLabel(objectName="paramsError", wordWrap=True)
+        self.error_label.setStyleSheet("color: #c62828")
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Generate")
+        self.buttons.accepted.connect(self._check_and_accept)
+        self.buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.error_label)
+        lay.addWidget(self.buttons)
+
+    def params(self) -> SplitParams:
+        """The parameters as entered; StudioError says what is wrong."""
+        concept = self.concept_combo.currentData() or ""
+        return SplitParams(
+            layout=self.layout_combo.currentData(),
+            rules=tuple(r for r, b in self.rule_boxes.items() if b.isChecked()),
+            extrapolation=self.extrapolation_combo.currentData(),
+            shift=self.shift_box.isChecked(),
+            holdout=self.holdout_combo.currentData(),
+            sampling=self.sampling_combo.currentData(),
+            ratios=tuple(s.value() for s in self.ratio_spins),  # type: ignore[arg-type]
+            folds=self.folds_spin.value(),
+            n=self.n_spin.value(),
+            seed=self.seed_spin.value(),
+            concepts=(concept,) if concept else (),
+        )
+
+    def name(self) -> str:
+        return self.name_edit.text().strip() or "Split"
+
+    def _check_and_accept(self) -> None:
+        try:
+            self.params()
+        except StudioError as e:
+            self.error_label.setText(str(e))
+            return
+        self.accept()
+
+
+def _combo(name: str, items: Sequence[str], current: str) -> QComboBox:
+    combo = QComboBox(objectName=name)
+    for it in items:
+        combo.addItem(it, it)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    return combo
+
+
+# ---- background work ---------------------------------------------------------------------------
+class GenerationJob(QObject):
+    """Generates and vets a split on a worker thread with ``studio.splits`` — the functions the
+    CLI calls. ``progressed(stage, done, total)``; then exactly one of ``succeeded((prepared,
+    annotations))`` (a :class:`~studio.curation.PreparedImport`, serialised on the worker),
+    ``cancelled()`` or ``failed(message)``. Every signal is
+    delivered on the GUI thread. :meth:`cancel` stops the work at the next puzzle."""
+
+    progressed = Signal(str, int, int)
+    succeeded = Signal(object)
+    cancelled = Signal()
+    failed = Signal(str)
+
+    def __init__(
+        self, studio: Any, name: str, params: SplitParams, lock: Any, parent: Any = None
+    ) -> None:
+        super().__init__(parent)
+        self.studio = studio
+        self.name = name
+        self.params = params
+        self._lock = lock
+        self._stop = threading.Event()
+        self.worker: Any = None
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def start(self) -> None:
+        self.worker = create_worker(
+            self._work, _start_thread=False, _connect={"errored": self._errored}
+        )
+        self.worker.returned.connect(self._returned)
+        self.worker.start()
+
+    def _returned(self, payload: object) -> None:
+        self.succeeded.emit(payload)
+
+    def _errored(self, e: BaseException) -> None:
+        from studio.splits import Cancelled
+
+        if isinstance(e, Cancelled):
+            self.cancelled.emit()
+        else:
+            self.failed.emit(str(e) or type(e).__name__)
+
+    def _work(self) -> tuple[Any, Any, Any]:
+        """Runs on the worker thread; signals it emits are queued to the GUI thread."""
+        from studio import splits
+
+        stop = self._stop.is_set
+
+        def check() -> None:
+            if stop():
+                raise splits.Cancelled()
+
+        self.progressed.emit("Reading annotations and renders…", 0, 0)
+        with self._lock:
+            inputs = splits.split_inputs(self.studio)
+        check()
+        results = splits.generate(
+            self.studio,
+            self.params,
+            lambda done, total: self.progressed.emit("Generating puzzles…", done, total),
+            stop,
+            inputs=inputs,
+        )
+        check()
+        keys = {k for r in results for p in r.puzzles for k in p.all_keys()}
+        features = splits.feature_index({k: inputs.images[k] for k in keys if k in inputs.images})
+        verdicts: list[Any] = []
+        total = sum(len(r.puzzles) for r in results)
+        for r in results:
+            check()
+            self.progressed.emit("Vetting puzzles…", len(verdicts), total)
+            verdicts.extend(splits.vet(r.puzzles, inputs.annotations, inputs.schema, features))
+        check()
+        self.progressed.emit("Preparing the import…", total, total)
+        prepared = Curator.prepare_import(self.name, self.params, results, verdicts)
+        check()
+        return (prepared, inputs.annotations)
+
+
+class ActionButton(QPushButton):
+    """A push button with its own text that triggers an action and follows its enabled
+    state (a bound method, so the connection dies with the button)."""
+
+    def bind(self, action: QAction) -> None:
+        self._action = action
+        self.clicked.connect(action.trigger)
+        self.setToolTip(action.toolTip())
+        action.changed.connect(self._sync)
+        self._sync()
+
+    def _sync(self) -> None:
+        self.setEnabled(self._action.isEnabled())
+
+
+# ---- the board -----------------------------------------------------------------------------------
+class CuratorBoard(QWidget):
+    """List, filters, sheet, evidence, actions and statistics of the open puzzle set.
+    ``generation_done(imported)`` fires when a background generation ends."""
+
+    generation_done = Signal(bool)
+
+    def __init__(self, studio: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("curatorBoard")
+        self.studio = studio
+        self.curator = Curator(studio)
+        self.loader = ThumbnailLoader(studio.cache, self)
+        self.loader.ready.connect(self._images_ready)
+        self._records: dict[GlyphKey, GlyphRecord] | None = None
+        self._fonts: dict[str, FontSource] | None = None
+        self._loaded = False
+        self._current_cache: CuratedPuzzle | None = None
+        self._warming = False
+        self._actions: Mapping[str, QAction] = {}
+        self.job: GenerationJob | None = None
+        self.progress_dialog: QProgressDialog | None = None
+        self.replace_dialog: ReplaceFoilDialog | None = None
+        self._stats_job: Any = None
+        self._stats_dirty = False
+        self._stats_set_id: int | None = None
+        self._closed = False
+        self._stats_timer = QTimer(self, singleShot=True, interval=250)
+        self._stats_timer.timeout.connect(self._compute_stats)
+        self._build_ui()
+        studio.subscribe(self._on_studio_event)
+
+    # ---- construction --------------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.set_combo = QComboBox(objectName="setCombo")
+        self.set_combo.setMinimumContentsLength(24)
+        self.set_combo.currentIndexChanged.connect(self._on_set_chosen)
+        self.generate_button = QPushButton("Generate split…", objectName="generateButton")
+        self.generate_button.clicked.connect(lambda: self.generate_split())
+        self.rule_combo = QComboBox(objectName="ruleFilter")
+        self.concept_combo = QComboBox(objectName="conceptFilter")
+        self.concept_combo.setMinimumContentsLength(14)
+        self.status_combo = QComboBox(objectName="statusFilter")
+        self.status_combo.addItem("Any status", "")
+        for s in STATUSES:
+            self.status_combo.addItem(s, s)
+        self.warning_combo = QComboBox(objectName="warningFilter")
+        for key, text in WARNING_FILTERS:
+            self.warning_combo.addItem(text, key)
+        for combo in (self.rule_combo, self.concept_combo, self.status_combo, self.warning_combo):
+            combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Set"))
+        top.addWidget(self.set_combo, 2)
+        top.addWidget(self.generate_button)
+        top.addSpacing(12)
+        top.addWidget(self.rule_combo)
+        top.addWidget(self.concept_combo, 1)
+        top.addWidget(self.status_combo)
+        top.addWidget(self.warning_combo)
+
+        self.model = PuzzleTableModel(self)
+        self.table = QTableView(objectName="puzzleTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setAlternatingRowColors(True)
+        # widths from the font, not from the contents: sizing to 10,000 rows takes seconds
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        fm = self.table.fontMetrics()
+        for col, sample in enumerate(
+            ("test-00000 ", "matrix-3x3", "progression", "", "approved", "Err. ", "Warn. ")
+        ):
+            header.resizeSection(col, fm.horizontalAdvance(sample) + 18)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_current())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
+        self.count_label = QLabel(objectName="puzzleCount")
+
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.table, 1)
+        ll.addWidget(self.count_label)
+
+        self.title = QLabel(objectName="puzzleTitle")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        self.sheet = SheetView(self._thumbnail)
+        self.sheet.frame_clicked.connect(self._on_frame_clicked)
+        self.sheet_scroll = QScrollArea(objectName="sheetScroll")
+        self.sheet_scroll.setWidget(self.sheet)
+        self.sheet_scroll.setWidgetResizable(True)
+        self.sheet_scroll.setMinimumHeight(300)
+        self.evidence_list = QListWidget(objectName="evidenceList")
+        self.evidence_list.setMaximumHeight(80)
+        self.evidence_list.currentRowChanged.connect(self._on_evidence_chosen)
+        self.comment_label = QLabel(objectName="puzzleComment", wordWrap=True)
+
+        # buttons name their key; they trigger the window's actions (see bind_actions)
+        self.buttons: dict[str, ActionButton] = {}
+        row = QHBoxLayout()
+        row.setSpacing(4)
+        for action_id, text in BUTTONS:
+            b = ActionButton(text, objectName=action_id.replace("puzzle.", "button_"))
+            b.setEnabled(False)
+            self.buttons[action_id] = b
+            row.addWidget(b)
+        row.addStretch(1)
+
+        centre = QWidget()
+        cl = QVBoxLayout(centre)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.addWidget(self.title)
+        cl.addWidget(self.sheet_scroll, 1)
+        cl.addWidget(self.evidence_list)
+        cl.addWidget(self.comment_label)
+        cl.addLayout(row)
+
+        self.stats_panel = SplitStatsPanel()
+        self.stats_panel.setMinimumWidth(280)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(centre)
+        self.splitter.addWidget(self.stats_panel)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(2, 1)
+        self._sized = False
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.splitter, 1)
+
+    def bind_actions(self, actions: Mapping[str, QAction]) -> None:
+        """Use the window's actions (declared in ``ACTIONS``) for the buttons."""
+        self._actions = actions
+        for action_id, button in self.buttons.items():
+            action = actions.get(action_id)
+            if action is None:
+                continue
+            button.bind(action)
+        self._update_actions()
+
+    # ---- loading -------------------------------------------------------------------------------
+    def showEvent(self, event: Any) -> None:
+        if not self._loaded:
+            self.reload()
+        super().showEvent(event)
+        if not self._sized:
+            QTimer.singleShot(0, self._size_panes)
+
+    def _size_panes(self) -> None:
+        """List, sheet and statistics share the width once it is known (39 / 38 / 23 %)."""
+        w = self.splitter.width()
+        if self._sized or w < 600:
+            return
+        self._sized = True
+        left, centre = w * 39 // 100, w * 38 // 100
+        self.splitter.setSizes([left, centre, w - left - centre])
+
+    def reload(self) -> None:
+        """Read the sets, the open set's puzzles and the filters' choices from the project."""
+        self._loaded = True
+        self._current_cache = None
+        self._records = None
+        self._fonts = None
+        self._refill_sets()
+        self._refill_filters()
+        self.apply_filter()
+        self._schedule_stats()
+
+    def project_switched(self) -> None:
+        if self.job is not None:
+            self.job.cancel()  # its split belongs to the project that was closed
+        self.loader.forget()
+        self.curator.reset()
+        self._loaded = False
+        if self.isVisible():
+            self.reload()
+
+    def _refill_sets(self) -> None:
+        self.set_combo.blockSignals(True)
+        self.set_combo.clear()
+        for s in self.curator.sets():
+            self.set_combo.addItem(f"{s.name} ({s.count} puzzles)", s.id)
+        if self.set_combo.count() == 0:
+            self.set_combo.addItem("No puzzle set yet", None)
+        i = self.set_combo.findData(self.curator.set_id)
+        self.set_combo.setCurrentIndex(max(0, i))
+        self.set_combo.blockSignals(False)
+
+    def _refill_filters(self) -> None:
+        puzzles = self.curator.summaries()
+        rules = [r for r in ALL_RULES if any(p.rule == r for p in puzzles)]
+        concepts = sorted({p.concept for p in puzzles})
+        _refill(self.rule_combo, "Any rule", rules)
+        _refill(self.concept_combo, "Any concept", concepts)
+
+    def current_filter(self) -> PuzzleFilter:
+        return PuzzleFilter(
+            rule=self.rule_combo.currentData() or "",
+            concept=self.concept_combo.currentData() or "",
+            status=self.status_combo.currentData() or "",
+            warning=self.warning_combo.currentData() or "",
+        )
+
+    def apply_filter(self) -> None:
+        current = self.current_id()
+        puzzles = self.curator.summaries(self.current_filter())
+        self.model.set_puzzles(puzzles)
+        header = self.table.horizontalHeader()
+        if header.sortIndicatorSection() >= 0 and header.sortIndicatorSection() < len(COLUMNS):
+            self.model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
+        total = self.curator.current_set().count if self.curator.current_set() else 0
+        self.count_label.setText(f"{len(puzzles)} of {total} puzzles shown")
+        if current is not None and self.model.row_of(current) is not None:
+            self.select_puzzle(current)
+        elif puzzles:
+            self.select_row(0)
+        else:
+            self._show_current()
+
+    # ---- selection -----------------------------------------------------------------------------
+    def select_row(self, row: int) -> None:
+        idx = self.model.index(row, 0)
+        self.table.selectionModel().setCurrentIndex(
+            idx,
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+        self.table.scrollTo(idx)
+
+    def select_puzzle(self, puzzle_id: str) -> bool:
+        row = self.model.row_of(puzzle_id)
+        if row is None:
+            return False
+        self.select_row(row)
+        return True
+
+    def current_id(self) -> str | None:
+        idx = self.table.currentIndex()
+        return self.model.puzzle(idx.row()).id if idx.isValid() else None
+
+    def current(self) -> CuratedPuzzle | None:
+        """The current puzzle in full (its record parsed once, until it changes)."""
+        idx = self.table.currentIndex()
+        if not idx.isValid():
+            return None
+        s = self.model.puzzle(idx.row())
+        cached = self._current_cache
+        if cached is None or cached.id != s.id or cached.updated_at != s.updated_at:
+            try:
+                cached = self._current_cache = self.curator.puzzle(s.id)
+            except StudioError:
+                return None
+        return cached
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        ids = [self.model.puzzle(r).id for r in rows]
+        if not ids and self.current_id() is not None:
+            ids = [self.current_id()]  # type: ignore[list-item]
+        return ids
+
+    def _show_current(self) -> None:
+        cp = self.current()
+        if cp is None:
+            self.title.setText("")
+            self.sheet.set_puzzle(None)
+            self.evidence_list.clear()
+            self.comment_label.setText("")
+            self._update_actions()
+            return
+        pending = not self.curator.annotations_ready
+        evidence = []
+        if pending:  # the first look reads every annotation and render: not on this thread
+            self._warm_up()
+        else:
+            try:
+                evidence = self.curator.evidence(cp)
+            except StudioError as e:
+                self._status_bar_message(str(e))
+        for k in cp.puzzle.all_keys():
+            self._thumbnail(k)  # ask the loader early
+        self.sheet.set_puzzle(cp, evidence)
+        p = cp.puzzle
+        colour = STATUS_COLOURS.get(cp.status, QColor("#333")).name()
+        self.title.setText(
+            f"<b>{p.id}</b> · {p.rule} over <b>{p.concept}</b>"
+            f"{' (shift)' if p.shift else ''} · {p.layout} · {p.split} · "
+            f"<span style='color:{colour}'><b>{cp.status}</b></span>"
+            f"<br><span style='color:#666'>values {_values(p.values)} · key: answer "
+            f"{p.key + 1}</span>"
+        )
+        self.evidence_list.blockSignals(True)
+        self.evidence_list.clear()
+        for e in evidence:
+            item = QListWidgetItem(e.caption)
+            item.setForeground(ERROR if e.severity == "error" else WARNING)
+            self.evidence_list.addItem(item)
+        if evidence:
+            self.evidence_list.setCurrentRow(0)
+        elif pending:
+            self.evidence_list.addItem("Reading the annotations…")
+        elif not cp.problems:
+            self.evidence_list.addItem("No findings: every foil is wrong for every rule.")
+        self.evidence_list.blockSignals(False)
+        who = f" — {cp.author}, {cp.updated_at}" if cp.author else ""
+        self.comment_label.setText(f"Comment: {cp.comment}{who}" if cp.comment else "")
+        self._update_actions()
+
+    def _warm_up(self) -> None:
+        if self._warming:
+            return
+        self._warming = True
+        worker = create_worker(
+            self.curator.warm_up, _start_thread=False, _connect={"errored": self._warmed}
+        )
+        worker.returned.connect(self._warmed)
+        worker.start()
+
+    def _warmed(self, *_args: object) -> None:
+        self._warming = False
+        if not self._closed:
+            self._show_current()
+
+    def _on_evidence_chosen(self, row: int) -> None:
+        if row >= 0:
+            self.sheet.select_evidence(row)
+
+    def _on_frame_clicked(self, pos: tuple[str, int, int]) -> None:
+        cp = self.current()
+        if cp is None or pos[0] != "answer":
+            return
+        for i, e in enumerate(self.sheet.evidence):
+            if e.answer == pos[1]:
+                self.evidence_list.setCurrentRow(i)
+                return
+
+    def _update_actions(self) -> None:
+        cp = self.current()
+        for action_id in PUZZLE_ACTIONS:
+            action = self._actions.get(action_id)
+            if action is not None and self.isVisible():
+                action.setEnabled(cp is not None)
+
+    def set_active(self, active: bool) -> None:
+        """The main window shows (True) or hides the board: its puzzle keys act only then."""
+        for action_id in PUZZLE_ACTIONS:
+            action = self._actions.get(action_id)
+            if action is not None:
+                action.setEnabled(active and self.current() is not None)
+
+    # ---- thumbnails ------------------------------------------------------------------------------
+    def _glyph_sources(self) -> tuple[dict[GlyphKey, GlyphRecord], dict[str, FontSource]]:
+        if self._records is None or self._fonts is None:
+            self._records = {g.key: g for g in self.studio.project.glyphs()}
+            fonts = {}
+            for f in self.studio.project.fonts():
+                try:
+                    fonts[f.id] = FontSource(self.studio._font_path(f.id), f.face_index, f.sha256)
+                except StudioError:
+                    continue
+            self._fonts = fonts
+        return self._records, self._fonts
+
+    def _thumbnail(self, key: GlyphKey) -> QImage | None:
+        if key in self.loader.images:
+            return self.loader.images[key]
+        records, fonts = self._glyph_sources()
+        g = records.get(key)
+        if g is None or g.render_font is None or g.status in ("uncovered", "missing"):
+            return None
+        src = fonts.get(g.render_font)
+        if src is not None:
+            self.loader.request(key, src, key.codepoint)
+        return None
+
+    def _images_ready(self, keys: list[GlyphKey]) -> None:
+        shown = set(self.sheet.keys_shown())
+        if shown.intersection(keys):
+            self.sheet.update()
+        if self.replace_dialog is not None:
+            self.replace_dialog.refresh_thumbnails()
+
+    # ---- events ----------------------------------------------------------------------------------
+    def _on_studio_event(self, event: str, payload: object) -> None:
+        if event == "puzzles" and isinstance(payload, PuzzlesChanged):
+            if payload.set_id != self.curator.set_id:
+                return
+            for summary in self.curator.summaries(ids=payload.ids):
+                self.model.update_puzzle(summary)
+            if self.current_id() in payload.ids:
+                self._current_cache = None
+                self._show_current()
+            self._schedule_stats()
+        elif event == "puzzle_sets":
+            if self._loaded:
+                self.reload()
+        elif event in ("glyphs", "tags", "schema"):
+            self._records = None
+            self._fonts = None
+            self._schedule_stats()
+
+    def _on_set_chosen(self, _index: int) -> None:
+        set_id = self.set_combo.currentData()
+        if set_id is None or set_id == self.curator.set_id:
+            return
+        self.curator.open_set(int(set_id))
+        self._refill_filters()
+        self.apply_filter()
+        self._schedule_stats()
+
+    # ---- statistics ------------------------------------------------------------------------------
+    def _schedule_stats(self) -> None:
+        self._stats_timer.start()
+
+    def _compute_stats(self) -> None:
+        if self._stats_job is not None or (self.job is not None):
+            self._stats_dirty = True
+            return
+        set_id = self.curator.set_id
+        if set_id is None:
+            self.stats_panel.set_stats(None)
+            return
+        self._stats_dirty = False
+        curator = self.curator
+
+        def work() -> tuple[int, Any]:
+            try:
+                return set_id, curator.stats(set_id)
+            except StudioError:  # the set went away meanwhile (an undone import)
+                return set_id, None
+
+        # bound methods, not lambdas: Qt drops the connection if the board is deleted first
+        worker = create_worker(work, _start_thread=False, _connect={"errored": self._stats_failed})
+        worker.returned.connect(self._stats_returned)
+        self._stats_job = worker
+        self._stats_set_id = set_id
+        worker.start()
+
+    def _stats_returned(self, got: tuple[int, Any]) -> None:
+        self._stats_done(*got)
+
+    def _stats_failed(self, _error: BaseException) -> None:
+        self._stats_done(self._stats_set_id, None)
+
+    def _stats_done(self, set_id: object, stats: object) -> None:
+        self._stats_job = None
+        if self._closed:
+            return
+        if set_id == self.curator.set_id:
+            self.stats_panel.set_stats(stats if isinstance(stats, Mapping) else None)
+        if self._stats_dirty or set_id != self.curator.set_id:
+            self._schedule_stats()
+
+    def wait_for_stats(self, timeout_ms: int = 10000) -> bool:
+        """For tests and the screenshot: block until no statistics are being computed."""
+        import time
+
+        from PySide6.QtWidgets import QApplication
+
+        deadline = time.monotonic() + timeout_ms / 1000
+        while time.monotonic() < deadline:
+            QApplication.processEvents()
+            if (
+                self._stats_job is None
+                and not self._stats_timer.isActive()
+                and not self._stats_dirty
+            ):
+                return True
+            time.sleep(0.01)
+        return False
+
+    # ---- actions ---------------------------------------------------------------------------------
+    def _status_bar_message(self, text: str) -> None:
+        bar = getattr(self.window(), "statusBar", None)
+        if callable(bar):
+            bar().showMessage(text, 6000)
+
+    def _run(self, what: str, fn: Callable[[], Any]) -> Any:
+        try:
+            out = fn()
+        except StudioError as e:
+            self.show_error(what, e)
+            return None
+        self._status_bar_message(self.studio.undo_stack.undo_label)
+        return out
+
+    def show_error(self, title: str, error: BaseException) -> None:
+        show = getattr(self.window(), "show_error", None)
+        if callable(show):
+            show(title, error)
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, title, str(error), parent=self)
+        box.setObjectName("errorBox")
+        box.open()
+
+    def ask_comment(self, title: str, prompt: str, done: Callable[[str], None]) -> CommentDialog:
+        """Open the comment dialog (not blocking); ``done(text)`` runs when it is accepted."""
+        cp = self.current()
+        dlg = CommentDialog(title, prompt, cp.comment if cp is not None else "", self)
+        dlg.accepted.connect(lambda: done(dlg.text()))
+        dlg.finished.connect(dlg.deleteLater)
+        dlg.open()
+        return dlg
+
+    def _decide(self, status: str, title: str) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        what = ids[0] if len(ids) == 1 else f"{len(ids)} puzzles"
+        self.ask_comment(
+            title,
+            f"{title} {what}. Comment (optional):",
+            lambda text: self._run(title, lambda: self.curator.set_status(ids, status, text)),
+        )
+
+    def approve(self) -> None:
+        self._decide("approved", "Approve")
+
+    def reject(self) -> None:
+        self._decide("rejected", "Reject")
+
+    def mark_draft(self) -> None:
+        ids = self.selected_ids()
+        if ids:
+            self._run("Return to draft", lambda: self.curator.set_status(ids, "draft"))
+
+    def edit_comment(self) -> None:
+        cp = self.current()
+        if cp is None:
+            return
+        self.ask_comment(
+            "Comment",
+            f"Comment on puzzle {cp.id}:",
+            lambda text: self._run("Comment", lambda: self.curator.set_comment(cp.id, text)),
+        )
+
+    def regenerate(self) -> None:
+        cp = self.current()
+        if cp is not None:
+            self._run("Cannot regenerate", lambda: self.curator.regenerate(cp.id))
+
+    def replace_foil(self) -> ReplaceFoilDialog | None:
+        cp = self.current()
+        if cp is None:
+            return None
+        if not cp.puzzle.foils:
+            return None
+        at_fault = [e.answer for e in self.sheet.evidence if e.answer != cp.puzzle.key]
+        selected = self.evidence_list.currentRow()
+        foil = (
+            self.sheet.evidence[selected].answer
+            if 0 <= selected < len(self.sheet.evidence)
+            and self.sheet.evidence[selected].answer != cp.puzzle.key
+            else (at_fault[0] if at_fault else cp.puzzle.foils[0])
+        )
+        dlg = ReplaceFoilDialog(
+            cp,
+            foil,
+            lambda i: self.curator.replacement_candidates(cp.id, i),
+            self._thumbnail,
+            self,
+        )
+        self.replace_dialog = dlg
+
+        def accepted() -> None:
+            glyph = dlg.chosen()
+            if glyph is not None:
+                self._run(
+                    "Cannot replace the foil",
+                    lambda: self.curator.replace_foil(cp.id, dlg.foil(), glyph),
+                )
+
+        def finished(_code: int) -> None:
+            self.replace_dialog = None
+            dlg.deleteLater()
+
+        dlg.accepted.connect(accepted)
+        dlg.finished.connect(finished)
+        dlg.open()
+        return dlg
+
+    # ---- generation ------------------------------------------------------------------------------
+    def generate_split(self) -> GenerateSplitDialog | None:
+        if self.job is not None:
+            self._status_bar_message("A split is being generated; wait or cancel it.")
+            return None
+        concepts = [c.id for c in self.studio.schema.concepts]
+        dlg = GenerateSplitDialog(concepts, self)
+        dlg.accepted.connect(lambda: self.start_generation(dlg.name(), dlg.params()))
+        dlg.finished.connect(dlg.deleteLater)
+        dlg.open()
+        return dlg
+
+    def start_generation(self, name: str, params: SplitParams) -> GenerationJob:
+        """Generate and vet in the background with a progress dialog; import when done."""
+        job = GenerationJob(self.studio, name, params, self.curator.render_lock, self)
+        if self.progress_dialog is not None:
+            self.progress_dialog.deleteLater()  # the previous one, long closed
+        progress = QProgressDialog("Preparing…", "Cancel", 0, 0, self)
+        progress.setObjectName("generationProgress")
+        progress.setWindowTitle(f"Generating “{name}”")
+        progress.setWindowModality(Qt.WindowModality.WindowModal)
+        progress.setMinimumDuration(0)
+        progress.setAutoClose(False)
+        progress.setAutoReset(False)
+        progress.setMinimumWidth(420)
+        progress.canceled.connect(job.cancel)
+
+        def on_progress(stage: str, done: int, total: int) -> None:
+            # setValue of a modal dialog processes events: the job may finish in there
+            if self.job is not job or job.cancel_requested:
+                return
+            progress.setLabelText(stage)
+            progress.setMaximum(max(total, 0))
+            progress.setValue(min(done, total) if total else 0)
+
+        def finish() -> None:
+            self.job = None
+            progress.close()
+            self.activateWindow()  # back from the modal dialog: the puzzle keys work at once
+            self.table.setFocus()
+            if self._stats_dirty:
+                self._schedule_stats()
+
+        def on_success(payload: object) -> None:
+            finish()
+            prepared, annotations = payload  # type: ignore[misc]
+            self.curator.adopt_annotations(annotations)
+            ids = self._run(
+                "Cannot import the split", lambda: self.curator.import_prepared(prepared)
+            )
+            if ids:
+                n = prepared.total
+                flagged = sum(b[2]["flagged"] for b in prepared.batches)
+                self._status_bar_message(
+                    f"Imported “{name}”: {n} puzzles, {flagged} flagged for review"
+                )
+            self.generation_done.emit(bool(ids))
+
+        def on_cancel() -> None:
+            finish()
+            self._status_bar_message("Generation cancelled; nothing was imported.")
+            self.generation_done.emit(False)
+
+        def on_fail(message: str) -> None:
+            finish()
+            self.show_error("Generation failed", StudioError(message))
+            self.generation_done.emit(False)
+
+        job.progressed.connect(on_progress)
+        job.succeeded.connect(on_success)
+        job.cancelled.connect(on_cancel)
+        job.failed.connect(on_fail)
+        self.job = job
+        self.progress_dialog = progress
+        progress.show()
+        job.start()
+        return job
+
+    def shutdown(self) -> None:
+        """Stop the background work (the window is closing)."""
+        self._closed = True
+        self._stats_timer.stop()
+        if self.job is not None:
+            self.job.cancel()
+        self.loader.stop()
+
+
+def _refill(combo: QComboBox, all_text: str, items: Sequence[str]) -> None:
+    current = combo.currentData()
+    combo.blockSignals(True)
+    combo.clear()
+    combo.addItem(all_text, "")
+    for it in items:
+        combo.addItem(it, it)
+    combo.setCurrentIndex(max(0, combo.findData(current)))
+    combo.blockSignals(False)
+
+
+def _values(rows: Sequence[Sequence[str]]) -> str:
+    return " | ".join(", ".join(v or "present" for v in r) for r in rows) if rows else "—"

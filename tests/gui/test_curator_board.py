@@ -1,0 +1,341 @@
+"""The curator's board, driven like a user: generate a split, click puzzles, press keys, type
+comments, read what the board shows, and check the project."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QProgressDialog
+
+from studio import splits
+from studio.app import Studio
+from studio.curation import PuzzleFilter
+from studio.demo import build_demo
+from studio.generate.params import SplitParams
+from studio.gui.curator_board import (
+    COLUMNS,
+    CommentDialog,
+    CuratorBoard,
+    GenerateSplitDialog,
+    ReplaceFoilDialog,
+)
+from studio.gui.main_window import MainWindow
+from studio.gui.settings import StudioSettings
+from studio.store.project import Project
+
+pytestmark = pytest.mark.gui
+
+STATUS = COLUMNS.index("Status")
+ERRORS = COLUMNS.index("Err.")
+
+
+@pytest.fixture(scope="session")
+def demo_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """UA's public annotations plus Symbola's Geometric Shapes, rendered."""
+    path = tmp_path_factory.mktemp("demo") / "demo.studio"
+    for _ in build_demo(path, blocks=["Geometric Shapes"]):
+        pass
+    return path
+
+
+@pytest.fixture
+def project_path(demo_project: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "curate.studio"
+    shutil.copy(demo_project, path)
+    return path
+
+
+_open: list[Studio] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_studios():
+    yield
+    while _open:
+        _open.pop().close()
+
+
+def open_window(qtbot, path: Path) -> MainWindow:
+    studio = Studio(Project.open(path), author="curator")
+    _open.append(studio)
+    window = MainWindow(studio, StudioSettings())
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitActive(window):
+        window.activateWindow()
+    return window
+
+
+def open_board(qtbot, window: MainWindow) -> CuratorBoard:
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.board
+    qtbot.waitUntil(window.board.isVisible)
+    return window.board
+
+
+def dialog(window: MainWindow, cls, name: str):
+    found = [d for d in window.findChildren(cls, name) if d.isVisible()]
+    assert found, f"no {name} is shown"
+    return found[-1]
+
+
+def set_spin(qtbot, spin, value: int) -> None:
+    spin.selectAll()
+    qtbot.keyClicks(spin, str(value))
+    assert spin.value() == value
+
+
+def generate_in_gui(qtbot, window: MainWindow, n: int = 60, seed: int = 3) -> None:
+    board = window.board
+    qtbot.keyClick(window, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+    dlg = dialog(window, GenerateSplitDialog, "generateDialog")
+    dlg.name_edit.clear()
+    qtbot.keyClicks(dlg.name_edit, "small split")
+    set_spin(qtbot, dlg.n_spin, n)
+    set_spin(qtbot, dlg.seed_spin, seed)
+    dlg.sampling_combo.setCurrentIndex(dlg.sampling_combo.findData("balanced"))
+    with qtbot.waitSignal(board.generation_done, timeout=60000) as done:
+        qtbot.mouseClick(
+            dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton
+        )
+    assert done.args == [True]
+
+
+def click_row(qtbot, board: CuratorBoard, puzzle_id: str) -> None:
+    row = board.model.row_of(puzzle_id)
+    assert row is not None, f"{puzzle_id} is not listed"
+    index = board.model.index(row, 0)
+    board.table.scrollTo(index)
+    rect = board.table.visualRect(index)
+    qtbot.mouseClick(board.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert board.current_id() == puzzle_id
+
+
+def shown_status(board: CuratorBoard, puzzle_id: str) -> str:
+    return board.model.index(board.model.row_of(puzzle_id), STATUS).data()
+
+
+def answer_comment(qtbot, window: MainWindow, text: str = "") -> None:
+    dlg = dialog(window, CommentDialog, "commentDialog")
+    if text:
+        qtbot.keyClicks(dlg.edit, text)
+    qtbot.keyClick(dlg.edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not dlg.isVisible())
+
+
+def test_generate_approve_by_keyboard_undo_and_reopen(qtbot, project_path: Path) -> None:
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    assert board.model.rowCount() == 0
+    assert "No puzzle set" in board.set_combo.currentText()
+    generate_in_gui(qtbot, window)
+
+    assert board.model.rowCount() == 60
+    assert board.set_combo.currentText() == "small split (60 puzzles)"
+    assert board.count_label.text() == "60 of 60 puzzles shown"
+    [set_rec] = window.studio.project.puzzle_sets()
+    assert set_rec.params["n"] == 60 and set_rec.params["sampling"] == "balanced"
+    # the statistics panel fills in from its worker
+    assert board.wait_for_stats()
+    assert board.stats_panel.summary.text().startswith("60 puzzles shown")
+    assert sum(v for _, v in board.stats_panel.position_chart.rows) == 60
+    assert board.stats_panel.rejection_chart.rows  # rejection reasons listed
+
+    draft = board.curator.puzzles(PuzzleFilter(status="draft"))[2].id
+    click_row(qtbot, board, draft)
+    assert draft in board.title.text() and board.sheet.puzzle.id == draft
+    qtbot.keyClick(board.table, Qt.Key.Key_A)
+    answer_comment(qtbot, window)
+    assert shown_status(board, draft) == "approved"
+    assert window.studio.project.stored_puzzle(set_rec.id, draft).status == "approved"
+    assert window.actions["edit.undo"].text() == f"Undo Approve puzzle {draft}"
+
+    qtbot.keyClick(board.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert shown_status(board, draft) == "draft"
+    assert window.studio.project.stored_puzzle(set_rec.id, draft).status == "draft"
+    qtbot.keyClick(
+        board.table,
+        Qt.Key.Key_Z,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert shown_status(board, draft) == "approved"
+
+    # the next one rejected with a comment, by keyboard
+    qtbot.keyClick(board.table, Qt.Key.Key_Down)
+    other = board.current_id()
+    assert other != draft
+    qtbot.keyClick(board.table, Qt.Key.Key_R)
+    answer_comment(qtbot, window, "two foils look alike")
+    assert shown_status(board, other) == "rejected"
+    assert "two foils look alike" in board.comment_label.text()
+
+    # the filter shows only what was asked for
+    board.status_combo.setCurrentIndex(board.status_combo.findData("approved"))
+    assert [board.model.puzzle(r).id for r in range(board.model.rowCount())] == [draft]
+    window.close()
+    window.studio.close()
+
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    assert board.model.rowCount() == 60
+    assert shown_status(board, draft) == "approved"
+    assert shown_status(board, other) == "rejected"
+    click_row(qtbot, board, other)
+    assert "two foils look alike" in board.comment_label.text()
+
+
+def import_small(window: MainWindow) -> None:
+    """A split made by the same functions the board's job calls (faster than the dialog)."""
+    studio = window.studio
+    params = SplitParams(n=60, sampling="balanced", seed=3)
+    inputs = splits.split_inputs(studio)
+    results = splits.generate(studio, params, inputs=inputs)
+    keys = {k for r in results for p in r.puzzles for k in p.all_keys()}
+    features = splits.feature_index({k: inputs.images[k] for k in keys})
+    verdicts = splits.vet(results[0].puzzles, inputs.annotations, studio.schema, features)
+    window.board.curator.import_results("small", params, results, verdicts)
+
+
+def test_flagged_puzzle_shows_evidence_and_a_proposed_foil_fixes_it(
+    qtbot, project_path: Path
+) -> None:
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    import_small(window)
+    assert board.model.rowCount() == 60
+    curator = board.curator
+    # plant a foil from the key's own folder: it completes the intended rule
+    cp = next(
+        c
+        for c in curator.puzzles(PuzzleFilter(rule="constant", status="draft"))
+        if not c.puzzle.shift
+    )
+    p = cp.puzzle
+    value = p.values[-1][-1]
+    planted = next(g for g in curator.annotations.folder(p.concept, value) if g not in p.all_keys())
+    foil = p.foils[0]
+    curator.replace_foil(p.id, foil, planted)
+    assert shown_status(board, p.id) == "flagged"
+    assert board.model.index(board.model.row_of(p.id), ERRORS).data() == "1"
+
+    click_row(qtbot, board, p.id)
+    expected = f"Answer {foil + 1} also completes constant over {p.concept}: {value} | {value}"
+    assert board.sheet.captions()[0] == expected
+    assert board.evidence_list.item(0).text() == expected
+    ev = board.sheet.evidence[0]
+    assert ev.answer == foil and ev.severity == "error"
+    assert ("context", 0, 0) in ev.frame_values  # the context frames are highlighted
+    # the sheet shows the frames' renders once the loader has them
+    qtbot.waitUntil(
+        lambda: all(board._thumbnail(k) is not None for k in p.all_keys()), timeout=5000
+    )
+
+    qtbot.keyClick(board.table, Qt.Key.Key_F)
+    dlg = dialog(window, ReplaceFoilDialog, "replaceFoilDialog")
+    assert dlg.foil() == foil  # the foil at fault is chosen
+    assert dlg.list.count() > 0
+    first = dlg.list.item(0)
+    replacement = first.data(Qt.ItemDataRole.UserRole + 1)
+    assert replacement == curator.propose_replacements(p.id, foil)[0]
+    rect = dlg.list.visualItemRect(first)
+    qtbot.mouseClick(dlg.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseClick(
+        dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton
+    )
+    after = curator.puzzle(p.id)
+    assert after.puzzle.answers[foil] == replacement
+    assert not after.findings
+    assert board.model.index(board.model.row_of(p.id), ERRORS).data() == ""
+    assert not [e for e in board.sheet.evidence if e.severity == "error"]
+    assert shown_status(board, p.id) == ("flagged" if after.warnings else "draft")
+
+    # reject it anyway, with a comment; then undo the rejection and the replacement
+    qtbot.keyClick(board.table, Qt.Key.Key_R)
+    answer_comment(qtbot, window, "the rule is too easy")
+    stored = window.studio.project.stored_puzzle(curator.set_id, p.id)
+    assert (stored.status, stored.comment) == ("rejected", "the rule is too easy")
+    assert "the rule is too easy" in board.comment_label.text()
+    window.undo()
+    window.undo()
+    assert shown_status(board, p.id) == "flagged"
+    assert board.sheet.captions()[0] == expected
+    events = [e.kind for e in window.studio.project.puzzle_events(curator.set_id, p.id)]
+    assert events == ["replace-foil", "replace-foil", "status", "status", "replace-foil"]
+
+
+def test_regenerate_and_keys_only_act_on_the_board(qtbot, project_path: Path) -> None:
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    import_small(window)
+    pid = board.curator.puzzles()[0].id
+    click_row(qtbot, board, pid)
+    before = board.current().puzzle
+    qtbot.keyClick(board.table, Qt.Key.Key_G)
+    after = board.current().puzzle
+    assert after.id == pid and after.answers != before.answers
+    assert window.actions["edit.undo"].text() == f"Undo Regenerate puzzle {pid}"
+    # in the annotator, A is not "approve" (and Space is tagging again)
+    qtbot.keyClick(window, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    assert window.tabs.currentWidget() is window.splitter
+    assert not window.actions["puzzle.approve"].isEnabled()
+    assert window.actions["tag.apply"].isEnabled()
+    qtbot.keyClick(window.grid, Qt.Key.Key_A)
+    assert not [d for d in window.findChildren(CommentDialog) if d.isVisible()]
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert window.actions["puzzle.approve"].isEnabled()
+    assert not window.actions["tag.apply"].isEnabled()
+
+
+def test_cancel_generation_imports_nothing(qtbot, project_path: Path) -> None:
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    qtbot.mouseClick(board.generate_button, Qt.MouseButton.LeftButton)
+    dlg = dialog(window, GenerateSplitDialog, "generateDialog")
+    set_spin(qtbot, dlg.n_spin, 500000)
+    dlg.sampling_combo.setCurrentIndex(dlg.sampling_combo.findData("balanced"))
+    qtbot.mouseClick(
+        dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton
+    )
+    progress = dialog(window, QProgressDialog, "generationProgress")
+    qtbot.waitUntil(lambda: progress.value() > 0, timeout=30000)
+    assert progress.labelText() == "Generating puzzles…"
+    with qtbot.waitSignal(board.generation_done, timeout=30000) as done:
+        cancel = next(b for b in progress.findChildren(type(board.generate_button)))
+        qtbot.mouseClick(cancel, Qt.MouseButton.LeftButton)
+    assert done.args == [False]
+    QApplication.processEvents()
+    assert not progress.isVisible()
+    assert window.studio.project.puzzle_sets() == []
+    assert board.model.rowCount() == 0
+    assert "nothing was imported" in window.statusBar().currentMessage()
+    assert not window.studio.undo_stack.can_undo
+
+
+def test_puzzle_shortcuts_are_listed_in_help(qtbot) -> None:
+    from studio.gui.shortcuts_dialog import ShortcutsDialog
+
+    dialog = ShortcutsDialog()
+    qtbot.addWidget(dialog)
+    qtbot.keyClicks(dialog.filter_edit, "puzzle")
+    ids = dialog.visible_action_ids()
+    for action_id in (
+        "puzzle.board",
+        "puzzle.approve",
+        "puzzle.reject",
+        "puzzle.replace_foil",
+        "puzzle.regenerate",
+    ):
+        assert action_id in ids
+    rows = {}
+    for i in range(dialog.tree.topLevelItemCount()):
+        group = dialog.tree.topLevelItem(i)
+        for j in range(group.childCount()):
+            rows[group.child(j).text(0)] = (group.text(0), group.child(j).text(1))
+    assert rows["Approve puzzle…"] == ("Puzzles", "A")
+    assert rows["Reject puzzle…"] == ("Puzzles", "R")
+    assert rows["Generate split…"] == ("Puzzles", "Ctrl+G")

@@ -1,0 +1,252 @@
+"""The curator's commands without a window: import, statuses, foils, regeneration, statistics,
+undo, the log, and what survives closing the project."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from studio import splits
+from studio.app import Studio
+from studio.core.errors import StudioError
+from studio.curation import Curator, PuzzleFilter, PuzzlesChanged
+from studio.demo import build_demo
+from studio.generate.params import SplitParams
+from studio.store.project import Project
+from studio.vet.emergent import vet_puzzle
+
+PARAMS = SplitParams(n=60, sampling="balanced", seed=3)
+
+
+@pytest.fixture(scope="session")
+def demo_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """UA's public annotations plus Symbola's Geometric Shapes, rendered (the demo, small)."""
+    path = tmp_path_factory.mktemp("demo") / "demo.studio"
+    for _ in build_demo(path, blocks=["Geometric Shapes"]):
+        pass
+    return path
+
+
+def open_copy(src: Path, tmp_path: Path) -> Studio:
+    path = tmp_path / "work.studio"
+    shutil.copy(src, path)
+    return Studio(Project.open(path), author="cur")
+
+
+@pytest.fixture
+def studio(demo_project: Path, tmp_path: Path) -> Studio:
+    s = open_copy(demo_project, tmp_path)
+    yield s
+    s.close()
+
+
+def generate(studio: Studio, params: SplitParams = PARAMS):
+    inputs = splits.split_inputs(studio)
+    results = splits.generate(studio, params, inputs=inputs)
+    keys = {k for r in results for p in r.puzzles for k in p.all_keys()}
+    features = splits.feature_index({k: inputs.images[k] for k in keys})
+    verdicts = [
+        v
+        for r in results
+        for v in splits.vet(r.puzzles, inputs.annotations, studio.schema, features)
+    ]
+    return results, verdicts
+
+
+@pytest.fixture
+def curated(studio: Studio) -> Curator:
+    curator = Curator(studio)
+    results, verdicts = generate(studio)
+    curator.import_results("small", PARAMS, results, verdicts)
+    return curator
+
+
+def plant_flag(curator: Curator):
+    """Replace a foil of a clean constant puzzle by a glyph from the key's own folder: that
+    foil completes the intended rule. Returns (puzzle id, foil index, planted glyph)."""
+    ann = curator.annotations
+    cp = next(
+        c
+        for c in curator.puzzles(PuzzleFilter(rule="constant", status="draft"))
+        if not c.puzzle.shift
+    )
+    p = cp.puzzle
+    value = p.values[-1][-1]
+    glyph = next(g for g in ann.folder(p.concept, value) if g not in p.all_keys())
+    foil = p.foils[0]
+    curator.replace_foil(p.id, foil, glyph)
+    return p.id, foil, glyph
+
+
+def test_import_sets_status_from_verdicts_and_is_undoable(studio: Studio) -> None:
+    events: list[tuple[str, object]] = []
+    studio.subscribe(lambda e, p: events.append((e, p)))
+    curator = Curator(studio)
+    assert curator.set_id is None and curator.puzzles() == []
+    results, verdicts = generate(studio)
+    [set_id] = curator.import_results("small", PARAMS, results, verdicts)
+    assert studio.undo_stack.undo_label == "Import puzzle set “small” (60 puzzles)"
+    assert ("puzzle_sets", [set_id]) in events
+    puzzles = curator.puzzles()
+    assert [c.id for c in puzzles] == [p.id for p in results[0].puzzles]
+    by_id = {v.puzzle_id: v for v in verdicts}
+    for c in puzzles:
+        v = by_id[c.id]
+        assert c.status == ("flagged" if v.errors or v.warnings else "draft")
+        assert len(c.findings) == len(v.errors) and len(c.warnings) == len(v.warnings)
+        assert c.puzzle == next(p for p in results[0].puzzles if p.id == c.id)
+    rec = curator.current_set()
+    assert rec.name == "small" and rec.count == 60
+    assert rec.params["seed"] == 3 and rec.params["fold"] == 0
+    assert rec.summary["rejections"] == dict(sorted(results[0].rejections.items()))
+    assert "dry_tuples" in rec.summary
+
+    studio.undo_stack.undo()
+    assert curator.sets() == [] and curator.set_id is None
+    studio.undo_stack.redo()
+    assert [s.id for s in curator.sets()] == [set_id] and curator.set_id == set_id
+    kinds = [e.kind for e in studio.project.puzzle_events(set_id)]
+    assert kinds == ["import", "undo-import", "redo-import"]
+
+
+def test_filters(curated: Curator) -> None:
+    all_ = curated.puzzles()
+    rule = all_[0].puzzle.rule
+    concept = all_[0].puzzle.concept
+    assert all(c.puzzle.rule == rule for c in curated.puzzles(PuzzleFilter(rule=rule)))
+    assert {c.id for c in curated.puzzles(PuzzleFilter(concept=concept))} == {
+        c.id for c in all_ if c.puzzle.concept == concept
+    }
+    flagged = curated.puzzles(PuzzleFilter(status="flagged"))
+    with_warnings = curated.puzzles(PuzzleFilter(warning="warnings"))
+    clean = curated.puzzles(PuzzleFilter(warning="none"))
+    assert flagged and with_warnings and clean
+    assert {c.id for c in flagged} == {c.id for c in all_ if c.findings or c.warnings}
+    assert all(c.warnings for c in with_warnings)
+    assert all(not c.findings and not c.warnings for c in clean)
+    assert len(clean) + len(flagged) == len(all_)
+    assert curated.puzzles(PuzzleFilter(warning="errors")) == []  # valid by construction
+
+
+def test_approve_reject_undo_and_log(curated: Curator) -> None:
+    studio = curated.studio
+    seen: list[PuzzlesChanged] = []
+    studio.subscribe(lambda e, p: seen.append(p) if e == "puzzles" else None)
+    pid = curated.puzzles(PuzzleFilter(status="draft"))[0].id
+    curated.set_status([pid], "approved")
+    assert studio.undo_stack.undo_label == f"Approve puzzle {pid}"
+    assert curated.puzzle(pid).status == "approved"
+    assert seen[-1] == PuzzlesChanged(curated.set_id, (pid,))
+    studio.undo_stack.undo()
+    assert curated.puzzle(pid).status == "draft"
+    two = [c.id for c in curated.puzzles()[:2]]
+    curated.set_status(two, "rejected", "foils too alike")
+    assert studio.undo_stack.undo_label == "Reject 2 puzzles (foils too alike)"
+    assert {curated.puzzle(i).comment for i in two} == {"foils too alike"}
+    log = [(e.kind, e.detail) for e in curated.history(pid)]
+    assert log[0] == ("status", {"old": "draft", "new": "approved"})
+    assert log[1] == ("status", {"old": "approved", "new": "draft", "comment": "", "undo": True})
+    assert log[-1][1]["comment"] == "foils too alike"
+    assert all(e.author == "cur" for e in curated.history(pid))
+    with pytest.raises(StudioError, match="unknown status"):
+        curated.set_status([pid], "fine")
+    curated.set_comment(pid, "check the font")
+    assert studio.undo_stack.undo_label == f"Comment on puzzle {pid}"
+    studio.undo_stack.undo()
+    assert curated.puzzle(pid).comment == "foils too alike"
+
+
+def test_planted_foil_is_flagged_and_a_proposed_replacement_makes_it_valid(
+    curated: Curator,
+) -> None:
+    studio = curated.studio
+    pid, foil, planted = plant_flag(curated)
+    cp = curated.puzzle(pid)
+    assert cp.status == "flagged"
+    label = f"Replace answer {foil + 1} of puzzle {pid} with {planted}"
+    assert studio.undo_stack.undo_label == label
+    [finding] = [f for f in cp.findings if f.answer == foil]
+    assert finding.kind == "foil-completes-intended"
+    assert (finding.rule, finding.concept) == (cp.puzzle.rule, cp.puzzle.concept)
+    [ev] = [e for e in curated.evidence(cp) if e.answer == foil and e.severity == "error"]
+    value = cp.puzzle.values[-1][-1]
+    assert ev.caption == (
+        f"Answer {foil + 1} also completes constant over {cp.puzzle.concept}: {value} | {value}"
+    )
+    assert ev.frame_values[("answer", foil, 0)].split("/").count(value) == 1
+    assert all(("context", r, c) in ev.frame_values for r in range(2) for c in range(2))
+
+    proposed = curated.propose_replacements(pid, foil)
+    assert proposed and proposed == curated.propose_replacements(pid, foil)  # deterministic
+    ann = curated.annotations
+    for g in proposed:
+        assert g not in cp.puzzle.all_keys()
+        assert ann.values(g, cp.puzzle.concept)
+        assert not vet_puzzle(cp.puzzle.with_answer(foil, g), ann, curated.book).errors
+    verdict = curated.replace_foil(pid, foil, proposed[0])
+    assert verdict.valid
+    after = curated.puzzle(pid)
+    assert after.puzzle.answers[foil] == proposed[0] and not after.findings
+    assert after.status == ("flagged" if after.warnings else "draft")
+    kinds = [e.detail for e in curated.history(pid) if e.kind == "replace-foil"]
+    assert kinds[-1]["new"] == str(proposed[0]) and kinds[-1]["old"] == str(planted)
+    # undo twice: back to the generated puzzle, as it was
+    studio.undo_stack.undo()
+    assert curated.puzzle(pid).puzzle.answers[foil] == planted
+    studio.undo_stack.undo()
+    assert curated.puzzle(pid).status == "draft" and not curated.puzzle(pid).findings
+    with pytest.raises(StudioError, match="is the key"):
+        curated.replace_foil(pid, cp.puzzle.key, proposed[0])
+
+
+def test_regenerate_keeps_tuple_and_split(curated: Curator) -> None:
+    studio = curated.studio
+    cp = curated.puzzles(PuzzleFilter(status="draft"))[0]
+    old = cp.puzzle
+    new = curated.regenerate(old.id)
+    assert studio.undo_stack.undo_label == f"Regenerate puzzle {old.id}"
+    assert (new.id, new.rule, new.concept, new.shift, new.layout, new.split) == (
+        old.id,
+        old.rule,
+        old.concept,
+        old.shift,
+        old.layout,
+        old.split,
+    )
+    assert (new.context, new.answers) != (old.context, old.answers)
+    assert new.params["regenerated"] == 1 and new.seed != old.seed
+    stored = curated.puzzle(old.id)
+    assert stored.puzzle == new and not stored.findings
+    assert vet_puzzle(new, curated.annotations, curated.book).valid
+    again = curated.regenerate(old.id)  # a second time: another seed, another puzzle
+    assert again.params["regenerated"] == 2 and again.seed != new.seed
+    studio.undo_stack.undo()
+    studio.undo_stack.undo()
+    assert curated.puzzle(old.id).puzzle == old and curated.puzzle(old.id).status == cp.status
+
+
+def test_stats(curated: Curator) -> None:
+    stats = curated.stats()
+    assert stats["all"]["puzzles"] == 60
+    assert sum(stats["all"]["answer_position"]["histogram"]) == 60
+    assert stats["rejections"] == curated.current_set().summary["rejections"]
+    assert sum(stats["statuses"].values()) == 60
+    assert stats["all"]["foil_values"]["per_concept"]
+
+
+def test_statuses_survive_reopening(curated: Curator, tmp_path: Path) -> None:
+    pid = curated.puzzles()[5].id
+    curated.set_status([pid], "approved", "good one")
+    path = curated.project.path
+    set_id = curated.set_id
+    curated.studio.close()
+    studio = Studio(Project.open(path), author="cur")
+    try:
+        again = Curator(studio)
+        assert again.set_id == set_id
+        cp = again.puzzle(pid)
+        assert (cp.status, cp.comment, cp.author) == ("approved", "good one", "cur")
+    finally:
+        studio.close()
