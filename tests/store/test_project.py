@@ -194,3 +194,17 @@ def test_project_survives_being_killed_mid_edits(tmp_path: Path, ua_schema: Sche
         tagged = {t.key.codepoint for t in p.all_tags()}
     assert acked <= tagged
     assert len(tagged - acked) <= 1  # at most the edit in flight
+
+
+def test_closing_leaves_one_complete_file_and_no_log(tmp_path: Path, ua_schema: Schema) -> None:
+    """Opening runs a precheck on a plain sqlite3 connection; if that connection outlived the
+    open, SQLite kept the WAL at close, and a tool that then dropped the WAL lost the tags."""
+    path = tmp_path / "p.studio"
+    Project.create(path, ua_schema).close()
+    project = Project.open(path)
+    project.add_tags([GlyphKey(0x25CC, "symbola")], "closure", "circle", author="t")
+    project.close()
+    assert not Path(f"{path}-wal").exists()
+    with sqlite3.connect(path) as con:  # the file alone holds the tag
+        assert con.execute("SELECT count(*) FROM tags").fetchone() == (1,)
+    con.close()
