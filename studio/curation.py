@@ -688,10 +688,7 @@ class Curator:
             gen = self._generator(set_rec, int(cp.puzzle.params.get("fold", 0)))
         except (StudioError, TypeError, ValueError):
             return None
-        side = gen._sides.get("train" if cp.puzzle.split == "train" else "eval")
-        if side is None:
-            return None
-        return {k for ks in side.folders.values() for k in ks}
+        return set(gen.side(cp.puzzle.split).glyphs)
 
     def _draw_again(self, old: Puzzle, set_rec: PuzzleSetRecord) -> Puzzle:
         fold = int(old.params.get("fold", 0))
@@ -701,12 +698,10 @@ class Curator:
             raise StudioError(f"cannot rebuild the generator of this set: {e}") from None
         count = int(old.params.get("regenerated", 0)) + 1
         seed = _derived_seed(set_rec.params.get("seed", 0), fold, old.id, count)
-        gen.rng = np.random.default_rng(seed)
-        side_name = "train" if old.split == "train" else "eval"
-        t = (old.rule, old.concept, old.shift)
+        rng = np.random.default_rng(seed)
         reasons: Counter[str] = Counter()
         for _ in range(MAX_REGENERATION_DRAWS):
-            got, reason = gen._build(t, old.split, side_name, 0)
+            got, reason = gen.draw_one(old.rule, old.concept, old.shift, old.split, rng)
             if got is None:
                 reasons[reason] += 1
                 continue

@@ -5,7 +5,6 @@ Built on first run from the copy shipped in ``resources/ua`` (users have no ``..
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -63,23 +62,13 @@ def build_demo(
             yield ("rendering glyphs", done, total)
     finally:
         studio.close()
-    _fold_wal(tmp)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # Project.close folds the log into the file; should a log survive, it moves with the file
+    for suffix in ("-wal", "-shm"):
+        side, target = Path(f"{tmp}{suffix}"), Path(f"{path}{suffix}")
+        if side.exists():
+            side.replace(target)
+        else:
+            target.unlink(missing_ok=True)  # a stale log of the old demo must not replay
     tmp.replace(path)
     yield ("ready", 1, 1)
-
-
-def _fold_wal(db: Path) -> None:
-    """Fold any write-ahead log into the file before it is renamed: a WAL is never deleted
-    while it may hold committed pages (that lost the demo's tags once)."""
-    wal = Path(f"{db}-wal")
-    if wal.exists():
-        con = sqlite3.connect(db)
-        try:
-            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            con.close()
-    for suffix in ("-wal", "-shm"):
-        side = Path(f"{db}{suffix}")
-        if side.exists() and side.stat().st_size == 0:
-            side.unlink()

@@ -58,7 +58,7 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.generate.glyph_pmp import GenerationShortfall, SplitResult
+from studio.generate.glyph_pmp import GenerationShortfall, GlyphSide, SplitResult, hold_out
 from studio.generate.params import SplitParams
 from studio.vet.analogy import CHANGE, LAYOUT, analogy_findings, analogy_key_ok, foil_findings
 from studio.vet.emergent import Finding
@@ -95,24 +95,6 @@ def rejection_reason(finding: Finding) -> str:
 def _jaccard(a: frozenset, b: frozenset) -> float:
     union = len(a | b)
     return len(a & b) / union if union else 0.0
-
-
-class _Side:
-    """The glyphs one part may draw from: its annotation folders, and who is tagged per concept."""
-
-    def __init__(self, folders: dict[tuple[str, str], tuple[GlyphKey, ...]]) -> None:
-        self.folders = folders
-        self.folder_sets = {cv: frozenset(ks) for cv, ks in folders.items()}
-        self.glyphs: tuple[GlyphKey, ...] = tuple(
-            sorted({k for ks in folders.values() for k in ks})
-        )
-        by_concept: dict[str, set[GlyphKey]] = {}
-        for (c, _v), ks in folders.items():
-            by_concept.setdefault(c, set()).update(ks)
-        self.by_concept = {c: frozenset(ks) for c, ks in by_concept.items()}
-
-    def folder(self, concept: str, value: str) -> tuple[GlyphKey, ...]:
-        return self.folders.get((concept, value), ())
 
 
 class AnalogyGenerator:
@@ -157,29 +139,11 @@ class AnalogyGenerator:
         wanted = set(p.concepts)
         return [c for c in ids if c in wanted] if wanted else ids
 
-    def _hold_out(self) -> dict[str, _Side]:
+    def _hold_out(self) -> dict[str, GlyphSide]:
         """As the glyph PMP generator splits glyphs (same draws from the same seed)."""
-        p = self.params
         concepts = set(self._concept_ids())
         folders = {cv: ks for cv, ks in self.ann.folders.items() if cv[0] in concepts}
-        if p.holdout == "none":
-            side = _Side(dict(folders))
-            return {"train": side, "eval": side}
-        if p.holdout == "disjoint":
-            glyphs = sorted({k for ks in folders.values() for k in ks})
-            order = self.rng.permutation(len(glyphs))
-            cut = round(len(glyphs) * (1 - p.holdout_fraction))
-            train = {glyphs[i] for i in order[:cut]}
-            tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
-            ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
-            return {"train": _Side(tr), "eval": _Side(ev)}
-        tr, ev = {}, {}
-        for cv, ks in folders.items():  # basic: every folder split on its own
-            order = self.rng.permutation(len(ks))
-            cut = round(len(ks) * (1 - p.holdout_fraction))
-            tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
-            ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
-        return {"train": _Side(tr), "eval": _Side(ev)}
+        return hold_out(self.params, folders, self.rng)
 
     def _changes_by_side(self) -> dict[str, list[Change]]:
         p = self.params
@@ -377,7 +341,7 @@ class AnalogyGenerator:
         return [candidates[int(i)] for i in order]
 
     def _foils(
-        self, change: Change, b: GlyphKey, banned: frozenset[GlyphKey], side: _Side
+        self, change: Change, b: GlyphKey, banned: frozenset[GlyphKey], side: GlyphSide
     ) -> tuple[list[GlyphKey], list[str]] | None:
         c, _v1, v2 = change
         changed_set = side.folder_sets.get((c, v2), frozenset())

@@ -133,15 +133,6 @@ def _json_bytes(data: Any) -> bytes:
     return (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def stable_summary(result: SplitResult) -> dict[str, Any]:
-    """The generator's summary without its timing (so that files are reproducible)."""
-    summary = dict(result.summary())
-    summary.pop("seconds", None)
-    summary["per_part"] = dict(sorted(summary.get("per_part", {}).items()))
-    summary["produced"] = dict(sorted(result.produced.items()))
-    return summary
-
-
 def check_target(out: Path) -> None:
     """Refuse a folder that holds anything a split does not write (nothing is overwritten)."""
     if out.exists() and not out.is_dir():
@@ -263,7 +254,7 @@ def _write_fold(
         atomic_write_text(folder / SCHEMA_JSON, schema.dumps())
     report: dict[str, Any] = {
         "fold": result.fold,
-        "summary": stable_summary(result),
+        "summary": result.summary(timing=False),
     }
     if stats is not None:
         report["stats"] = stats
@@ -277,7 +268,7 @@ def _write_fold(
     split = dict(info)
     split["fold"] = result.fold
     split["puzzles"] = len(result.puzzles)
-    split["summary"] = stable_summary(result)
+    split["summary"] = result.summary(timing=False)
     atomic_write_bytes(folder / SPLIT_JSON, _json_bytes(split))
 
 
@@ -354,7 +345,7 @@ def write_split(
         top = dict(info)
         top["fold_dirs"] = [f"fold-{r.fold}" for r in results]
         top["puzzles"] = total
-        top["summaries"] = [stable_summary(r) for r in results]
+        top["summaries"] = [r.summary(timing=False) for r in results]
         atomic_write_bytes(out / SPLIT_JSON, _json_bytes(top))
     if progress is not None and total == 0:
         progress(0, 0)
@@ -472,7 +463,6 @@ __all__ = [
     "read_split_json",
     "split_info",
     "split_params",
-    "stable_summary",
     "ua_frame",
     "write_split",
 ]

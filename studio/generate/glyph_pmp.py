@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,15 +71,20 @@ class SplitResult:
     tuples: dict[str, list[str]] = field(default_factory=dict)  # part → tuple names offered
     seconds: float = 0.0
 
-    def summary(self) -> dict[str, Any]:
-        return {
+    def summary(self, timing: bool = True) -> dict[str, Any]:
+        """What happened, JSON-ready and in a fixed order; ``timing=False`` leaves out the
+        seconds, for files that must come out byte for byte the same."""
+        out: dict[str, Any] = {
             "fold": self.fold,
             "puzzles": len(self.puzzles),
-            "per_part": dict(Counter(p.split for p in self.puzzles)),
+            "per_part": dict(sorted(Counter(p.split for p in self.puzzles).items())),
             "rejections": dict(sorted(self.rejections.items())),
             "dry_tuples": {k: dict(sorted(v.items())) for k, v in self.dry.items() if v},
-            "seconds": round(self.seconds, 3),
+            "produced": dict(sorted(self.produced.items())),
         }
+        if timing:
+            out["seconds"] = round(self.seconds, 3)
+        return out
 
 
 def _stable_fraction(*parts: object) -> float:
@@ -87,15 +92,50 @@ def _stable_fraction(*parts: object) -> float:
     return int.from_bytes(h, "big") / 2**64
 
 
-class _Side:
-    """The glyphs one part may draw from: its folders, and which glyphs carry each concept."""
+class GlyphSide:
+    """The glyphs one part of a split may draw from: its annotation folders, the glyphs, and
+    which glyphs carry some value of each concept."""
 
     def __init__(self, folders: dict[tuple[str, str], tuple[GlyphKey, ...]]) -> None:
         self.folders = folders
         self.folder_sets = {cv: frozenset(ks) for cv, ks in folders.items()}
+        self.glyphs: tuple[GlyphKey, ...] = tuple(
+            sorted({k for ks in folders.values() for k in ks})
+        )
+        by_concept: dict[str, set[GlyphKey]] = {}
+        for (c, _v), ks in folders.items():
+            by_concept.setdefault(c, set()).update(ks)
+        self.by_concept = {c: frozenset(ks) for c, ks in by_concept.items()}
 
     def folder(self, concept: str, value: str) -> tuple[GlyphKey, ...]:
         return self.folders.get((concept, value), ())
+
+
+def hold_out(
+    params: SplitParams,
+    folders: Mapping[tuple[str, str], tuple[GlyphKey, ...]],
+    rng: np.random.Generator,
+) -> dict[str, GlyphSide]:
+    """The glyph hold-out of a split: ``train`` and ``eval`` (val + test) sides. Every family
+    calls this with its seeded generator, so the same seed splits the glyphs the same way."""
+    if params.holdout == "none":
+        side = GlyphSide(dict(folders))
+        return {"train": side, "eval": side}
+    if params.holdout == "disjoint":
+        glyphs = sorted({k for ks in folders.values() for k in ks})
+        order = rng.permutation(len(glyphs))
+        cut = round(len(glyphs) * (1 - params.holdout_fraction))
+        train = {glyphs[i] for i in order[:cut]}
+        tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
+        ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
+        return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
+    tr, ev = {}, {}
+    for cv, ks in folders.items():  # basic: every folder split on its own
+        order = rng.permutation(len(ks))
+        cut = round(len(ks) * (1 - params.holdout_fraction))
+        tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
+        ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
+    return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
 
 
 class GlyphPMPGenerator:
@@ -126,28 +166,11 @@ class GlyphPMPGenerator:
         self._runs: dict[tuple[str, str, int], list[tuple[str, ...]]] = {}
 
     # ---- set-up ----------------------------------------------------------------------------
-    def _hold_out(self) -> dict[str, _Side]:
+    def _hold_out(self) -> dict[str, GlyphSide]:
         p = self.params
         concepts = set(p.concepts) if p.concepts else {c.id for c in self.schema.concepts}
         folders = {cv: ks for cv, ks in self.ann.folders.items() if cv[0] in concepts}
-        if p.holdout == "none":
-            side = _Side(dict(folders))
-            return {"train": side, "eval": side}
-        if p.holdout == "disjoint":
-            glyphs = sorted({k for ks in folders.values() for k in ks})
-            order = self.rng.permutation(len(glyphs))
-            cut = round(len(glyphs) * (1 - p.holdout_fraction))
-            train = {glyphs[i] for i in order[:cut]}
-            tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
-            ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
-            return {"train": _Side(tr), "eval": _Side(ev)}
-        tr, ev = {}, {}
-        for cv, ks in folders.items():  # basic: every folder split on its own
-            order = self.rng.permutation(len(ks))
-            cut = round(len(ks) * (1 - p.holdout_fraction))
-            tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
-            ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
-        return {"train": _Side(tr), "eval": _Side(ev)}
+        return hold_out(p, folders, self.rng)
 
     def _tuples_by_part(self) -> dict[str, list[Tuple]]:
         p = self.params
@@ -239,6 +262,19 @@ class GlyphPMPGenerator:
         for _ in self.run():
             pass
         return self.result
+
+    def side(self, part: str) -> GlyphSide:
+        """The glyphs a part (train, val, test) draws from under the split's hold-out."""
+        return self._sides["train" if part == "train" else "eval"]
+
+    def draw_one(
+        self, rule: str, concept: str, shift: bool, part: str, rng: np.random.Generator
+    ) -> tuple[Puzzle | None, str]:
+        """One attempt at a puzzle of this tuple in this part, drawn with ``rng`` (a curator's
+        regenerate); ``(None, reason)`` when the draw failed."""
+        self.rng = rng
+        side_name = "train" if part == "train" else "eval"
+        return self._build((rule, concept, shift), part, side_name, 0)
 
     # ---- values per row ----------------------------------------------------------------------
     def _tuple_impossible(self, t: Tuple, side_name: str) -> str | None:
@@ -400,7 +436,7 @@ class GlyphPMPGenerator:
         return None
 
     def _cells(
-        self, rc: RuleContext, rows: list[tuple[str, ...]], side: _Side
+        self, rc: RuleContext, rows: list[tuple[str, ...]], side: GlyphSide
     ) -> list[list[GlyphKey]] | None:
         taken: set[GlyphKey] = set()
         out = []
@@ -522,7 +558,7 @@ class GlyphPMPGenerator:
         rc: RuleContext,
         context: tuple[tuple[GlyphKey, ...], ...],
         key_glyph: GlyphKey,
-        side: _Side,
+        side: GlyphSide,
         shift: bool,
         rows: list[tuple[str, ...]],
     ) -> list[GlyphKey] | None:
@@ -561,7 +597,7 @@ class GlyphPMPGenerator:
 
     # ---- odd one out ---------------------------------------------------------------------------
     def _build_odd(
-        self, rc: RuleContext, part: str, side: _Side, side_name: str, index: int
+        self, rc: RuleContext, part: str, side: GlyphSide, side_name: str, index: int
     ) -> tuple[Puzzle | None, str]:
         concept = rc.concept
         size = self.params.group_size
@@ -642,7 +678,9 @@ __all__ = [
     "CARDINAL_CELLS",
     "GenerationShortfall",
     "GlyphPMPGenerator",
+    "GlyphSide",
     "SplitResult",
     "generate_split",
+    "hold_out",
     "tuple_name",
 ]

@@ -78,6 +78,7 @@ from studio.generate.params import (
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
+from studio.gui.widgets import refill_combo
 from studio.store.project import GlyphRecord, PuzzleSummary
 
 PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -753,8 +754,8 @@ class CuratorBoard(QWidget):
         puzzles = self.curator.summaries()
         rules = [r for r in ALL_RULES if any(p.rule == r for p in puzzles)]
         concepts = sorted({p.concept for p in puzzles})
-        _refill(self.rule_combo, "Any rule", rules)
-        _refill(self.concept_combo, "Any concept", concepts)
+        refill_combo(self.rule_combo, "Any rule", rules)
+        refill_combo(self.concept_combo, "Any concept", concepts)
 
     def current_filter(self) -> PuzzleFilter:
         return PuzzleFilter(
@@ -1227,17 +1228,6 @@ class CuratorBoard(QWidget):
         if self.job is not None:
             self.job.cancel()
         self.loader.stop()
-
-
-def _refill(combo: QComboBox, all_text: str, items: Sequence[str]) -> None:
-    current = combo.currentData()
-    combo.blockSignals(True)
-    combo.clear()
-    combo.addItem(all_text, "")
-    for it in items:
-        combo.addItem(it, it)
-    combo.setCurrentIndex(max(0, combo.findData(current)))
-    combo.blockSignals(False)
 
 
 def _values(rows: Sequence[Sequence[str]]) -> str:

@@ -48,6 +48,7 @@ from studio.gui.glyph_grid import (
 from studio.gui.inspector import Inspector
 from studio.gui.schema_tree import SchemaTree
 from studio.gui.settings import StudioSettings
+from studio.gui.widgets import refill_combo
 from studio.store.project import GlyphRecord, TagChange
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
@@ -224,8 +225,8 @@ class MainWindow(QMainWindow):
             if key is not None:
                 tag_sets[key] = set(pairs)
         self.model.set_glyphs(glyphs, tag_sets, self._font_sources())
-        self._refill_combo(self.font_combo, "All fonts", self.model.fonts_present())
-        self._refill_combo(self.block_combo, "All blocks", self.model.blocks_present())
+        refill_combo(self.font_combo, "All fonts", self.model.fonts_present())
+        refill_combo(self.block_combo, "All blocks", self.model.blocks_present())
         self.tree.set_schema(project.schema, project.tag_counts())
         if self.tree.current() == (None, None):
             self.tree.step_concept(0)
@@ -239,18 +240,6 @@ class MainWindow(QMainWindow):
             except StudioError as e:
                 self.statusBar().showMessage(str(e), 10000)
         return out
-
-    @staticmethod
-    def _refill_combo(combo: QComboBox, all_text: str, items: list[str]) -> None:
-        current = combo.currentData()
-        combo.blockSignals(True)
-        combo.clear()
-        combo.addItem(all_text, "")
-        for it in items:
-            combo.addItem(it, it)
-        i = combo.findData(current)
-        combo.setCurrentIndex(max(0, i))
-        combo.blockSignals(False)
 
     # ---- events from the studio --------------------------------------------------------------
     def _on_studio_event(self, event: str, payload: object) -> None:

@@ -148,10 +148,7 @@ def _progression(rc: RuleContext, sets: Sequence[frozenset[str]]) -> frozenset[I
             continue
         if rc.unit_steps and abs(step[0]) != 1:
             continue
-        if all(
-            tuple(b - a for a, b in zip(p, q, strict=True)) == step
-            for p, q in pairwise(pts)
-        ):
+        if all(tuple(b - a for a, b in zip(p, q, strict=True)) == step for p, q in pairwise(pts)):
             out.add(combo)
     return frozenset(out)
 

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from studio.core.schema import Schema, bundled_schema_path, load_schema
-
 
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -19,12 +17,6 @@ def isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "settings.ini"
     monkeypatch.setenv("ANALOGY_STUDIO_SETTINGS", str(path))
     return path
-
-
-@pytest.fixture(scope="session")
-def ua_schema() -> Schema:
-    """The bundled UA 1.0 concept schema (immutable, so one load serves every test)."""
-    return load_schema(bundled_schema_path("ua-1.0"))
 
 
 @pytest.fixture(autouse=True)
