@@ -50,9 +50,12 @@ class GenerationShortfall(StudioError):
 
     def __init__(self, part: str, made: int, wanted: int, dry: dict[str, str]) -> None:
         self.part, self.made, self.wanted, self.dry = part, made, wanted, dry
-        lines = "; ".join(f"{t}: {why}" for t, why in sorted(dry.items()))
+        lines = "\n".join(f"{t}: {why}" for t, why in sorted(dry.items()))
+        # first line: what happened, short enough for a message box; then one line per tuple
         super().__init__(
-            f"only {made} of {wanted} {part} puzzles could be made; every tuple ran dry ({lines})"
+            f"only {made} of {wanted} {part} puzzles could be made: all {len(dry)} "
+            f"rule–concept tuples ran dry (ask for fewer puzzles, balanced sampling or other "
+            f"rules).\n{lines}"
         )
 
 

@@ -370,7 +370,12 @@ class GenerateSplitDialog(QDialog):
         self.shift_box = QCheckBox("Context shift", objectName="shiftBox")
         self.holdout_combo = _combo("holdoutCombo", HOLDOUTS, d.holdout)
         self.extrapolation_combo = _combo("extrapolationCombo", EXTRAPOLATIONS, d.extrapolation)
-        self.sampling_combo = _combo("samplingCombo", SAMPLINGS, d.sampling)
+        # balanced by default here: a diverse split of a thinly annotated project runs dry
+        self.sampling_combo = _combo("samplingCombo", SAMPLINGS, "balanced")
+        self.sampling_combo.setToolTip(
+            "balanced: rule–concept tuples drawn uniformly; diverse: also never repeat a "
+            "rule–values–answer instantiation (UA's default; needs many annotated glyphs)"
+        )
         self.folds_spin = QSpinBox(objectName="foldsSpin", minimum=1, maximum=20, value=1)
         ratios = QHBoxLayout()
         self.ratio_spins = []

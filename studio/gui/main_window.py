@@ -586,8 +586,9 @@ class MainWindow(QMainWindow):
         )
 
     def show_error(self, title: str, error: BaseException) -> None:
-        self.statusBar().showMessage(f"{title}: {error}", 10000)
-        box = QMessageBox(QMessageBox.Icon.Warning, title, str(error).split("\n")[0], parent=self)
+        first = str(error).split("\n")[0]
+        self.statusBar().showMessage(f"{title}: {first}", 10000)
+        box = QMessageBox(QMessageBox.Icon.Warning, title, first, parent=self)
         box.setObjectName("errorBox")
         if "\n" in str(error):
             box.setDetailedText(str(error))

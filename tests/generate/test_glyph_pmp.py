@@ -117,3 +117,13 @@ def test_dry_tuples_are_reported_while_the_others_fill_the_split(
     assert len(result.puzzles) == 200
     dry = result.summary()["dry_tuples"]["train"]
     assert any(t.startswith("union/") for t in dry)
+
+
+def test_a_shortfall_says_what_happened_in_one_line_then_lists_the_tuples(
+    ua_index: TagIndex, ua_schema: Schema
+) -> None:
+    with pytest.raises(GenerationShortfall) as e:
+        generate_split(SplitParams(n=2000, sampling="diverse"), ua_index, ua_schema)
+    first, *rest = str(e.value).split("\n")
+    assert len(first) < 200 and "ran dry" in first  # fits a message box; the rest is details
+    assert len(rest) == len(e.value.dry) > 10
