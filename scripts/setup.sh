@@ -11,7 +11,7 @@ DEB_PACKAGES=(
   fonts-symbola fonts-noto-core fonts-ancient-scripts fonts-wqy-microhei fonts-dejavu-core
   fontconfig
   # Qt (offscreen and xcb) and OpenGL/EGL for the renderer
-  libegl1 libgl1 libegl-mesa0 libopengl0 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3
+  libegl1 libgl1 libegl-mesa0 libosmesa6 libopengl0 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3
   libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0
   libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxcb-randr0
   # a virtual screen for screenshots of a real window
@@ -43,9 +43,11 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.installed
-if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements-gl.lock -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements.lock
+  # pyrender pins PyOpenGL 3.1.0 (no OSMesa fallback); the newer one goes in without deps
+  .venv/bin/python -m pip install -q --no-deps -r requirements-gl.lock
   .venv/bin/python -m pip install -q --no-deps -e .
   touch "$stamp"
 fi
