@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "import": "import_bench",
     "grid": "grid_bench",
     "generate": "generate_bench",
+    "polyominoes": "polyominoes_bench",
 }
 
 

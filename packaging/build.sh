@@ -21,12 +21,12 @@ BUNDLE=dist/$NAME
 WORK=build/pyinstaller
 DEB_MAINTAINER=${DEB_MAINTAINER:-Analogy Studio developers <analogy-studio@localhost>}
 DEPENDS=(
-  libc6 libegl1 libgl1 libfontconfig1 libfreetype6 libdbus-1-3 libxkbcommon0
+  libc6 libegl1 libegl-mesa0 libgl1 libfontconfig1 libfreetype6 libdbus-1-3 libxkbcommon0
   libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 fonts-symbola
 )
 # Glyph fonts beyond Symbola: UA's annotations use Noto and the ancient-scripts fonts, and
 # substitute WenQuanYi and DejaVu for a few code points (as the development setup does).
-RECOMMENDS=(fonts-noto-core fonts-ancient-scripts fonts-wqy-microhei fonts-dejavu-core)
+RECOMMENDS=(libosmesa6 fonts-noto-core fonts-ancient-scripts fonts-wqy-microhei fonts-dejavu-core)
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }

@@ -168,11 +168,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def _split_params(args: argparse.Namespace):
     from studio.generate.params import ALL_RULES, SplitParams
 
-    if args.family != "glyph-pmp":
-        raise StudioError(
-            f"--family {args.family}: only glyph-pmp can be generated for now "
-            "(other families come with their generators)"
-        )
     if args.rules.strip().lower() == "all":
         rules = ALL_RULES
     else:
@@ -198,10 +193,67 @@ def _split_params(args: argparse.Namespace):
     )
 
 
+STIMULUS_FAMILIES = ("kiva", "polycube-rotation", "shape-composition", "cube-net")
+
+
+def _stimulus_options(args: argparse.Namespace) -> dict:
+    """The family options given on the command line, under the generators' own names."""
+    options: dict = {}
+    if args.family == "kiva":
+        options["mode"] = args.mode
+        if args.no_change_share is not None:
+            options["no_change_share"] = args.no_change_share
+        if args.objects:
+            options["objects"] = [o.strip() for o in args.objects.split(",") if o.strip()]
+    elif args.family == "polycube-rotation" and args.level is not None:
+        options["level"] = args.level
+    elif args.family == "shape-composition" and args.level is not None:
+        options["pieces"] = args.level
+    if args.size is not None:
+        options["size"] = args.size
+    return options
+
+
+def cmd_generate_stimuli(args: argparse.Namespace, out_dir: str) -> int:
+    from studio.stimuli.split import generate_stimulus_split
+
+    try:
+        ratios = tuple(float(x) for x in args.ratios.split(","))
+    except ValueError:
+        raise StudioError(
+            f"--ratios {args.ratios!r}: expected three numbers like 0.7,0.1,0.2"
+        ) from None
+    summary = generate_stimulus_split(
+        args.family,
+        out_dir,
+        args.n,
+        args.seed,
+        _stimulus_options(args),
+        ratios,  # type: ignore[arg-type]
+        progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
+    )
+    rej = ", ".join(f"{k} {v}" for k, v in summary["rejections"].items()) or "none"
+    print(
+        f"wrote {summary['items']} {args.family} items to {out_dir}: {summary['valid']} valid, "
+        f"{summary['invalid']} invalid; rejected candidates: {rej}"
+    )
+    return 0
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from studio.generate.glyph_pmp import GenerationShortfall
     from studio.splits import generate_to_dir
 
+    if args.family in STIMULUS_FAMILIES:
+        if len(args.paths) > 2:
+            raise StudioError("generate takes [PROJECT] OUT_DIR")
+        return cmd_generate_stimuli(args, args.paths[-1])
+    if args.family != "glyph-pmp":
+        known = ", ".join(("glyph-pmp", *STIMULUS_FAMILIES))
+        raise StudioError(f"--family {args.family}: no such family (known: {known})")
+    if len(args.paths) != 2:
+        raise StudioError("generate --family glyph-pmp takes PROJECT OUT_DIR")
+    args.project, args.out_dir = args.paths
     params = _split_params(args)
     studio = _open_studio(args.project)
     try:
@@ -241,9 +293,32 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_vet_stimuli(args: argparse.Namespace) -> int:
+    from studio.stimuli.split import vet_stimulus_split
+
+    results = vet_stimulus_split(args.split_dir)
+    valid = sum(v.valid for _, v in results)
+    if args.json:
+        out = {"split_dir": str(args.split_dir), "items": len(results), "valid": valid}
+        out["verdicts"] = [{"id": i, **v.to_json()} for i, v in results]
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"{len(results)} items: {valid} valid, {len(results) - valid} invalid")
+    for item_id, v in results:
+        for c in v.errors:
+            print(f"{item_id}: INVALID: {c.check} ({c.measure}): {c.detail}")
+        if args.warnings:
+            for c in v.warnings:
+                print(f"{item_id}: warning: {c.check} ({c.measure}): {c.detail}")
+    return 0
+
+
 def cmd_vet(args: argparse.Namespace) -> int:
     from studio.splits import verdict_counts, vet_dir
+    from studio.stimuli.split import is_stimulus_split
 
+    if is_stimulus_split(args.split_dir):
+        return cmd_vet_stimuli(args)
     source = None
     if args.project:
         source = _open_studio(args.project)
@@ -278,6 +353,42 @@ def cmd_vet(args: argparse.Namespace) -> int:
         for v in verdicts:
             for f in v.warnings:
                 print(f"{v.puzzle_id}: warning: {f.message()}")
+    return 0
+
+
+def cmd_polyominoes(args: argparse.Namespace) -> int:
+    from studio.stimuli.contact_sheet import (
+        MAX_CELLS,
+        MAX_SHAPES,
+        contact_sheet,
+        enumerate_shapes,
+    )
+
+    if args.dims not in MAX_CELLS:
+        raise StudioError(f"--dims {args.dims}: polyominoes are 2D and polycubes 3D (2 or 3)")
+    most = MAX_CELLS[args.dims]
+    if not 1 <= args.cells <= most:
+        raise StudioError(
+            f"--cells {args.cells}: give 1 to {most} cells in {args.dims}D "
+            "(the number of shapes grows too fast beyond that)"
+        )
+    kind = "polyominoes" if args.dims == 2 else "polycubes"
+    if not args.quiet:
+        print(f"enumerating {args.equivalence} {kind} of {args.cells} cells…", file=sys.stderr)
+    shapes = enumerate_shapes(args.cells, args.dims, args.equivalence)
+    if args.count:
+        print(shapes.count)
+        return 0
+    out = Path(args.out or f"polyominoes-{args.dims}d-{args.cells}-{args.equivalence}.png")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        contact_sheet(shapes, max_shapes=MAX_SHAPES).save(out, format="PNG")
+    except OSError as e:
+        raise StudioError(f"cannot write the contact sheet: {e.strerror or e}", out) from None
+    if not args.quiet:
+        shown = min(shapes.count, MAX_SHAPES)
+        print(f"{shapes.count} {kind}; the sheet shows {shown}", file=sys.stderr)
+    print(out)
     return 0
 
 
@@ -337,10 +448,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="rebuild it")
     s.set_defaults(func=cmd_demo)
 
-    s = sub.add_parser("generate", help="generate a puzzle split into a folder")
-    s.add_argument("project")
-    s.add_argument("out_dir")
-    s.add_argument("--family", default="glyph-pmp", help="stimulus family (glyph-pmp)")
+    s = sub.add_parser(
+        "generate",
+        help="generate a puzzle split into a folder",
+        usage="%(prog)s [-h] [PROJECT] OUT_DIR [--family FAMILY] [options]",
+        description="Glyph families need a PROJECT (its annotations); kiva, polycube-rotation, "
+        "shape-composition and cube-net need only OUT_DIR.",
+    )
+    s.add_argument("paths", nargs="+", metavar="[PROJECT] OUT_DIR")
+    s.add_argument(
+        "--family",
+        default="glyph-pmp",
+        help="glyph-pmp, kiva, polycube-rotation, shape-composition or cube-net",
+    )
+    s.add_argument("--mode", default="kiva", choices=("kiva", "kiva-adults"), help="kiva only")
+    s.add_argument("--no-change-share", type=float, help="kiva: share of no-change trials")
+    s.add_argument("--objects", help="kiva: library objects to use, e.g. mug,key,toy-car")
+    s.add_argument(
+        "--level", type=int, help="polycube-rotation: 1-3 (3-5 arms); shape-composition: 2-5 pieces"
+    )
+    s.add_argument("--size", type=int, help="image size in pixels (non-glyph families)")
     s.add_argument("--rules", default="all", help="all, or a list like constant,progression")
     s.add_argument("--n", type=int, default=10_000, help="puzzles per fold")
     s.add_argument("--seed", type=int, default=1)
@@ -367,6 +494,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--warnings", action="store_true", help="list image-feature warnings too")
     s.add_argument("--no-features", action="store_true", help="skip image-feature warnings")
     s.set_defaults(func=cmd_vet)
+
+    s = sub.add_parser("polyominoes", help="count or draw every polyomino (2D) or polycube (3D)")
+    s.add_argument("--cells", type=int, required=True, help="cells per shape (N)")
+    s.add_argument("--dims", type=int, default=2, help="2 (polyominoes) or 3 (polycubes)")
+    s.add_argument("--equivalence", default="free", choices=("free", "one-sided", "fixed"))
+    s.add_argument("--count", action="store_true", help="print only the number of shapes")
+    s.add_argument("--out", help="contact sheet PNG (default: polyominoes-<dims>d-<N>-<eq>.png)")
+    s.set_defaults(func=cmd_polyominoes)
 
     s = sub.add_parser("gui", help="open the studio window")
     s.add_argument("project", nargs="?")

@@ -129,8 +129,10 @@ def test_shortfall_exits_2_naming_the_dry_tuples(project: str, tmp_path: Path, c
 
 
 def test_bad_arguments_exit_2(project: str, tmp_path: Path, capsys) -> None:
-    code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--family", "kiva")
-    assert code == EXIT_USER_ERROR and "only glyph-pmp" in err
+    code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--family", "unicorn")
+    assert code == EXIT_USER_ERROR and "no such family" in err and "cube-net" in err
+    code, _, err = run(capsys, "generate", str(tmp_path / "k"))
+    assert code == EXIT_USER_ERROR and "takes PROJECT OUT_DIR" in err
     code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--ratios", "0.7,x")
     assert code == EXIT_USER_ERROR and "--ratios" in err
     code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--rules", "spiral")

@@ -78,8 +78,15 @@ def test_spec_entry_script_and_exclusions(spec: ast.Module) -> None:
     scripts = _call(spec, "Analysis").args[0]
     assert "launcher.py" in ast.unparse(scripts)
     excludes = ast.literal_eval(_assignment(spec, "EXCLUDES"))
-    for heavy in ("torch", "pyrender", "trimesh", "matplotlib", "tkinter"):
+    for heavy in ("torch", "matplotlib", "tkinter"):
         assert heavy in excludes
+    # the 3D preview renders in the bundle: its stack must not be excluded, and PyOpenGL's
+    # platform modules (chosen by name at run time) must be named
+    for needed in ("pyrender", "trimesh", "OpenGL", "scipy"):
+        assert needed not in excludes
+    hidden = ast.unparse(_assignment(spec, "HIDDEN_IMPORTS"))
+    assert "OpenGL.platform.egl" in hidden and "OpenGL.platform.osmesa" in hidden
+    assert "collect_data_files('pyrender')" in ast.unparse(spec)
     keep = ast.literal_eval(_assignment(spec, "QT_KEEP"))
     drop = ast.literal_eval(_assignment(spec, "QT_DROP"))
     assert keep == {"QtCore", "QtGui", "QtWidgets"}

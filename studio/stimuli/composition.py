@@ -1,0 +1,1000 @@
+"""The shape-composition task of Spatial-IQ (Kim et al.): which set of pieces makes the shape?
+
+Construction, following §3.2 of the paper ("Data Construction … Shape Composition"):
+
+    "We generated 224 × 224 initial images coloured in black. We linearly cut the initial images
+    twice. We use an initial image as an original image only if its size is larger than 25,000,
+    where the size denotes the number of remaining pixels coloured in black after cutting
+    linearly. Here, the linear operation has the following two requirements: 1) The slope of the
+    cutting line is either 0°, 30°, 45° or 60°, 2) The point corresponding to the y-intercept is
+    between 1/4 and 3/4 of the image height. We then linearly cut the original image into m number
+    of pieces. When m is 2, 3, or 4, the size of each piece is in the range of 3,000 to 30,000 and
+    when m = 5, the size of each piece is in the range of 2,000 to 30,000. The cut pieces are then
+    rotated by 0°, 90°, 180° or 270°, but never flipped. […] For two of the incorrect candidate
+    answers, m pieces are also from the same original image but only one piece is randomly
+    replaced with another piece of similar size. For the remaining incorrect candidate answer,
+    one of the pieces of the correct answer is scaled, which makes it impossible to form the
+    original image."  (levels: m ∈ {2, 3, 4, 5}, §2.2 and Table 1)
+
+Choices the paper leaves open, and ours:
+
+- Geometry is exact: the shape and its pieces are convex polygons (a square cut by half-planes,
+  then split by lines), kept as float vertex lists in image coordinates (x right, y down, the
+  unit is one pixel of the 224 image; "size" = polygon area in px²). Rasters are made from them.
+- A cutting line rises to the right at the angle θ and crosses the left image edge at height b
+  (measured from the top; the range [H/4, 3H/4] is symmetric so the direction does not matter):
+  ``y = b − tan θ · x``. Both requirements apply to every cut, the two shape cuts and the m − 1
+  piece cuts. A piece cut splits *one* piece (so m − 1 cuts give exactly m pieces).
+- Instead of rejecting blindly, values are narrowed before sampling (CONVENTIONS): for a slope
+  the area on one side of the line is monotone in b, so the interval of b that keeps the area
+  limits is found by bisection and b is drawn uniformly from it. What still fails is counted in
+  :attr:`ShapeCompositionGenerator.rejections`.
+- "Similar size" for a replacement: a piece of another generated shape whose area differs from
+  the replaced piece by 3 % to 25 % — close enough to look plausible, far enough that the total
+  area proves the candidate wrong (see :func:`vet_composition_item`).
+- All three distractors change the *same* piece of the key (two replacements and one scaling),
+  so every other piece appears in all four candidates and the changed position holds four
+  different variants: no "most common piece" shortcut finds the key without the question (the
+  RAVEN flaw the conventions warn about). Likewise the number of distractors whose changed
+  piece is smaller than the key's is drawn uniformly (``key_area_rank``), so the key's total
+  area is not the middle one more often than chance.
+- The question is the shape at its place in the 224 image. A candidate shows its m pieces packed
+  in rows (tallest first, never overlapping), all pieces of all four candidates at one common
+  scale (``piece_scale``, at most 1), so sizes compare across candidates and the scaled piece
+  stays visibly wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+from scipy.optimize import linear_sum_assignment
+
+from studio.stimuli.items import Check, ItemVerdict, StimulusItem
+
+Point = tuple[float, float]
+Polygon = list[Point]
+
+FAMILY = "shape-composition"
+LEVELS: tuple[int, ...] = (2, 3, 4, 5)
+#: Allowed slopes of a cutting line, degrees (§3.2, requirement 1).
+CUT_ANGLES: tuple[int, ...] = (0, 30, 45, 60)
+#: The y-intercept lies between these fractions of the image height (§3.2, requirement 2).
+INTERCEPT_RANGE: tuple[float, float] = (0.25, 0.75)
+#: The original image must keep more than this many black pixels after the two cuts (§3.2).
+SHAPE_MIN_AREA = 25_000.0
+PIECE_MAX_AREA = 30_000.0
+ROTATIONS: tuple[int, ...] = (0, 90, 180, 270)
+#: Relative area difference of a replacement piece ("similar size"), see the module docstring.
+REPLACEMENT_AREA_BAND: tuple[float, float] = (0.03, 0.25)
+#: Scale factors of the scaled distractor: visibly smaller or visibly larger.
+SCALE_BANDS: tuple[tuple[float, float], ...] = ((0.75, 0.87), (1.15, 1.3))
+#: Relative area tolerance of "the pieces' areas add up to the shape's" (rounding of vertices).
+AREA_TOLERANCE = 5e-4
+#: Raster IoU (covered exactly once vs the shape, see :func:`cover_iou`) from which a placement
+#: counts as reproducing the shape; rounding of vertices costs a few edge samples at most.
+PLACEMENT_IOU = 0.99
+#: IoU from which two pieces count as the same piece (exact polygons, so near 1).
+SAME_PIECE_IOU = 0.999
+_DECIMALS = 3
+_RASTER_SCALE = 2
+_LABELS = ("1", "2", "3", "4")
+
+
+def piece_area_limits(m: int) -> tuple[float, float]:
+    """Smallest and largest piece area for m pieces (§3.2: 3,000–30,000; 2,000 when m = 5)."""
+    if m not in LEVELS:
+        raise ValueError(f"m must be one of {LEVELS}, not {m}")
+    return (2_000.0 if m == 5 else 3_000.0), PIECE_MAX_AREA
+
+
+# --------------------------------------------------------------------------------------------
+# Exact polygon geometry (convex polygons, image coordinates)
+
+
+def polygon_area(poly: Sequence[Sequence[float]]) -> float:
+    """Area of a simple polygon (shoelace); the sign is dropped, so vertex order does not matter."""
+    return abs(signed_area(poly))
+
+
+def signed_area(poly: Sequence[Sequence[float]]) -> float:
+    """Shoelace area with sign: rotations keep it, a mirror image flips it (the no-flip test)."""
+    s = 0.0
+    n = len(poly)
+    for i in range(n):
+        x0, y0 = poly[i]
+        x1, y1 = poly[(i + 1) % n]
+        s += x0 * y1 - x1 * y0
+    return s / 2.0
+
+
+def polygon_centroid(poly: Sequence[Sequence[float]]) -> Point:
+    """Area centroid: moves with the polygon under rotation, so it pins a piece to its place."""
+    a = signed_area(poly)
+    if abs(a) < 1e-12:
+        xs, ys = zip(*poly, strict=True)
+        return (sum(xs) / len(xs), sum(ys) / len(ys))
+    cx = cy = 0.0
+    n = len(poly)
+    for i in range(n):
+        x0, y0 = poly[i]
+        x1, y1 = poly[(i + 1) % n]
+        cross = x0 * y1 - x1 * y0
+        cx += (x0 + x1) * cross
+        cy += (y0 + y1) * cross
+    return (cx / (6 * a), cy / (6 * a))
+
+
+def _clean(poly: Sequence[Sequence[float]], eps: float = 1e-9) -> Polygon:
+    out: Polygon = []
+    for x, y in poly:
+        p = (float(x), float(y))
+        if not out or abs(p[0] - out[-1][0]) > eps or abs(p[1] - out[-1][1]) > eps:
+            out.append(p)
+    while (
+        len(out) > 1 and abs(out[0][0] - out[-1][0]) <= eps and abs(out[0][1] - out[-1][1]) <= eps
+    ):
+        out.pop()
+    if len(out) >= 3 and signed_area(out) < 0:
+        out.reverse()
+    return out
+
+
+def split_polygon(poly: Sequence[Point], a: float, b: float, c: float) -> tuple[Polygon, Polygon]:
+    """Split a convex polygon by the line ``a·x + b·y = c`` into (negative side, positive side).
+
+    Both halves are built in one pass so that they share the very same intersection points, and
+    the pieces of a cut tile their parent exactly (up to float rounding)."""
+    neg: Polygon = []
+    pos: Polygon = []
+    n = len(poly)
+    for i in range(n):
+        p = poly[i]
+        q = poly[(i + 1) % n]
+        dp = a * p[0] + b * p[1] - c
+        dq = a * q[0] + b * q[1] - c
+        if dp <= 0:
+            neg.append(p)
+        if dp >= 0:
+            pos.append(p)
+        if (dp < 0 < dq) or (dq < 0 < dp):
+            t = dp / (dp - dq)
+            x = (p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]))
+            neg.append(x)
+            pos.append(x)
+    neg = _clean(neg)
+    pos = _clean(pos)
+    return (neg if len(neg) >= 3 else []), (pos if len(pos) >= 3 else [])
+
+
+def clip_convex(subject: Sequence[Point], clip: Sequence[Point]) -> Polygon:
+    """Intersection of two convex polygons (Sutherland–Hodgman): exact overlap of two pieces."""
+    out: Polygon = _clean(subject)
+    clip = _clean(clip)
+    n = len(clip)
+    for i in range(n):
+        if len(out) < 3:
+            return []
+        (x0, y0), (x1, y1) = clip[i], clip[(i + 1) % n]
+        # Inside of a positively oriented edge: cross((p1 - p0), (p - p0)) >= 0.
+        a, b = y1 - y0, -(x1 - x0)
+        c = a * x0 + b * y0
+        # cross = (x1-x0)(y-y0) - (y1-y0)(x-x0) = -(a x + b y - c); inside ⇔ a x + b y - c <= 0.
+        out, _ = split_polygon(out, a, b, c)
+    return out if len(out) >= 3 else []
+
+
+def rotate_polygon(poly: Sequence[Sequence[float]], degrees: int) -> Polygon:
+    """Rotate clockwise on screen by a multiple of 90° about the origin (exact: swaps and signs).
+
+    In image coordinates (y down) a clockwise quarter turn is (x, y) → (−y, x)."""
+    if degrees % 90:
+        raise ValueError(f"rotations are multiples of 90°, not {degrees}")
+    k = (degrees // 90) % 4
+    out = [(float(x), float(y)) for x, y in poly]
+    for _ in range(k):
+        out = [(-y, x) for x, y in out]
+    return out
+
+
+def translate_polygon(poly: Sequence[Sequence[float]], dx: float, dy: float) -> Polygon:
+    """Move a polygon; with the quarter turns this is every motion a piece may make."""
+    return [(x + dx, y + dy) for x, y in poly]
+
+
+def scale_polygon(poly: Sequence[Sequence[float]], factor: float) -> Polygon:
+    """Scale about the centroid: the scaled piece stays where it was, only its size changes."""
+    cx, cy = polygon_centroid(poly)
+    return [(cx + factor * (x - cx), cy + factor * (y - cy)) for x, y in poly]
+
+
+def to_origin(poly: Sequence[Sequence[float]]) -> Polygon:
+    """Translate so the bounding box starts at (0, 0): how a piece is stored once it is shown."""
+    xs = [p[0] for p in poly]
+    ys = [p[1] for p in poly]
+    return translate_polygon(poly, -min(xs), -min(ys))
+
+
+def round_polygon(poly: Sequence[Sequence[float]], decimals: int = _DECIMALS) -> list[list[float]]:
+    """Vertices rounded for the record (0.001 px: areas stay exact to well under a pixel)."""
+    return [[round(float(x), decimals) + 0.0, round(float(y), decimals) + 0.0] for x, y in poly]
+
+
+def _bbox(poly: Sequence[Sequence[float]]) -> tuple[float, float, float, float]:
+    xs = [p[0] for p in poly]
+    ys = [p[1] for p in poly]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _as_points(poly: Sequence[Sequence[float]]) -> Polygon:
+    return [(float(p[0]), float(p[1])) for p in poly]
+
+
+def polygon_iou(p: Sequence[Point], q: Sequence[Point]) -> float:
+    """Exact IoU of two convex polygons as placed."""
+    inter = clip_convex(p, q)
+    ai = polygon_area(inter) if inter else 0.0
+    union = polygon_area(p) + polygon_area(q) - ai
+    return ai / union if union > 0 else 0.0
+
+
+def coverage(polys: Sequence[Sequence[Sequence[float]]], size: int, scale: int = 1) -> np.ndarray:
+    """How many of the convex polygons cover each pixel centre of a ``size·scale`` grid.
+
+    Sampled exactly with half-plane tests (not a drawing routine, which paints shared edges
+    into both neighbours), so pieces that tile the shape cover each pixel once and an overlap
+    shows up as a count of 2."""
+    n = size * scale
+    counts = np.zeros((n, n), dtype=np.int16)
+    for poly in polys:
+        pts = _clean(poly)
+        if len(pts) < 3:
+            continue
+        x0, y0, x1, y1 = _bbox(pts)
+        c0, c1 = max(0, math.floor(x0 * scale)), min(n, math.ceil(x1 * scale) + 1)
+        r0, r1 = max(0, math.floor(y0 * scale)), min(n, math.ceil(y1 * scale) + 1)
+        if c0 >= c1 or r0 >= r1:
+            continue
+        xs = (np.arange(c0, c1) + 0.5) / scale
+        ys = (np.arange(r0, r1) + 0.5) / scale
+        inside = np.ones((r1 - r0, c1 - c0), dtype=bool)
+        for i in range(len(pts)):
+            (ax, ay), (bx, by) = pts[i], pts[(i + 1) % len(pts)]
+            # inside of a positively oriented edge: cross(b − a, p − a) ≥ 0
+            inside &= ((bx - ax) * (ys[:, None] - ay) - (by - ay) * (xs[None, :] - ax)) >= 0
+        counts[r0:r1, c0:c1] += inside
+    return counts
+
+
+def cover_iou(counts: np.ndarray, target: np.ndarray) -> float:
+    """IoU of "covered exactly once" with the target mask; overlaps and gaps both count against.
+
+    A plain union would forgive a too-large piece that spills over its neighbours."""
+    once = counts == 1
+    union = np.logical_or(counts > 0, target).sum()
+    return float(np.logical_and(once, target).sum() / union) if union else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Cutting lines
+
+
+def _line(angle: int, intercept: float) -> tuple[float, float, float]:
+    """The cutting line ``y = b − tan θ · x`` as ``a·x + b·y = c`` (negative side = above it)."""
+    return math.tan(math.radians(angle)), 1.0, intercept
+
+
+def _area_above(poly: Sequence[Point], angle: int, intercept: float) -> float:
+    above, _ = split_polygon(poly, *_line(angle, intercept))
+    return polygon_area(above) if above else 0.0
+
+
+def _intercept_interval(
+    poly: Sequence[Point], angle: int, lo_area: float, hi_area: float, b_range: tuple[float, float]
+) -> tuple[float, float] | None:
+    """The intercepts in ``b_range`` where the area above the line lies in [lo_area, hi_area].
+
+    The area above ``y = b − tan θ·x`` grows monotonically with b, so each bound is one
+    bisection; None when no intercept satisfies both."""
+    b0, b1 = b_range
+    f0, f1 = _area_above(poly, angle, b0), _area_above(poly, angle, b1)
+    if f1 < lo_area or f0 > hi_area or lo_area > hi_area:
+        return None
+
+    def first_at_least(target: float) -> float:
+        if f0 >= target:
+            return b0
+        lo, hi = b0, b1
+        for _ in range(32):
+            mid = (lo + hi) / 2
+            if _area_above(poly, angle, mid) >= target:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def last_at_most(target: float) -> float:
+        if f1 <= target:
+            return b1
+        lo, hi = b0, b1
+        for _ in range(32):
+            mid = (lo + hi) / 2
+            if _area_above(poly, angle, mid) <= target:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    start, end = first_at_least(lo_area), last_at_most(hi_area)
+    return (start, end) if end - start > 1e-6 else None
+
+
+class _Rejected(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _square(size: int) -> Polygon:
+    s = float(size)
+    return [(0.0, 0.0), (s, 0.0), (s, s), (0.0, s)]
+
+
+def make_shape(rng: np.random.Generator, size: int = 224) -> tuple[Polygon, list[dict[str, Any]]]:
+    """The original image: the square cut twice, more than 25,000 px² left (§3.2).
+
+    Each cut draws a slope and a kept side among those that can still leave the area limit and
+    actually remove something, then an intercept from the interval that does."""
+    b_range = (INTERCEPT_RANGE[0] * size, INTERCEPT_RANGE[1] * size)
+    min_area = SHAPE_MIN_AREA * (size / 224.0) ** 2
+    poly = _square(size)
+    cuts: list[dict[str, Any]] = []
+    for _ in range(2):
+        area = polygon_area(poly)
+        removed_min = 0.02 * area
+        options: list[tuple[int, str, tuple[float, float]]] = []
+        for angle in CUT_ANGLES:
+            # keep "above": area_above in (min_area, area - removed_min]
+            iv = _intercept_interval(poly, angle, min_area + 1.0, area - removed_min, b_range)
+            if iv:
+                options.append((angle, "above", iv))
+            # keep "below": area - area_above > min_area, area_above >= removed_min
+            iv = _intercept_interval(poly, angle, removed_min, area - min_area - 1.0, b_range)
+            if iv:
+                options.append((angle, "below", iv))
+        if not options:
+            raise _Rejected("shape-too-small")
+        angle, side, (lo, hi) = options[int(rng.integers(len(options)))]
+        intercept = float(rng.uniform(lo, hi))
+        above, below = split_polygon(poly, *_line(angle, intercept))
+        poly = above if side == "above" else below
+        cuts.append({"angle": angle, "intercept": round(intercept, _DECIMALS), "kept": side})
+    return poly, cuts
+
+
+def cut_into_pieces(
+    shape: Sequence[Point], m: int, rng: np.random.Generator, size: int = 224
+) -> tuple[list[Polygon], list[dict[str, Any]]]:
+    """Cut the shape into m convex pieces by m − 1 straight cuts within the area limits (§3.2).
+
+    A piece above the maximum is always cut next; otherwise a piece is drawn with probability
+    proportional to its area. The last cut also keeps both halves under the maximum."""
+    min_a, max_a = piece_area_limits(m)
+    scale2 = (size / 224.0) ** 2
+    min_a, max_a = min_a * scale2, max_a * scale2
+    b_range = (INTERCEPT_RANGE[0] * size, INTERCEPT_RANGE[1] * size)
+    pieces: list[Polygon] = [list(shape)]
+    cuts: list[dict[str, Any]] = []
+    for step in range(m - 1):
+        last = step == m - 2
+        areas = np.array([polygon_area(p) for p in pieces])
+        if (areas > max_a).sum() > m - 1 - step:
+            raise _Rejected("piece-too-large")
+        oversized = np.flatnonzero(areas > max_a)
+        if len(oversized):
+            order = [int(oversized[np.argmax(areas[oversized])])]
+        else:
+            weights = np.where(areas >= 2 * min_a, areas, 0.0)
+            if weights.sum() <= 0:
+                raise _Rejected("no-feasible-cut")
+            first = int(rng.choice(len(pieces), p=weights / weights.sum()))
+            order = [first] + [i for i in np.argsort(-areas).tolist() if i != first]
+        chosen: tuple[int, int, tuple[float, float]] | None = None
+        for idx in order:
+            a = float(areas[idx])
+            lo, hi = min_a, a - min_a
+            if last:
+                lo, hi = max(lo, a - max_a), min(hi, max_a)
+            options = [
+                (angle, iv)
+                for angle in CUT_ANGLES
+                if (iv := _intercept_interval(pieces[idx], angle, lo, hi, b_range))
+            ]
+            if options:
+                angle, iv = options[int(rng.integers(len(options)))]
+                chosen = (idx, angle, iv)
+                break
+        if chosen is None:
+            raise _Rejected("no-feasible-cut")
+        idx, angle, (lo, hi) = chosen
+        intercept = float(rng.uniform(lo, hi))
+        above, below = split_polygon(pieces[idx], *_line(angle, intercept))
+        pieces[idx : idx + 1] = [above, below]
+        cuts.append({"piece": idx, "angle": angle, "intercept": round(intercept, _DECIMALS)})
+    if max(polygon_area(p) for p in pieces) > max_a:
+        raise _Rejected("piece-too-large")
+    return pieces, cuts
+
+
+# --------------------------------------------------------------------------------------------
+# Layout and rendering
+
+
+def _shelf_pack(
+    dims: Sequence[tuple[float, float]], scale: float, size: int, pad: float
+) -> list[list[float]] | None:
+    """Boxes for pieces of these (width, height) at ``scale``, packed in rows (tallest first).
+
+    Rows are filled left to right and wrapped; the rows are centred in the image and each row
+    in its width, with ``pad`` between pieces and around the border. None when they do not fit."""
+    avail = size - 2 * pad
+    order = sorted(range(len(dims)), key=lambda i: (-dims[i][1], i))
+    rows: list[list[int]] = [[]]
+    row_w = 0.0
+    for i in order:
+        w = dims[i][0] * scale
+        if w > avail:
+            return None
+        if rows[-1] and row_w + pad + w > avail:
+            rows.append([])
+            row_w = 0.0
+        row_w += (pad if rows[-1] else 0.0) + w
+        rows[-1].append(i)
+    heights = [max(dims[i][1] * scale for i in row) for row in rows]
+    total_h = sum(heights) + pad * (len(rows) - 1)
+    if total_h > avail:
+        return None
+    boxes: list[list[float]] = [[] for _ in dims]
+    y = (size - total_h) / 2
+    for row, h in zip(rows, heights, strict=True):
+        row_w = sum(dims[i][0] * scale for i in row) + pad * (len(row) - 1)
+        x = (size - row_w) / 2
+        for i in row:
+            w, hi = dims[i][0] * scale, dims[i][1] * scale
+            y0 = y + (h - hi) / 2
+            boxes[i] = [round(x, 2), round(y0, 2), round(x + w, 2), round(y0 + hi, 2)]
+            x += w + pad
+        y += h + pad
+    return boxes
+
+
+def _layout(
+    shown: Sequence[Sequence[Sequence[Sequence[float]]]], size: int, pad: float
+) -> tuple[float, list[list[list[float]]]]:
+    """The largest common scale (at most 1) at which every candidate's pieces pack, and the boxes.
+
+    One scale for all candidates keeps sizes comparable, which the scaled distractor needs."""
+    dims = [[(_bbox(p)[2], _bbox(p)[3]) for p in cand] for cand in shown]  # shown start at 0
+
+    def pack_all(s: float) -> list[list[list[float]]] | None:
+        out = []
+        for d in dims:
+            boxes = _shelf_pack(d, s, size, pad)
+            if boxes is None:
+                return None
+            out.append(boxes)
+        return out
+
+    lo, hi = 0.0, 1.0
+    if pack_all(hi) is not None:
+        lo = hi
+    else:
+        for _ in range(20):
+            mid = (lo + hi) / 2
+            if pack_all(mid) is not None:
+                lo = mid
+            else:
+                hi = mid
+    scale = math.floor(lo * 1e4) / 1e4
+    boxes = pack_all(scale) if scale > 0 else None
+    return scale, boxes or []
+
+
+def draw_polygons(
+    polys: Sequence[Sequence[Sequence[float]]],
+    size: int,
+    offsets: Sequence[Sequence[float]] | None = None,
+    scale: float = 1.0,
+) -> Image.Image:
+    """Black polygons on white, each scaled then moved to its offset (RGB, like the paper's)."""
+    img = Image.new("RGB", (size, size), "white")
+    draw = ImageDraw.Draw(img)
+    for i, poly in enumerate(polys):
+        ox, oy = (offsets[i][0], offsets[i][1]) if offsets is not None else (0.0, 0.0)
+        draw.polygon([(ox + scale * x, oy + scale * y) for x, y in poly], fill="black")
+    return img
+
+
+def stitch_sheet(
+    question: Image.Image, candidates: Sequence[Image.Image], labels: Sequence[str] = _LABELS
+) -> Image.Image:
+    """Question above, the numbered candidates in a row below, on white: what a person sees.
+
+    The key is not marked. Used by the shape-composition and cube-net generators alike."""
+    w, h = candidates[0].size
+    gap = max(8, w // 14)
+    label_h = max(16, h // 9)
+    width = len(candidates) * w + (len(candidates) + 1) * gap
+    height = gap + question.size[1] + 2 * gap + h + label_h + gap
+    sheet = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(sheet)
+    qx = (width - question.size[0]) // 2
+    sheet.paste(question.convert("RGB"), (qx, gap))
+    draw.rectangle(
+        (qx - 1, gap - 1, qx + question.size[0], gap + question.size[1]), outline=(150,) * 3
+    )
+    sep = gap + question.size[1] + gap
+    draw.line((gap, sep, width - gap, sep), fill=(90,) * 3)
+    font = ImageFont.load_default(size=max(12, label_h - 4))
+    top = sep + gap
+    for i, cand in enumerate(candidates):
+        x = gap + i * (w + gap)
+        sheet.paste(cand.convert("RGB"), (x, top))
+        draw.rectangle((x - 1, top - 1, x + w, top + h), outline=(150,) * 3)
+        tx0, ty0, tx1, ty1 = draw.textbbox((0, 0), labels[i], font=font)
+        draw.text(
+            (x + (w - (tx1 - tx0)) // 2 - tx0, top + h + (label_h - (ty1 - ty0)) // 2 - ty0),
+            labels[i],
+            fill="black",
+            font=font,
+        )
+    return sheet
+
+
+# --------------------------------------------------------------------------------------------
+# Vetting
+
+
+def _shown_from_source(source: Sequence[Sequence[float]], rotation: int, factor: float) -> Polygon:
+    poly = _as_points(source)
+    if factor != 1.0:
+        poly = scale_polygon(poly, factor)
+    return to_origin(rotate_polygon(poly, rotation))
+
+
+def _same_vertices(p: Sequence[Sequence[float]], q: Sequence[Sequence[float]], tol: float) -> bool:
+    if len(p) != len(q):
+        return False
+    n = len(p)
+    for shift in range(n):
+        if all(
+            abs(p[i][0] - q[(i + shift) % n][0]) <= tol
+            and abs(p[i][1] - q[(i + shift) % n][1]) <= tol
+            for i in range(n)
+        ):
+            return True
+    return False
+
+
+def _place_like(poly: Sequence[Point], target: Sequence[Point]) -> Polygon:
+    cx, cy = polygon_centroid(poly)
+    tx, ty = polygon_centroid(target)
+    return translate_polygon(poly, tx - cx, ty - cy)
+
+
+def best_placement(
+    shown: Sequence[Sequence[Sequence[float]]],
+    partition: Sequence[Sequence[Sequence[float]]],
+) -> tuple[list[Polygon], np.ndarray, list[int]]:
+    """Place shown pieces onto the shape's pieces as well as quarter turns allow.
+
+    Every shown piece is tried in each of the 4 rotations against every piece of the partition,
+    centroid on centroid (the best translation when the two are congruent), scored by exact IoU;
+    the assignment maximizing the total IoU decides where each piece goes. Returns the placed
+    polygons, the per-pair best IoU matrix and the assignment (shown piece → partition piece)."""
+    parts = [_as_points(q) for q in partition]
+    n, k = len(shown), len(parts)
+    iou = np.zeros((n, k))
+    best_rot = np.zeros((n, k), dtype=int)
+    for i, p in enumerate(shown):
+        pts = _as_points(p)
+        for j, q in enumerate(parts):
+            for rot in ROTATIONS:
+                v = polygon_iou(_place_like(rotate_polygon(pts, rot), q), q)
+                if v > iou[i, j]:
+                    iou[i, j], best_rot[i, j] = v, rot
+    rows, cols = linear_sum_assignment(-iou)
+    assign = [-1] * n
+    placed: list[Polygon] = []
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        assign[i] = j
+    for i, p in enumerate(shown):
+        j = assign[i]
+        pts = _as_points(p)
+        if j < 0:  # more shown pieces than parts: leave it where it is
+            placed.append(pts)
+        else:
+            placed.append(_place_like(rotate_polygon(pts, int(best_rot[i, j])), parts[j]))
+    return placed, iou, assign
+
+
+def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
+    """Check a shape-composition item from its record alone: only the key reassembles the shape.
+
+    - the partition tiles the shape (areas add up; the union of pieces rasterises to the shape);
+    - the area limits of §3.2 hold; every candidate shows m pieces;
+    - every shown piece is its source rotated by a multiple of 90° (scaled where the record says
+      so) and never mirrored (vertex lists compared; orientation sign kept);
+    - the key reassembles: its areas add up and its pieces, turned back and moved to their
+      places, cover the shape (raster IoU);
+    - no distractor reassembles: its total area differs from the shape's, or the best placement
+      with quarter turns (:func:`best_placement`) stays below :data:`PLACEMENT_IOU`;
+    - each distractor differs from the key in exactly one piece (up to rotation);
+    - the laid-out pieces do not overlap and stay inside the image."""
+    checks: list[Check] = []
+    size = int(record["size"])
+    m = int(record["m"])
+    shape = _as_points(record["shape"]["polygon"])
+    shape_area = polygon_area(shape)
+    partition = [_as_points(p["polygon"]) for p in record["pieces"]]
+    donors = [[_as_points(p["polygon"]) for p in d["pieces"]] for d in record.get("donors", [])]
+    shape_mask = coverage([shape], size, _RASTER_SCALE) > 0
+    min_a, max_a = piece_area_limits(m)
+    scale2 = (size / 224.0) ** 2
+
+    # Partition
+    part_areas = [polygon_area(p) for p in partition]
+    rel = abs(sum(part_areas) - shape_area) / shape_area
+    union_iou = cover_iou(coverage(partition, size, _RASTER_SCALE), shape_mask)
+    checks.append(
+        Check(
+            "partition-tiles-shape",
+            len(partition) == m and rel <= AREA_TOLERANCE and union_iou >= PLACEMENT_IOU,
+            union_iou,
+            f"{len(partition)} pieces, relative area difference {rel:.2e}",
+        )
+    )
+    ok_limits = shape_area > SHAPE_MIN_AREA * scale2 and all(
+        min_a * scale2 - 1e-6 <= a <= max_a * scale2 + 1e-6 for a in part_areas
+    )
+    checks.append(
+        Check(
+            "area-limits",
+            ok_limits,
+            min(part_areas) if part_areas else 0.0,
+            f"shape {shape_area:.0f} px², pieces {', '.join(f'{a:.0f}' for a in part_areas)}",
+        )
+    )
+
+    candidates = record["candidates"]
+    key = int(record["key"])
+    counts_ok = len(candidates) == 4 and all(len(c["pieces"]) == m for c in candidates)
+    checks.append(Check("piece-count", counts_ok, float(m), f"{len(candidates)} candidates"))
+    if not counts_ok or not 0 <= key < len(candidates):
+        checks.append(Check("key-index", False, float(key), "no such candidate"))
+        return ItemVerdict(tuple(checks))
+
+    # Rotations and sources
+    bad_rot, bad_src = [], []
+    for ci, cand in enumerate(candidates):
+        for pi, piece in enumerate(cand["pieces"]):
+            rot = piece["rotation"]
+            if not isinstance(rot, int) or rot not in ROTATIONS:
+                bad_rot.append(f"{ci}.{pi}")
+                continue
+            src = piece["source"]
+            pool = (
+                partition if src["shape"] == "original" else donors[int(src["shape"].split("-")[1])]
+            )
+            mod = piece.get("modification") or {}
+            factor = float(mod.get("factor", 1.0)) if mod.get("kind") == "scaled" else 1.0
+            expected = _shown_from_source(pool[int(src["piece"])], rot, factor)
+            shown = _as_points(piece["polygon"])
+            if signed_area(shown) <= 0 or not _same_vertices(shown, expected, 0.01):
+                bad_src.append(f"{ci}.{pi}")
+    checks.append(
+        Check("rotations-multiple-of-90", not bad_rot, float(len(bad_rot)), " ".join(bad_rot))
+    )
+    checks.append(
+        Check(
+            "shown-pieces-match-sources",
+            not bad_src,
+            float(len(bad_src)),
+            "rotated copies of their sources, never mirrored" if not bad_src else " ".join(bad_src),
+        )
+    )
+
+    # Key reassembles
+    key_pieces = candidates[key]["pieces"]
+    key_area = sum(polygon_area(p["polygon"]) for p in key_pieces)
+    key_rel = abs(key_area - shape_area) / shape_area
+    checks.append(
+        Check(
+            "key-area-matches",
+            key_rel <= AREA_TOLERANCE,
+            key_rel,
+            f"pieces {key_area:.1f} px², shape {shape_area:.1f} px²",
+        )
+    )
+    placed = []
+    for p in key_pieces:
+        back = rotate_polygon(_as_points(p["polygon"]), -int(p["rotation"]) % 360)
+        src = p["source"]
+        target = partition[int(src["piece"])] if src["shape"] == "original" else back
+        placed.append(_place_like(back, target))
+    key_iou = cover_iou(coverage(placed, size, _RASTER_SCALE), shape_mask)
+    checks.append(
+        Check(
+            "key-placement-covers-shape",
+            key_iou >= PLACEMENT_IOU,
+            key_iou,
+            "each piece turned back and moved onto its place",
+        )
+    )
+
+    # Distractors
+    for ci, cand in enumerate(candidates):
+        if ci == key:
+            continue
+        shown = [p["polygon"] for p in cand["pieces"]]
+        area = sum(polygon_area(p) for p in shown)
+        d_rel = abs(area - shape_area) / shape_area
+        placed_d, iou_matrix, assign = best_placement(shown, partition)
+        d_iou = cover_iou(coverage(placed_d, size, _RASTER_SCALE), shape_mask)
+        reassembles = d_rel <= AREA_TOLERANCE and d_iou >= PLACEMENT_IOU
+        checks.append(
+            Check(
+                f"candidate-{ci}-does-not-reassemble",
+                not reassembles,
+                d_iou,
+                f"relative area difference {d_rel:.2e}, best placement IoU {d_iou:.4f}",
+            )
+        )
+        differing = sum(
+            1 for i, j in enumerate(assign) if j < 0 or iou_matrix[i, j] < SAME_PIECE_IOU
+        )
+        checks.append(
+            Check(
+                f"candidate-{ci}-one-piece-changed",
+                differing == 1,
+                float(differing),
+                f"{differing} pieces not found in the shape",
+            )
+        )
+
+    # Layout
+    overlaps = 0
+    outside = 0
+    for cand in candidates:
+        boxes = [p["box"] for p in cand["pieces"]]
+        for i, a in enumerate(boxes):
+            if a[0] < -0.5 or a[1] < -0.5 or a[2] > size + 0.5 or a[3] > size + 0.5:
+                outside += 1
+            for b in boxes[i + 1 :]:
+                if min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1]):
+                    overlaps += 1
+    checks.append(
+        Check(
+            "layout-no-overlap",
+            overlaps == 0 and outside == 0,
+            float(overlaps + outside),
+            f"{overlaps} overlapping, {outside} outside",
+        )
+    )
+    return ItemVerdict(tuple(checks))
+
+
+# --------------------------------------------------------------------------------------------
+# Generator
+
+
+class ShapeCompositionGenerator:
+    """Shape-composition items at one level (m pieces), deterministic for a seed.
+
+    ``rejections`` counts, by reason, the attempts that did not become items (construction
+    dead ends and failed vet checks)."""
+
+    family = FAMILY
+
+    def __init__(self, pieces: int = 3, size: int = 224) -> None:
+        if pieces not in LEVELS:
+            raise ValueError(f"pieces must be one of {LEVELS}, not {pieces}")
+        self.pieces = pieces
+        self.size = size
+        self.rejections: dict[str, int] = {}
+
+    def _reject(self, reason: str) -> None:
+        self.rejections[reason] = self.rejections.get(reason, 0) + 1
+
+    def items(
+        self, count: int, seed: int, progress: Callable[[int, int], None] | None = None
+    ) -> Iterator[StimulusItem]:
+        """Yield ``count`` vetted items; item i depends only on (seed, m, size, i)."""
+        for i in range(count):
+            rng = np.random.default_rng(np.random.SeedSequence([seed, self.pieces, self.size, i]))
+            for _attempt in range(1000):
+                try:
+                    record = self._record(rng)
+                except _Rejected as exc:
+                    self._reject(exc.reason)
+                    continue
+                verdict = vet_composition_item(record)
+                if not verdict.valid:
+                    for c in verdict.errors:
+                        self._reject(f"vet:{c.check}")
+                    continue
+                break
+            else:  # pragma: no cover - the narrowing makes this unreachable in practice
+                raise RuntimeError(
+                    f"no valid shape-composition item after 1000 attempts: {self.rejections}"
+                )
+            images = self.render(record)
+            sheet = stitch_sheet(images["question"], [images[f"candidate-{k}"] for k in range(4)])
+            yield StimulusItem(
+                id=f"{FAMILY}-{seed}-{i:05d}",
+                family=FAMILY,
+                record=record,
+                images=images,
+                sheet=sheet,
+                verdict=verdict,
+            )
+            if progress is not None:
+                progress(i + 1, count)
+
+    def _record(self, rng: np.random.Generator) -> dict[str, Any]:
+        m, size = self.pieces, self.size
+        shape, shape_cuts = make_shape(rng, size)
+        pieces, piece_cuts = cut_into_pieces(shape, m, rng, size)
+        shape_r = _as_points(round_polygon(shape))
+        pieces_r = [_as_points(round_polygon(p)) for p in pieces]
+        areas = [polygon_area(p) for p in pieces_r]
+        shape_area = polygon_area(shape_r)
+        target = int(rng.integers(m))
+
+        # Which distractors show a smaller changed piece than the key: as many as a uniformly
+        # drawn rank, so the key's piece (and total area) is not the middle one more often
+        # than chance; a symmetric ± per distractor would make it the middle one 3 times in 4.
+        below_count = int(rng.integers(4))
+        smaller = [bool(v) for v in rng.permutation([1] * below_count + [0] * (3 - below_count))]
+        # distractor slots: 0, 1 replaced; 2 scaled
+
+        # Donor pieces of similar area from other shapes, narrowed to the band before drawing.
+        lo, hi = REPLACEMENT_AREA_BAND
+        min_abs = 2 * AREA_TOLERANCE * shape_area
+        donors: list[list[Polygon]] = []
+        donor_shapes: list[Polygon] = []
+        pools: dict[bool, list[tuple[int, int]]] = {True: [], False: []}
+        needed = {flag: smaller[:2].count(flag) for flag in (True, False)}
+        for _ in range(12):
+            try:
+                dshape, _ = make_shape(rng, size)
+                dpieces, _ = cut_into_pieces(dshape, m, rng, size)
+            except _Rejected:
+                continue
+            d = len(donors)
+            donors.append([_as_points(round_polygon(p)) for p in dpieces])
+            donor_shapes.append(_as_points(round_polygon(dshape)))
+            for k, p in enumerate(donors[-1]):
+                delta = polygon_area(p) - areas[target]
+                if lo * areas[target] <= abs(delta) <= hi * areas[target] and abs(delta) >= min_abs:
+                    pools[delta < 0].append((d, k))
+            if all(len({d for d, _ in pools[f]}) >= n for f, n in needed.items()):
+                break
+        if any(len(pools[f]) < n for f, n in needed.items()):
+            raise _Rejected("no-similar-donor")
+        # two replacements, from two different donor shapes where the pools allow
+        first = pools[smaller[0]][int(rng.integers(len(pools[smaller[0]])))]
+        rest = [p for p in pools[smaller[1]] if p != first]
+        others = [p for p in rest if p[0] != first[0]] or rest
+        second = others[int(rng.integers(len(others)))]
+        band = SCALE_BANDS[0] if smaller[2] else SCALE_BANDS[1]
+        factor = round(float(rng.uniform(*band)), 3)
+
+        kinds = ["key", "replaced", "replaced", "scaled"]
+        order = rng.permutation(4).tolist()  # candidate position → kind index
+        key = order.index(0)
+        cand_specs: list[list[dict[str, Any]]] = []
+        for pos in range(4):
+            kind = kinds[order[pos]]
+            spec = []
+            for j in range(m):
+                entry: dict[str, Any] = {
+                    "source": {"shape": "original", "piece": j},
+                    "modification": None,
+                }
+                if j == target and kind == "replaced":
+                    d, k = first if order[pos] == 1 else second
+                    entry["source"] = {"shape": f"donor-{d}", "piece": k}
+                    entry["modification"] = {
+                        "kind": "replaced",
+                        "replaces": j,
+                        "area_ratio": round(polygon_area(donors[d][k]) / areas[j], 4),
+                    }
+                elif j == target and kind == "scaled":
+                    entry["modification"] = {"kind": "scaled", "factor": factor}
+                entry["rotation"] = int(ROTATIONS[int(rng.integers(4))])
+                spec.append(entry)
+            perm = rng.permutation(m).tolist()
+            cand_specs.append([spec[p] for p in perm])
+
+        shown_all: list[list[list[list[float]]]] = []
+        for spec in cand_specs:
+            shown_c = []
+            for entry in spec:
+                src = entry["source"]
+                poly = (
+                    pieces_r[src["piece"]]
+                    if src["shape"] == "original"
+                    else donors[int(src["shape"].split("-")[1])][src["piece"]]
+                )
+                mod = entry["modification"] or {}
+                f = mod.get("factor", 1.0) if mod.get("kind") == "scaled" else 1.0
+                shown_c.append(round_polygon(_shown_from_source(poly, entry["rotation"], f)))
+            shown_all.append(shown_c)
+        pad = max(4.0, size / 28)
+        scale, all_boxes = _layout(shown_all, size, pad)
+        if scale < 0.2:
+            raise _Rejected("pieces-too-large-to-lay-out")
+        candidates = []
+        for pos, (spec, shown_c) in enumerate(zip(cand_specs, shown_all, strict=True)):
+            pieces_out = []
+            for entry, poly, box in zip(spec, shown_c, all_boxes[pos], strict=True):
+                pieces_out.append({**entry, "polygon": poly, "box": box})
+            kind = kinds[order[pos]]
+            candidates.append(
+                {
+                    "kind": kind,
+                    "modified_piece": None if kind == "key" else target,
+                    "pieces": pieces_out,
+                }
+            )
+        return {
+            "task": FAMILY,
+            "size": size,
+            "m": m,
+            "level": LEVELS.index(m) + 1,
+            "area_limits": {
+                "shape_min": SHAPE_MIN_AREA,
+                "piece_min": piece_area_limits(m)[0],
+                "piece_max": PIECE_MAX_AREA,
+            },
+            "shape": {
+                "polygon": round_polygon(shape_r),
+                "area": round(shape_area, 2),
+                "cuts": shape_cuts,
+            },
+            "pieces": [
+                {"polygon": round_polygon(p), "area": round(a, 2)}
+                for p, a in zip(pieces_r, areas, strict=True)
+            ],
+            "piece_cuts": piece_cuts,
+            "donors": [
+                {
+                    "polygon": round_polygon(ds),
+                    "pieces": [
+                        {"polygon": round_polygon(p), "area": round(polygon_area(p), 2)} for p in dp
+                    ],
+                }
+                for ds, dp in zip(donor_shapes, donors, strict=True)
+            ],
+            "target_piece": target,
+            "key_area_rank": below_count,
+            "candidates": candidates,
+            "key": key,
+            "piece_scale": scale,
+        }
+
+    def render(self, record: dict[str, Any]) -> dict[str, Image.Image]:
+        """The question and the four candidate images, re-made from the record alone."""
+        size = int(record["size"])
+        images = {"question": draw_polygons([record["shape"]["polygon"]], size)}
+        scale = float(record["piece_scale"])
+        for k, cand in enumerate(record["candidates"]):
+            polys = [p["polygon"] for p in cand["pieces"]]
+            offsets = [p["box"][:2] for p in cand["pieces"]]
+            images[f"candidate-{k}"] = draw_polygons(polys, size, offsets, scale)
+        return images

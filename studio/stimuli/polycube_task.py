@@ -1,0 +1,569 @@
+"""The polycube rotation task (Spatial IQ, §2.1 and §3.1): which of four views is not the shape?
+
+A question polycube is a chain of k arms (k = 3, 4, 5 for levels 1, 2, 3), each of 3–9 cubes,
+every arm at a right angle to the one before, consecutive arms sharing their joining cube. Four
+candidates follow: three are the question turned by a cube rotation, one is a different polycube
+with the same arm lengths — a joint of the chain turned (the paper's "different δ"). When that
+turn yields the mirror image the odd candidate is labelled ``"mirror"``, else ``"different"``;
+half of the items aim for a mirror on purpose when the question is chiral, because the mirror is
+the classic mental-rotation foil. ``key`` is the position of the odd candidate.
+
+Choices made where the paper leaves room (all recorded per item):
+
+- Arms never touch except at their joints (no two cubes of different, non-consecutive parts of
+  the chain share a face), so every arm can be counted in a picture. Directions are narrowed
+  to those that keep this true before one is drawn; a chain with no way on is restarted.
+- The question itself is turned by a random rotation, so its first arms are not always along
+  the same world axes.
+- Views: azimuth (about the vertical y axis) in [θ+15°, θ+75°) for θ a multiple of 90°; the five
+  images of an item cover all four azimuth quadrants (one quadrant twice), as in the paper.
+  Elevation follows the same rule restricted to θ ∈ {−90°, 0°}, i.e. ±[15°, 75°): seen from
+  above or below, never upside down. Orthographic projection, fixed framing.
+- Every image uses one scale: the five shapes fit the unit sphere about their box centres, so a
+  cube is the same size in all of them (a size difference would give the odd one away).
+- Cubes alternate two shades along the chain, so neighbouring cubes of an arm can be told
+  apart; all five shapes share the arm lengths and hence the same shade sequence.
+- A view is kept only if every cube shows at least :data:`MIN_VISIBLE_PIXELS` pixels at 224 px
+  (scaled with the image area; measured with the renderer's segmentation, one mesh per cube);
+  hidden views are redrawn within the same quadrant.
+
+Core layer: numpy, Pillow, trimesh and :mod:`studio.render3d` (imported lazily); no Qt, no torch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from studio.stimuli.items import Check, ItemVerdict, StimulusItem
+from studio.stimuli.polycube import (
+    ROTATIONS_3D,
+    canonical_polycube,
+    common_scale,
+    is_mirror_of,
+    is_rotation_of,
+    mirror_polycube,
+    polycube_cube_meshes,
+    polycube_mesh,
+)
+
+if TYPE_CHECKING:
+    from studio.render3d import Renderer
+
+FAMILY = "polycube-rotation"
+#: Level → number of arms k.
+LEVEL_ARMS: dict[int, int] = {1: 3, 2: 4, 3: 5}
+ARM_MIN, ARM_MAX = 3, 9
+#: Views are drawn in [θ + OFFSET_MIN, θ + OFFSET_MAX) degrees, θ a multiple of 90°.
+OFFSET_MIN, OFFSET_MAX = 15.0, 75.0
+#: Half-width of the framed square in world units; the shapes fit the unit sphere.
+EXTENT = 1.04
+#: The fewest pixels a cube must show in every view of a 224 px image (scaled with the area).
+MIN_VISIBLE_PIXELS = 8
+#: Shapes tried for one item before giving up (never reached in practice: a few are typical).
+MAX_ATTEMPTS = 200
+#: Attempts to redraw one view before the shape is given up.
+VIEW_TRIES = 12
+#: Shades of the two alternating cube colours.
+CUBE_COLORS = ((236, 156, 62), (150, 190, 245))
+CANDIDATE_LABELS = ("A", "B", "C", "D")
+
+Cell = tuple[int, int, int]
+Progress = Callable[[int, int], None]
+
+_AXES: tuple[Cell, ...] = ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1))
+
+
+def _add(a: Sequence[int], b: Sequence[int]) -> Cell:
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
+
+
+def _perpendicular(d: Sequence[int]) -> list[Cell]:
+    return [a for a in _AXES if sum(x * y for x, y in zip(a, d, strict=True)) == 0]
+
+
+def _rotate(cells: Sequence[Sequence[int]], r: np.ndarray) -> list[Cell]:
+    out = np.asarray(cells, dtype=np.int64) @ np.asarray(r).T
+    return [(int(x), int(y), int(z)) for x, y, z in out]
+
+
+def chain_cells(arm_lengths: Sequence[int], directions: Sequence[Sequence[int]]) -> list[Cell]:
+    """The cubes of a chain in order: arm i has ``arm_lengths[i]`` cubes along ``directions[i]``,
+    the first cube at the origin and each arm starting on the last cube of the one before."""
+    cells: list[Cell] = [(0, 0, 0)]
+    for length, d in zip(arm_lengths, directions, strict=True):
+        for _ in range(length - 1):
+            cells.append(_add(cells[-1], d))
+    return cells
+
+
+def chain_is_clean(cells: Sequence[Sequence[int]]) -> bool:
+    """No cube twice, and no two cubes share a face unless they are neighbours in the chain.
+
+    The second rule keeps arms apart so that each can be counted in a picture."""
+    index = {tuple(c): i for i, c in enumerate(cells)}
+    if len(index) != len(cells):
+        return False
+    for c, i in index.items():
+        for a in _AXES:
+            j = index.get(_add(c, a))
+            if j is not None and abs(i - j) != 1:
+                return False
+    return True
+
+
+def arm_lengths_of(cells: Sequence[Sequence[int]]) -> list[int] | None:
+    """Read a chain back into arm lengths (cubes per straight run, joints counted in both runs).
+
+    None when consecutive cubes are not face neighbours or two runs are not at right angles."""
+    pts = [tuple(int(v) for v in c) for c in cells]
+    if len(pts) < 2:
+        return None
+    steps = []
+    for a, b in pairwise(pts):
+        d = tuple(y - x for x, y in zip(a, b, strict=True))
+        if sorted(abs(v) for v in d) != [0, 0, 1]:
+            return None
+        steps.append(d)
+    lengths = [2]
+    for prev, cur in pairwise(steps):
+        if cur == prev:
+            lengths[-1] += 1
+        elif sum(x * y for x, y in zip(prev, cur, strict=True)) == 0:
+            lengths.append(2)
+        else:
+            return None  # a reversal
+    return lengths
+
+
+def _interval_offset(angle: float) -> float:
+    return float(np.mod(angle, 90.0))
+
+
+def sample_view(rng: np.random.Generator, quadrant: int) -> dict[str, float]:
+    """Azimuth in [90q + 15°, 90q + 75°); elevation in ±[15°, 75°) (above or below)."""
+    azimuth = 90.0 * quadrant + rng.uniform(OFFSET_MIN, OFFSET_MAX)
+    elevation = rng.uniform(OFFSET_MIN, OFFSET_MAX) * (1.0 if rng.random() < 0.5 else -1.0)
+    return {"azimuth": round(float(azimuth), 4), "elevation": round(float(elevation), 4)}
+
+
+def _camera(view: Mapping[str, float]) -> Any:
+    from studio.render3d import Camera
+
+    return Camera(
+        azimuth=float(view["azimuth"]),
+        elevation=float(view["elevation"]),
+        projection="orthographic",
+        extent=EXTENT,
+    )
+
+
+def _chain_colors(count: int) -> list[tuple[int, int, int]]:
+    return [CUBE_COLORS[i % 2] for i in range(count)]
+
+
+def _cube_meshes(cells: Sequence[Sequence[int]], scale: float) -> list[Any]:
+    """One mesh per cube, for segmentation."""
+    return polycube_cube_meshes(cells, colors=_chain_colors(len(cells)), scale=scale)
+
+
+def _shape_mesh(cells: Sequence[Sequence[int]], scale: float) -> Any:
+    """One mesh for the whole shape, for pictures (one draw call instead of one per cube)."""
+    return polycube_mesh(cells, colors=_chain_colors(len(cells)), scale=scale)
+
+
+def min_visible_pixels(size: int) -> int:
+    """The visibility threshold for images of ``size`` pixels: :data:`MIN_VISIBLE_PIXELS` at
+    224 px, scaled with the image area (a cube covers proportionally as many pixels)."""
+    return max(2, round(MIN_VISIBLE_PIXELS * (size / 224) ** 2))
+
+
+def fewest_visible_pixels(
+    renderer: Renderer, cells: Sequence[Sequence[int]], scale: float, view: Mapping[str, float]
+) -> int:
+    """The pixel count of the least visible cube in this view (0 when one is hidden)."""
+    ids = renderer.segment(_cube_meshes(cells, scale), _camera(view))
+    counts = np.bincount(ids[ids >= 0].ravel(), minlength=len(cells))
+    return int(counts[: len(cells)].min())
+
+
+def _renderer_for(size: int, renderer: Renderer | None) -> Renderer:
+    """``renderer`` when it makes images of ``size`` (pixel counts depend on it), else this
+    thread's cached renderer of that size."""
+    if renderer is not None:
+        if renderer.size != size:
+            raise ValueError(f"the renderer makes {renderer.size} px images, the item {size} px")
+        return renderer
+    from studio.render3d import thread_renderer
+
+    return thread_renderer(size, "white")
+
+
+def _font(size: int) -> Any:
+    try:
+        return ImageFont.load_default(size=size)
+    except (OSError, TypeError):
+        return ImageFont.load_default()
+
+
+def compose_sheet(question: Image.Image, candidates: Sequence[Image.Image]) -> Image.Image:
+    """Question on the left, a rule, then the four candidates in a row labelled A–D."""
+    size = question.width
+    gap, rule, label_h = 10, 24, 26
+    width = gap + size + rule + len(candidates) * (size + gap)
+    sheet = Image.new("RGB", (width, gap + size + label_h), "white")
+    draw = ImageDraw.Draw(sheet)
+    font = _font(16)
+    sheet.paste(question.convert("RGB"), (gap, gap))
+    draw.text(
+        (gap + size / 2, gap + size + 4), "Question", fill=(30, 30, 30), font=font, anchor="mt"
+    )
+    x_rule = gap + size + rule // 2
+    draw.line([(x_rule, gap), (x_rule, gap + size)], fill=(160, 160, 160), width=2)
+    for i, img in enumerate(candidates):
+        x = gap + size + rule + i * (size + gap)
+        sheet.paste(img.convert("RGB"), (x, gap))
+        draw.rectangle([x, gap, x + size - 1, gap + size - 1], outline=(210, 210, 210))
+        draw.text(
+            (x + size / 2, gap + size + 4),
+            CANDIDATE_LABELS[i],
+            fill=(30, 30, 30),
+            font=font,
+            anchor="mt",
+        )
+    return sheet
+
+
+class PolycubeRotationGenerator:
+    """Polycube rotation items of one level (1: k = 3 arms, 2: k = 4, 3: k = 5).
+
+    ``rejections`` counts, by reason, every drawn shape or view that was thrown away:
+    ``dead-end`` (a chain found no clean way on), ``no-odd`` (no turned joint gave a shape that
+    is not a rotation of the question), ``hidden-cube`` (a view hid a cube and was redrawn),
+    ``hidden-cube-shape`` (no view of a shape showed every cube), ``vet:<check>`` (the final
+    vet refused an item; not expected)."""
+
+    family = FAMILY
+
+    def __init__(self, level: int = 1, size: int = 224) -> None:
+        if level not in LEVEL_ARMS:
+            raise ValueError(f"level must be one of {sorted(LEVEL_ARMS)}, not {level}")
+        if not 32 <= size <= 1024:
+            raise ValueError(f"size must be within 32..1024, not {size}")
+        self.level = level
+        self.size = size
+        self.arms = LEVEL_ARMS[level]
+        self.rejections: Counter[str] = Counter()
+
+    # -- shapes ------------------------------------------------------------------------------
+
+    def _sample_chain(self, rng: np.random.Generator) -> tuple[list[int], list[Cell]]:
+        """Arm lengths and absolute directions of a clean chain (narrowing, then restarting)."""
+        while True:
+            lengths = [int(v) for v in rng.integers(ARM_MIN, ARM_MAX + 1, size=self.arms)]
+            directions: list[Cell] = [(1, 0, 0)]
+            ok = True
+            for i in range(1, self.arms):
+                options = [
+                    d
+                    for d in _perpendicular(directions[-1])
+                    if chain_is_clean(chain_cells(lengths[: i + 1], [*directions, d]))
+                ]
+                if not options:
+                    ok = False
+                    break
+                directions.append(options[int(rng.integers(len(options)))])
+            if ok:
+                return lengths, directions
+            self.rejections["dead-end"] += 1
+
+    def _odd_shape(
+        self,
+        rng: np.random.Generator,
+        lengths: list[int],
+        directions: list[Cell],
+        question: list[Cell],
+    ) -> tuple[list[Cell], dict[str, Any]] | None:
+        """A chain with the same arm lengths that is no rotation of ``question``.
+
+        Tries the mirror image first on half of the items (when the question is chiral), else
+        turns one joint: arms j … k−1 rotate together by a quarter turn multiple about the axis
+        of arm j−1 (j ≥ 2; turning joint 1 would turn the whole shape about arm 0's line)."""
+        mirror = mirror_polycube(question)
+        want_mirror = rng.random() < 0.5
+        if want_mirror and not is_rotation_of(question, mirror):
+            cells = [(-x, y, z) for x, y, z in question]
+            return cells, {"how": "mirrored"}
+        turns = [(j, q) for j in range(2, self.arms) for q in (1, 2, 3)]
+        for t in rng.permutation(len(turns)):
+            j, quarters = turns[int(t)]
+            axis = directions[j - 1]
+            r = _axis_rotation(axis, quarters)
+            new_dirs = directions[:j] + [
+                tuple(int(v) for v in r @ np.array(d)) for d in directions[j:]
+            ]
+            cells = chain_cells(lengths, new_dirs)  # type: ignore[arg-type]
+            if not chain_is_clean(cells) or is_rotation_of(cells, question):
+                continue
+            return cells, {"how": "turned-joint", "joint": j, "quarter_turns": quarters}
+        return None
+
+    # -- items -------------------------------------------------------------------------------
+
+    def _try_item(
+        self, rng: np.random.Generator, key: int, renderer: Renderer
+    ) -> dict[str, Any] | None:
+        lengths, directions = self._sample_chain(rng)
+        base = chain_cells(lengths, directions)
+        q_rot = ROTATIONS_3D[int(rng.integers(len(ROTATIONS_3D)))]
+        odd = self._odd_shape(rng, lengths, directions, base)
+        if odd is None:
+            self.rejections["no-odd"] += 1
+            return None
+        odd_base, odd_how = odd
+        question = _rotate(base, q_rot)
+        odd_source = _rotate(odd_base, q_rot)
+        same_rots = rng.choice(np.arange(1, len(ROTATIONS_3D)), size=3, replace=False)
+        odd_rot = ROTATIONS_3D[int(rng.integers(len(ROTATIONS_3D)))]
+        candidates: list[dict[str, Any]] = []
+        same_iter = iter(same_rots)
+        for pos in range(4):
+            if pos == key:
+                r, cells, same = odd_rot, _rotate(odd_source, odd_rot), False
+            else:
+                r = ROTATIONS_3D[int(next(same_iter))]
+                cells, same = _rotate(question, r), True
+            candidates.append(
+                {"cells": [list(c) for c in cells], "rotation": r.tolist(), "same": same}
+            )
+        scale = common_scale([question, odd_source])
+        # Five azimuth quadrants covering all four, one twice, in random order.
+        quadrants = [*rng.permutation(4).tolist(), int(rng.integers(4))]
+        quadrants = [quadrants[int(i)] for i in rng.permutation(5)]
+        shapes = [question, *[c["cells"] for c in candidates]]
+        threshold = min_visible_pixels(self.size)
+        views = []
+        for shape, quadrant in zip(shapes, quadrants, strict=True):
+            for _ in range(VIEW_TRIES):
+                view = sample_view(rng, quadrant)
+                if fewest_visible_pixels(renderer, shape, scale, view) >= threshold:
+                    views.append(view)
+                    break
+                self.rejections["hidden-cube"] += 1
+            else:
+                self.rejections["hidden-cube-shape"] += 1
+                return None
+        for c, view in zip(candidates, views[1:], strict=True):
+            c["view"] = view
+        odd_kind = "mirror" if is_mirror_of(question, candidates[key]["cells"]) else "different"
+        return {
+            "level": self.level,
+            "arms": self.arms,
+            "arm_lengths": lengths,
+            "size": self.size,
+            "scale": round(scale, 8),
+            "projection": "orthographic",
+            "extent": EXTENT,
+            "question": {
+                "cells": [list(c) for c in question],
+                "directions": [list(d) for d in directions],
+                "rotation": q_rot.tolist(),
+                "view": views[0],
+            },
+            "candidates": candidates,
+            "odd": {"kind": odd_kind, **odd_how, "source_cells": [list(c) for c in odd_source]},
+            "key": key,
+            "odd_kind": odd_kind,
+        }
+
+    def items(
+        self,
+        count: int,
+        seed: int,
+        progress: Progress | None = None,
+        renderer: Renderer | None = None,
+    ) -> Iterator[StimulusItem]:
+        """``count`` vetted items; item i depends only on ``seed`` and i (its own random stream),
+        and the odd candidate's position runs through each permutation of A–D per block of four,
+        so positions are balanced. Streams also depend on the level, so levels made with one
+        seed do not share their first arms. Renders with ``renderer`` or this thread's own."""
+        renderer = _renderer_for(self.size, renderer)
+        key_rng = np.random.default_rng([seed, self.level, 0x6B6579])
+        keys: list[int] = []
+        for i in range(count):
+            if i % 4 == 0:
+                keys.extend(int(k) for k in key_rng.permutation(4))
+            rng = np.random.default_rng([seed, self.level, i])
+            for _ in range(MAX_ATTEMPTS):
+                record = self._try_item(rng, keys[i], renderer)
+                if record is None:
+                    continue
+                verdict = vet_polycube_item(record, renderer)
+                if verdict.valid:
+                    break
+                for check in verdict.errors:
+                    self.rejections[f"vet:{check.check}"] += 1
+            else:
+                raise RuntimeError(
+                    f"no valid polycube item after {MAX_ATTEMPTS} shapes; "
+                    f"rejections so far: {dict(self.rejections)}"
+                )
+            item_id = f"{FAMILY}-{seed}-{i:05d}"
+            images = render_item_images(record, renderer)
+            sheet = compose_sheet(images["question"], [images[f"candidate-{j}"] for j in range(4)])
+            yield StimulusItem(item_id, FAMILY, record, images, sheet, verdict)
+            if progress is not None:
+                progress(i + 1, count)
+
+
+def _axis_rotation(axis: Sequence[int], quarters: int) -> np.ndarray:
+    """The cube rotation by ``quarters`` × 90° about a signed coordinate axis."""
+    a = np.asarray(axis, dtype=np.int64)
+    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]], dtype=np.int64)
+    quarter = np.outer(a, a) + k  # Rodrigues at 90°: cos 0, sin 1
+    return np.linalg.matrix_power(quarter, quarters % 4)
+
+
+def render_item_images(
+    record: Mapping[str, Any], renderer: Renderer | None = None
+) -> dict[str, Image.Image]:
+    """The five images of an item, re-rendered from its record alone."""
+    renderer = _renderer_for(int(record["size"]), renderer)
+    scale = float(record["scale"])
+    shapes = [record["question"], *record["candidates"]]
+    names = ["question", *(f"candidate-{i}" for i in range(len(record["candidates"])))]
+    return {
+        name: renderer.render([_shape_mesh(s["cells"], scale)], _camera(s["view"]))
+        for name, s in zip(names, shapes, strict=True)
+    }
+
+
+def _angle_ok(angle: float) -> bool:
+    return OFFSET_MIN <= _interval_offset(angle) < OFFSET_MAX
+
+
+def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = None) -> ItemVerdict:
+    """Check an item from its record alone (an independent pass over what the generator made).
+
+    Errors: the layout (four candidates, one odd at ``key``); every shape a clean chain with the
+    recorded arm lengths; every "same" candidate a rotation of the question (one-sided canonical
+    forms) and equal to its recorded rotation of it; the odd one not a rotation, its label right
+    (mirror or different); every view angle inside its interval; every cube visible in every view
+    (measure: the fewest pixels any cube shows; rendered with ``renderer`` or this thread's)."""
+    checks: list[Check] = []
+    question = [tuple(c) for c in record["question"]["cells"]]
+    cands = list(record["candidates"])
+    key = int(record["key"])
+    odd_positions = [i for i, c in enumerate(cands) if not c["same"]]
+    checks.append(
+        Check(
+            "layout",
+            len(cands) == 4 and odd_positions == [key],
+            measure=float(len(odd_positions)),
+            detail=f"{len(cands)} candidates, odd at {odd_positions}, key {key}",
+        )
+    )
+    lengths = [int(v) for v in record["arm_lengths"]]
+    expected_arms = LEVEL_ARMS.get(int(record["level"]))
+    bad_chains = []
+    for name, cells in [
+        ("question", question),
+        *((f"candidate-{i}", c["cells"]) for i, c in enumerate(cands)),
+    ]:
+        if arm_lengths_of(cells) != lengths or not chain_is_clean(cells):
+            bad_chains.append(name)
+    lengths_ok = len(lengths) == expected_arms and all(ARM_MIN <= v <= ARM_MAX for v in lengths)
+    checks.append(
+        Check(
+            "arm-structure",
+            lengths_ok and not bad_chains,
+            measure=float(len(bad_chains)),
+            detail=f"arms {lengths}"
+            + (f"; not clean chains of them: {bad_chains}" if bad_chains else ""),
+        )
+    )
+    q_canon = canonical_polycube(question)
+    same = [(i, c) for i, c in enumerate(cands) if c["same"]]
+    not_rotations = [i for i, c in same if canonical_polycube(c["cells"]) != q_canon]
+    checks.append(
+        Check(
+            "same-are-rotations",
+            len(same) == 3 and not not_rotations,
+            measure=float(len(same) - len(not_rotations)),
+            detail=f"not rotations of the question: {not_rotations}" if not_rotations else "",
+        )
+    )
+    unfaithful = [
+        i
+        for i, c in same
+        if _rotate(question, np.asarray(c["rotation"])) != [tuple(v) for v in c["cells"]]
+    ]
+    checks.append(
+        Check(
+            "recorded-rotations",
+            not unfaithful,
+            measure=float(len(unfaithful)),
+            detail=f"cells differ from rotation × question: {unfaithful}" if unfaithful else "",
+        )
+    )
+    if 0 <= key < len(cands):
+        odd_cells = cands[key]["cells"]
+        odd_is_rotation = canonical_polycube(odd_cells) == q_canon
+        checks.append(
+            Check(
+                "odd-not-rotation",
+                not odd_is_rotation,
+                measure=float(odd_is_rotation),
+                detail="the odd candidate is a rotation of the question" if odd_is_rotation else "",
+            )
+        )
+        kind = (
+            "mirror" if is_mirror_of(question, odd_cells) and not odd_is_rotation else "different"
+        )
+        checks.append(
+            Check(
+                "odd-kind-label",
+                record.get("odd_kind") == kind,
+                detail=f"labelled {record.get('odd_kind')!r}, is {kind!r}",
+            )
+        )
+    views = [record["question"]["view"], *(c["view"] for c in cands)]
+    angles = [(float(v["azimuth"]), float(v["elevation"])) for v in views]
+    bad_views = [
+        i
+        for i, (az, el) in enumerate(angles)
+        if not (_angle_ok(az) and OFFSET_MIN <= abs(el) < OFFSET_MAX)
+    ]
+    margin = min(
+        min(_interval_offset(a), 90.0 - _interval_offset(a)) for pair in angles for a in pair
+    )
+    checks.append(
+        Check(
+            "view-intervals",
+            not bad_views,
+            measure=margin,
+            detail=f"views outside [θ+15°, θ+75°): {bad_views}" if bad_views else "",
+        )
+    )
+    renderer = _renderer_for(int(record["size"]), renderer)
+    scale = float(record["scale"])
+    shapes = [question, *(c["cells"] for c in cands)]
+    fewest = [
+        fewest_visible_pixels(renderer, s, scale, v) for s, v in zip(shapes, views, strict=True)
+    ]
+    threshold = min_visible_pixels(int(record["size"]))
+    hidden = [i for i, n in enumerate(fewest) if n < threshold]
+    checks.append(
+        Check(
+            "cubes-visible",
+            not hidden,
+            measure=float(min(fewest)),
+            detail=f"a cube shows fewer than {threshold} px in images {hidden}" if hidden else "",
+        )
+    )
+    return ItemVerdict(tuple(checks))
