@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "grid": "grid_bench",
     "generate": "generate_bench",
     "polyominoes": "polyominoes_bench",
+    "preview3d": "preview3d_bench",
 }
 
 

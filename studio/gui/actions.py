@@ -147,6 +147,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     # ---- View ----
     ActionSpec("view.annotator", "Annotator", "view", "Ctrl+1",
                "Show the annotator: schema, glyph grid and inspector", section="mode"),
+    ActionSpec("view.preview", "Preview", "view", "Ctrl+3",
+               "Show the preview: object transformations, shape builder, catalog, task "
+               "generators", section="mode"),
     ActionSpec("view.find", "Find glyphs…", "view", "Ctrl+F",
                "Search glyphs by name, code point or block", section="find"),
     ActionSpec("view.only_untagged", "Only untagged glyphs", "view", "Ctrl+U",

@@ -46,6 +46,7 @@ from studio.gui.glyph_grid import (
     ThumbnailLoader,
 )
 from studio.gui.inspector import Inspector
+from studio.gui.preview import PreviewPanel
 from studio.gui.schema_tree import SchemaTree
 from studio.gui.settings import StudioSettings
 from studio.gui.widgets import refill_combo
@@ -135,6 +136,8 @@ class MainWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.splitter, "Annotate")
         self.tabs.addTab(self.board, "Puzzles")
+        self.preview = PreviewPanel()
+        self.tabs.addTab(self.preview, "Preview")
         self.tabs.currentChanged.connect(lambda _i: self._on_mode_changed())
         self.setCentralWidget(self.tabs)
 
@@ -180,6 +183,7 @@ class MainWindow(QMainWindow):
             "puzzle.replace_foil": self.board.replace_foil,
             "puzzle.regenerate": self.board.regenerate,
             "view.annotator": self.show_annotator,
+            "view.preview": self.show_preview,
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
@@ -199,6 +203,9 @@ class MainWindow(QMainWindow):
     def show_annotator(self) -> None:
         self.tabs.setCurrentWidget(self.splitter)
 
+    def show_preview(self) -> None:
+        self.tabs.setCurrentWidget(self.preview)
+
     def generate_split(self) -> None:
         self.show_board()
         self.board.generate_split()
@@ -210,7 +217,7 @@ class MainWindow(QMainWindow):
             if action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
                 action.setEnabled(annotating)
         self.counts_label.setVisible(annotating)  # glyph counts say nothing about puzzles
-        self.board.set_active(not annotating)
+        self.board.set_active(self.tabs.currentWidget() is self.board)
 
     # ---- loading -----------------------------------------------------------------------------
     def reload(self) -> None:
@@ -599,5 +606,6 @@ class MainWindow(QMainWindow):
             self._worker.quit()
         self.loader.stop()
         self.board.shutdown()
+        self.preview.shutdown()
         self.settings.save_window(self)
         super().closeEvent(event)

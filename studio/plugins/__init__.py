@@ -91,6 +91,30 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
         "studio.vet.emergent:feature_warnings",
         description="foils completing a rule over image-derived features (warnings)",
     )
+    # KiVA (issue 4): one transform per domain, the trial family and its pixel checks
+    for domain in ("color", "size", "rotation", "reflection", "number"):
+        reg["transforms"].register(
+            domain,
+            f"studio.transforms.kiva:{domain.upper()}_TRANSFORM",
+            family="kiva",
+            description=f"KiVA {domain} transformation over a symbolic picture state",
+        )
+    reg["families"].register(
+        "kiva",
+        "studio.generate.kiva:KivaGenerator",
+        modes=("kiva", "kiva-adults"),
+        description="KiVA trials: training pair, new object, what / how / extrapolation",
+    )
+    reg["vet_checks"].register(
+        "kiva-ambiguity",
+        "studio.vet.ambiguity:vet_transform",
+        description="change visible; no other transformation draws the same after-picture",
+    )
+    reg["vet_checks"].register(
+        "kiva-options",
+        "studio.vet.ambiguity:vet_options",
+        description="no extrapolation distractor draws (nearly) the key's picture",
+    )
 
 
 def load_plugins(extra: Callable[[dict[str, Registry]], None] | None = None) -> None:

@@ -98,6 +98,17 @@ class Renderer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __del__(self) -> None:
+        # Dropped without close(): free the context our way, or pyrender's own finaliser
+        # terminates the shared EGL display under every other renderer of the process.
+        try:
+            if threading.get_ident() == getattr(self, "_thread", None):
+                self.close()
+            elif getattr(self, "_renderer", None) is not None:
+                self._renderer._platform._egl_display = None  # leak the context, not the display
+        except Exception:
+            pass
+
     def close(self) -> None:
         """Free this renderer's context. On EGL the display is left initialised: pyrender's own
         ``delete`` terminates it, and Mesa shares one display per device, which would kill every

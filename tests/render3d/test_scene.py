@@ -110,3 +110,16 @@ def test_a_renderer_refuses_another_thread(renderer):
     t.start()
     t.join()
     assert errors and "thread that created it" in errors[0]
+
+
+def test_a_dropped_renderer_does_not_break_the_others():
+    """pyrender's own finaliser terminates the EGL display that every renderer shares."""
+    keep = Renderer(48)
+    dropped = Renderer(64)
+    del dropped
+    import gc
+
+    gc.collect()
+    img = keep.render([_box()], Camera())
+    assert np.asarray(img)[24, 24].tolist() != [255, 255, 255]
+    keep.close()

@@ -1,0 +1,791 @@
+"""KiVA trials (§3.1–3.2; appendices A, B.2 and E): a training pair, a new object, three questions.
+
+A trial shows a source object before and after one transformation (the *training pair*) and a
+new object (the *test input*), and asks:
+
+1. **what** changed — four options: the right domain, two other domains, "no change"; plus
+   "doesn't apply";
+2. **how** it changed — three values of the domain; plus "doesn't apply";
+3. **extrapolation** — three before/after pictures of the new object: the same change (the
+   key), another change of the same domain, no change; plus "doesn't apply".
+
+The first four options of each question are shuffled (the shuffled ids and the key's index are
+recorded); "doesn't apply" is always last. A set-level share of trials (10 % by default, exactly
+``round(share × count)`` of them, at seeded positions) are *no-change* trials (appendix B.2): the
+training pair and the key show no change, the transformation that would have been shown and
+its sibling become distractors, "no change" is the answer to the first question and "doesn't
+apply" to the second (there is no change to specify).
+
+Modes (appendix E): in **kiva** the test input starts at the training pair's input value (3
+bowls → 2; 3 apples → ?) — for colour both start in the same named colour; in **kiva-adults** it
+starts at another value (3 → 2 shown, 4 → ? asked; another colour, size, orientation, mirror
+state), so the rule has to be abstracted as a function.
+
+**Narrowing before sampling.** A (value, training input, test input) choice is offered only when
+no other candidate transformation of the mode, nor "no change", gives the same picture on either
+input, known symbolically (:func:`~studio.transforms.kiva.same_picture`): +1 and ×2 of one
+object, −1 and ÷2 of two, −2 and ÷3 of three are never sampled there (the paper's "additional
+constraints in the sampling for number"). In KiVA-adults a half turn always draws what a
+reflection across both axes draws, so neither is ever offered there; :attr:`KivaGenerator.narrowed`
+says so. **Vetting after rendering.** Every trial is then vetted on its pictures
+(:mod:`studio.vet.ambiguity`): the change visible on both objects, no confusable transformation
+for either object (a round object turned, a symmetric one mirrored), the options distinct. A
+trial that fails is drawn again; :attr:`KivaGenerator.rejections` counts why.
+
+Determinism: the set's no-change positions and domain schedule come from one seeded generator,
+each trial from its own (seed, index) generator, so trial i is the same whatever ``count``.
+
+Core layer: no Qt, no torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from studio.core.errors import StudioError
+from studio.stimuli.items import Check, ItemVerdict, StimulusItem
+from studio.transforms.kiva import (
+    COLORS,
+    DOMAIN_LABELS,
+    DOMAINS,
+    MAX_COUNT,
+    MODES,
+    NO_CHANGE_LABEL,
+    VALUES,
+    StateRenderer,
+    StimulusState,
+    TransformSpec,
+    apply,
+    same_picture,
+    specs,
+    try_apply,
+)
+from studio.vet.ambiguity import COMPARE_SIZE, confusable, vet_options, vet_transform
+
+if TYPE_CHECKING:
+    from studio.render3d.objects import Object3D
+    from studio.render3d.scene import Camera, Renderer
+
+FAMILY = "kiva"
+NO_CHANGE = "no-change"
+DOESNT_APPLY = "doesnt-apply"
+DOESNT_APPLY_LABEL = "doesn't apply"
+OPTION_LETTERS = ("A", "B", "C", "D")
+#: Draws of one trial before generation gives up and says which checks kept failing.
+MAX_ATTEMPTS = 60
+
+PROMPTS = {  # appendix A.2, shortened
+    "what": "Which rule best describes the left-to-right transformation on top?",
+    "how": "Which rule best describes, more precisely, how the picture on the top changed?",
+    "extrapolate": (
+        "Which of the left-to-right transformations (A), (B) or (C) on the bottom is the same as "
+        "the transformation on top? Answer (D) if none applies."
+    ),
+}
+
+#: Input values a trial may start from, per domain (see the module docstring for the modes).
+SIZE_STARTS: tuple[tuple[float, float], ...] = (
+    (1.0, 1.0),
+    (0.5, 0.5),
+    (2.0, 2.0),
+    (1.0, 0.5),
+    (0.5, 1.0),
+    (2.0, 1.0),
+    (1.0, 2.0),
+)
+ROTATION_STARTS: tuple[float, ...] = (0.0, 45.0, 90.0, 135.0, 180.0, -135.0, -90.0, -45.0)
+REFLECTION_STARTS: tuple[tuple[bool, bool], ...] = (
+    (False, False),
+    (True, False),
+    (False, True),
+    (True, True),
+)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One allowed (value, training input, test input) of a domain, with the test's sibling
+    values (for the extrapolation distractor)."""
+
+    spec: TransformSpec
+    train: StimulusState
+    test: StimulusState
+    siblings: tuple[TransformSpec, ...]
+
+
+def _input_pairs(domain: str, mode: str) -> list[tuple[StimulusState, StimulusState]]:
+    """(training input, test input) pairs of a domain: equal in kiva, different in kiva-adults
+    (there the training input is the plain picture except for colour and number)."""
+    same = mode == "kiva"
+    if domain == "color":
+        names = list(COLORS)
+        return [
+            (StimulusState(color=a), StimulusState(color=b))
+            for a in names
+            for b in names
+            if (a == b) == same
+        ]
+    if domain == "number":
+        counts = range(1, MAX_COUNT + 1)
+        return [
+            (StimulusState(count=a), StimulusState(count=b))
+            for a in counts
+            for b in counts
+            if (a == b) == same
+        ]
+    plain = StimulusState()
+    if domain == "size":
+        others = [StimulusState(scale=s) for s in SIZE_STARTS]
+    elif domain == "rotation":
+        others = [StimulusState(rotation=r) for r in ROTATION_STARTS]
+    else:
+        others = [StimulusState(reflection=f) for f in REFLECTION_STARTS]
+    if same:
+        return [(plain, plain)]
+    return [(plain, o) for o in others if o != plain]
+
+
+def _confusions(
+    spec: TransformSpec, state: StimulusState, pool: Sequence[TransformSpec]
+) -> str | None:
+    """Why ``spec`` on ``state`` is ambiguous for any object (None when it is not)."""
+    after = try_apply(spec, state)
+    if after is None:
+        return "cannot apply"
+    if same_picture(after, state):
+        return "draws no change"
+    for other in pool:
+        if other == spec:
+            continue
+        alt = try_apply(other, state)
+        if alt is not None and same_picture(alt, after):
+            return f"draws what {other.id} draws"
+    return None
+
+
+def domain_choices(
+    domain: str, mode: str, pool: Sequence[TransformSpec]
+) -> tuple[list[Choice], dict[str, str]]:
+    """Every allowed choice of a domain, and for each value with none the reason (narrowing).
+
+    The training input must show the value unambiguously (:func:`_confusions` against the
+    mode's other transformations and "no change"); on the test input the value must change
+    something and leave another value of the domain that draws neither the key nor the input
+    (the extrapolation distractor). That the key may look like another rule's result on the
+    test input does not make the trial ambiguous — the rule is read from the training pair —
+    so it is vetted as a warning only (×3 is then shown as 2 → 6 and asked as 1 → ?)."""
+    choices: list[Choice] = []
+    why_not: dict[str, str] = {}
+    values = MODES[mode][domain]
+    for value in values:
+        spec = TransformSpec(domain, value)
+        first_reason = None
+        for train, test in _input_pairs(domain, mode):
+            key = try_apply(spec, test)
+            if key is None or try_apply(spec, train) is None:
+                continue
+            reason = _confusions(spec, train, pool)
+            if reason is not None:
+                reason += f" on the training input ({train.describe()})"
+            elif same_picture(key, test):
+                reason = f"draws no change on the test input ({test.describe()})"
+            siblings: tuple[TransformSpec, ...] = ()
+            if reason is None:
+                siblings = tuple(
+                    TransformSpec(domain, v)
+                    for v in values
+                    if v != value
+                    and (alt := try_apply(TransformSpec(domain, v), test)) is not None
+                    and not same_picture(alt, key)
+                    and not same_picture(alt, test)
+                )
+                if not siblings:
+                    reason = "leaves no other change of its domain to offer as a distractor"
+            if reason is None:
+                choices.append(Choice(spec, train, test, siblings))
+            elif first_reason is None:
+                first_reason = reason
+        if not any(c.spec == spec for c in choices):
+            why_not[spec.id] = first_reason or f"applies to no (training, test) inputs of {mode}"
+    return choices, why_not
+
+
+def _resolve_object(name: str) -> Object3D:
+    from studio.render3d.objects import library_names, library_object, load_object
+
+    if name in library_names():
+        return library_object(name)
+    path = Path(name)
+    if path.suffix and path.exists():
+        return load_object(path)
+    known = ", ".join(library_names()) or "none"
+    raise StudioError(f"no object {name!r}: neither a library object ({known}) nor a mesh file")
+
+
+def _camera_json(camera: Camera) -> dict[str, Any]:
+    return dataclasses.asdict(camera)
+
+
+def _camera_from(data: Mapping[str, Any] | None) -> Camera:
+    from studio.render3d.scene import Camera
+
+    return Camera(**dict(data)) if data else Camera()
+
+
+class KivaGenerator:
+    """KiVA trials, deterministic for a seed (see the module docstring).
+
+    ``objects`` are library object names or mesh file paths (default: the whole library; at
+    least two, since the test object differs from the training one); ``domains`` limits the
+    transformations shown (the first question still offers every domain). After ``items`` has
+    run, ``rejections`` counts refused draws by failed check and ``narrowed`` names values never
+    offered, with why."""
+
+    family = FAMILY
+
+    def __init__(
+        self,
+        mode: str = "kiva",
+        no_change_share: float = 0.1,
+        size: int = 224,
+        objects: Sequence[str] | None = None,
+        domains: Sequence[str] | None = None,
+        camera: Camera | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if not 0.0 <= float(no_change_share) <= 1.0:
+            raise ValueError(f"no_change_share must be within 0..1, not {no_change_share}")
+        if not 8 <= int(size) <= 4096:
+            raise ValueError(f"size must be within 8..4096, not {size}")
+        wanted = list(DOMAINS) if domains is None else list(domains)
+        unknown = [d for d in wanted if d not in DOMAINS]
+        if unknown or not wanted:
+            raise ValueError(
+                f"domains must be some of {', '.join(DOMAINS)} (got {', '.join(wanted) or 'none'})"
+            )
+        self.mode = mode
+        self.no_change_share = float(no_change_share)
+        self.size = int(size)
+        self.domains = tuple(d for d in DOMAINS if d in wanted)
+        if objects is None:
+            from studio.render3d.objects import library_names
+
+            objects = library_names()
+        self.objects = tuple(dict.fromkeys(str(o) for o in objects))
+        if len(self.objects) < 2:
+            raise ValueError("a KiVA trial needs at least two objects (training and test)")
+        self.camera = camera
+        self.candidates = tuple(specs(mode))
+        self.rejections: Counter[str] = Counter()
+        self.narrowed: dict[str, str] = {}
+        self._choices: dict[str, list[Choice]] = {}
+        for d in self.domains:
+            choices, why_not = domain_choices(d, mode, self.candidates)
+            self._choices[d] = choices
+            self.narrowed.update(why_not)
+        empty = [d for d in self.domains if not self._choices[d]]
+        if empty:
+            raise ValueError(f"no trial of {', '.join(empty)} can be made in {mode} mode")
+
+    # ---- the set ------------------------------------------------------------------------
+    def plan(self, count: int, seed: int) -> tuple[list[str], list[bool]]:
+        """The domain of each trial (balanced: counts differ by at most one, order seeded) and
+        which are no-change trials (exactly ``round(share × count)``, positions seeded)."""
+        rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4B495641]))
+        schedule: list[str] = []
+        while len(schedule) < count:
+            schedule += [self.domains[i] for i in rng.permutation(len(self.domains))]
+        n_none = round(self.no_change_share * count)
+        flags = [False] * count
+        for i in rng.choice(count, size=n_none, replace=False) if count else []:
+            flags[int(i)] = True
+        return schedule[:count], flags
+
+    def items(
+        self,
+        count: int,
+        seed: int,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        renderer: Renderer | None = None,
+    ) -> Iterator[StimulusItem]:
+        """Yield ``count`` vetted trials, ids ``kiva-{seed}-{i:05d}``. The renderers are made
+        here, in the calling thread, and closed when the iteration ends (a ``renderer`` of
+        ``size`` passed in is used and left open). Raises StudioError when a trial cannot be
+        made in :data:`MAX_ATTEMPTS` draws (the message names the checks)."""
+        if count < 0:
+            raise ValueError(f"count must be at least 0, not {count}")
+        from studio.render3d.scene import Camera, Renderer
+
+        if renderer is not None and renderer.size != self.size:
+            raise ValueError(
+                f"the renderer makes {renderer.size} px images, the trials {self.size} px"
+            )
+        camera = self.camera or Camera()
+        schedule, no_change = self.plan(count, seed)
+        objects: dict[str, Object3D] = {}
+        own = renderer is None
+        renderer = renderer or Renderer(self.size)
+        compare = Renderer(COMPARE_SIZE) if self.size > COMPARE_SIZE else renderer
+        try:
+            for i in range(count):
+                rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
+                item = self._trial(
+                    i,
+                    seed,
+                    schedule[i],
+                    no_change[i],
+                    rng,
+                    (renderer, compare),
+                    camera,
+                    objects,
+                )
+                yield item
+                if progress is not None:
+                    progress(i + 1, count)
+        finally:
+            if compare is not renderer:
+                compare.close()
+            if own:
+                renderer.close()
+
+    # ---- one trial ------------------------------------------------------------------------
+    def _trial(
+        self,
+        index: int,
+        seed: int,
+        domain: str,
+        no_change: bool,
+        rng: np.random.Generator,
+        renderers: tuple[Renderer, Renderer],
+        camera: Camera,
+        objects: dict[str, Object3D],
+    ) -> StimulusItem:
+        failed: Counter[str] = Counter()
+        by_value: dict[TransformSpec, list[Choice]] = {}
+        for c in self._choices[domain]:
+            by_value.setdefault(c.spec, []).append(c)
+        values = list(by_value)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            spec = values[int(rng.integers(len(values)))]
+            options = by_value[spec]
+            choice = options[int(rng.integers(len(options)))]
+            pick = rng.choice(len(self.objects), size=2, replace=False)
+            train_name, test_name = self.objects[int(pick[0])], self.objects[int(pick[1])]
+            sibling = choice.siblings[int(rng.integers(len(choice.siblings)))]
+            for name in (train_name, test_name):
+                if name not in objects:
+                    objects[name] = _resolve_object(name)
+            trial = _draw_trial(
+                self.mode,
+                spec,
+                choice,
+                sibling,
+                no_change,
+                objects[train_name],
+                objects[test_name],
+                renderers,
+                camera,
+                self.size,
+                self.candidates,
+            )
+            if not trial.verdict.valid:
+                for c in trial.verdict.errors:
+                    self.rejections[c.check] += 1
+                    failed[c.check] += 1
+                continue
+            record, order = _record(
+                self.mode,
+                domain,
+                spec,
+                choice,
+                sibling,
+                no_change,
+                train_name,
+                test_name,
+                objects,
+                trial,
+                camera,
+                self.size,
+                rng,
+            )
+            record.update(seed=seed, index=index, attempts=attempt)
+            images = trial.images(order)
+            return StimulusItem(
+                id=f"{FAMILY}-{seed}-{index:05d}",
+                family=FAMILY,
+                record=record,
+                images=images,
+                sheet=render_trial_sheet(record, images),
+                verdict=trial.verdict,
+            )
+        reasons = ", ".join(f"{k} ×{v}" for k, v in failed.most_common())
+        raise StudioError(
+            f"no valid {domain} trial (item {index}) after {MAX_ATTEMPTS} draws; failed checks: "
+            f"{reasons}. Offer more objects or other domains."
+        )
+
+
+@dataclass
+class _Drawn:
+    """A rendered, vetted trial; the options in unshuffled order: key, sibling, no change."""
+
+    states: dict[str, StimulusState]
+    pictures: dict[str, Image.Image]  # train-before, train-after, test-before
+    option_images: list[Image.Image]
+    fits: dict[str, float]
+    verdict: ItemVerdict
+
+    def images(self, order: Sequence[int]) -> dict[str, Image.Image]:
+        """The separate images, "option-k" being unshuffled option ``order[k]``."""
+        out = dict(self.pictures)
+        for k, j in enumerate(order):
+            out[f"option-{k}"] = self.option_images[j]
+        return out
+
+
+#: Checks of the test object's change that only warn: the rule is read from the training pair,
+#: so a key that looks like another rule's result on the test input is still the one answer.
+TEST_WARNINGS = frozenset({"unique-transform"})
+
+
+def _prefixed(
+    verdict: ItemVerdict, prefix: str, warnings: frozenset[str] = frozenset()
+) -> tuple[Check, ...]:
+    return tuple(
+        dataclasses.replace(
+            c,
+            check=f"{prefix}{c.check}",
+            severity="warning" if c.check in warnings else c.severity,
+        )
+        for c in verdict.checks
+    )
+
+
+def _draw_trial(
+    mode: str,
+    spec: TransformSpec,
+    choice: Choice,
+    sibling: TransformSpec,
+    no_change: bool,
+    train_obj: Object3D,
+    test_obj: Object3D,
+    renderers: tuple[Renderer | None, Renderer | None],
+    camera: Camera,
+    size: int,
+    candidates: Sequence[TransformSpec],
+) -> _Drawn:
+    """Render a trial's pictures and vet them (the same checks at generation and re-vetting).
+    ``renderers``: the pictures' and the rival comparisons' (None: this thread's shared ones)."""
+    renderer, compare = renderers
+    small = min(size, COMPARE_SIZE)
+    train_before, test_before = choice.train, choice.test
+    train_after = train_before if no_change else apply(spec, train_before)
+    key_state = apply(spec, test_before)
+    other_state = apply(sibling, test_before)
+    unshuffled = [key_state, other_state, test_before]
+    train_draw = StateRenderer(train_obj, renderer, camera, size)
+    test_draw = StateRenderer(test_obj, renderer, camera, size)
+    train_small = StateRenderer(train_obj, compare, camera, small) if small < size else train_draw
+    test_small = StateRenderer(test_obj, compare, camera, small) if small < size else test_draw
+    train_fit = train_draw.fit([train_before, apply(spec, train_before)])
+    test_fit = test_draw.fit([test_before, *unshuffled])
+    checks: list[Check] = []
+    # the shown change must read one way on both objects (in a no-change trial: the change
+    # that would have been shown, whose after-picture is a distractor)
+    checks += _prefixed(
+        vet_transform(
+            train_obj,
+            spec,
+            train_before,
+            candidates=candidates,
+            fit=train_fit,
+            drawer=train_draw,
+            compare=train_small,
+        ),
+        "train-",
+    )
+    checks += _prefixed(
+        vet_transform(
+            test_obj,
+            spec,
+            test_before,
+            candidates=candidates,
+            fit=test_fit,
+            drawer=test_draw,
+            compare=test_small,
+        ),
+        "test-",
+        TEST_WARNINGS,
+    )
+    option_images = [test_draw.image(s, test_fit) for s in unshuffled]
+    key_at = 2 if no_change else 0
+    distractors = [img for j, img in enumerate(option_images) if j != key_at]
+    checks += vet_options(option_images[key_at], distractors).checks
+    same, diff, iou = confusable(distractors[0], distractors[1])
+    checks.append(
+        Check(
+            "distinct-distractors",
+            not same,
+            diff,
+            f"the two distractors differ in {diff:.1%} of the drawn pixels (IoU {iou:.3f})",
+        )
+    )
+    return _Drawn(
+        states={
+            "train_before": train_before,
+            "train_after": train_after,
+            "test_before": test_before,
+        },
+        pictures={
+            "train-before": train_draw.image(train_before, train_fit),
+            "train-after": train_draw.image(train_after, train_fit),
+            "test-before": test_draw.image(test_before, test_fit),
+        },
+        option_images=option_images,
+        fits={"train": train_fit, "test": test_fit},
+        verdict=ItemVerdict(tuple(checks)),
+    )
+
+
+def _shuffled(
+    rng: np.random.Generator, ids: Sequence[str], labels: Sequence[str], key: str
+) -> dict[str, Any]:
+    order = [int(i) for i in rng.permutation(len(ids))]
+    shown_ids = [ids[i] for i in order] + [DOESNT_APPLY]
+    shown_labels = [labels[i] for i in order] + [DOESNT_APPLY_LABEL]
+    return {"option_ids": shown_ids, "options": shown_labels, "key": shown_ids.index(key)}
+
+
+def _record(
+    mode: str,
+    domain: str,
+    spec: TransformSpec,
+    choice: Choice,
+    sibling: TransformSpec,
+    no_change: bool,
+    train_name: str,
+    test_name: str,
+    objects: Mapping[str, Object3D],
+    trial: _Drawn,
+    camera: Camera,
+    size: int,
+    rng: np.random.Generator,
+) -> tuple[dict[str, Any], list[int]]:
+    """The trial's symbolic record, with the option orders drawn from ``rng``; and the order of
+    the extrapolation options (shown option k is unshuffled option ``order[k]``)."""
+    # 1. what changed: the domain, two other domains, no change
+    others = [d for d in DOMAINS if d != domain]
+    two = [others[int(i)] for i in rng.choice(len(others), size=2, replace=False)]
+    what_ids = [domain, *two, NO_CHANGE]
+    what = _shuffled(
+        rng,
+        what_ids,
+        [DOMAIN_LABELS[d] for d in what_ids[:3]] + [NO_CHANGE_LABEL],
+        NO_CHANGE if no_change else domain,
+    )
+    # 2. how: the value and two others of the domain (the mode's first; KiVA has only two
+    # reflections and two sizes, so the third comes from the adults' values)
+    pool = [v for v in MODES[mode][domain] if v != spec.value]
+    extra = [v for v in VALUES[domain] if v != spec.value and v not in pool]
+    picked = [pool[int(i)] for i in rng.permutation(len(pool))][:2]
+    if len(picked) < 2:
+        picked += [extra[int(i)] for i in rng.permutation(len(extra))][: 2 - len(picked)]
+    how_specs = [spec, *(TransformSpec(domain, v) for v in picked)]
+    how = _shuffled(
+        rng,
+        [s.id for s in how_specs],
+        [s.label for s in how_specs],
+        DOESNT_APPLY if no_change else spec.id,
+    )
+    # 3. extrapolation: key, sibling, no change
+    order = [int(i) for i in rng.permutation(3)]
+    unshuffled_ids = [spec.id, sibling.id, NO_CHANGE]
+    unshuffled_states = [apply(spec, choice.test), apply(sibling, choice.test), choice.test]
+    key_j = 2 if no_change else 0
+    extrapolate = {
+        "option_ids": [unshuffled_ids[j] for j in order] + [DOESNT_APPLY],
+        "options": [f"({OPTION_LETTERS[k]})" for k in range(3)] + [f"(D) {DOESNT_APPLY_LABEL}"],
+        "option_labels": [
+            NO_CHANGE_LABEL
+            if unshuffled_ids[j] == NO_CHANGE
+            else TransformSpec.parse(unshuffled_ids[j]).label
+            for j in order
+        ]
+        + [DOESNT_APPLY_LABEL],
+        "option_states": [unshuffled_states[j].to_json() for j in order],
+        "images": [f"option-{k}" for k in range(3)],
+        "key": order.index(key_j),
+    }
+    questions = [
+        {"id": "what", "prompt": PROMPTS["what"], **what},
+        {"id": "how", "prompt": PROMPTS["how"], **how},
+        {"id": "extrapolate", "prompt": PROMPTS["extrapolate"], **extrapolate},
+    ]
+    if no_change:
+        questions[1]["note"] = "no change: there is nothing to specify"
+    record = {
+        "mode": mode,
+        "domain": domain,
+        "spec": spec.id,
+        "spec_label": spec.label,
+        "sibling": sibling.id,
+        "no_change": no_change,
+        "objects": {
+            role: {"name": name, "source": objects[name].source}
+            for role, name in (("train", train_name), ("test", test_name))
+        },
+        "states": {k: s.to_json() for k, s in trial.states.items()}
+        | {"test_key": unshuffled_states[key_j].to_json()},
+        "fits": {k: round(v, 9) for k, v in trial.fits.items()},
+        "questions": questions,
+        "camera": _camera_json(camera),
+        "size": size,
+        "measures": {
+            c.check: None if c.measure is None else round(float(c.measure), 6)
+            for c in trial.verdict.checks
+        },
+    }
+    return record, order
+
+
+# ---------------------------------------------------------------------------------- re-vetting
+
+
+def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None) -> ItemVerdict:
+    """Check a trial from its record alone: the questions (four shuffled options and
+    "doesn't apply" last, keys pointing at the right answers, the options each once), the states
+    (the after-pictures are the recorded transformations of the inputs; kiva's test input equals
+    the training input, kiva-adults' differs), then the pictures re-rendered and vetted as at
+    generation (with ``renderer`` or this thread's of the record's size)."""
+    checks: list[Check] = []
+    mode, domain = str(record["mode"]), str(record["domain"])
+    spec, sibling = TransformSpec.parse(record["spec"]), TransformSpec.parse(record["sibling"])
+    no_change = bool(record["no_change"])
+    states = {k: StimulusState.from_json(v) for k, v in record["states"].items()}
+    q = {x["id"]: x for x in record["questions"]}
+    problems: list[str] = []
+    what, how, ext = q.get("what"), q.get("how"), q.get("extrapolate")
+    if what is None or how is None or ext is None:
+        problems.append("the three questions are not all there")
+    else:
+        for name, question, n in (("what", what, 5), ("how", how, 4), ("extrapolate", ext, 4)):
+            ids = list(question["option_ids"])
+            if len(ids) != n or len(set(ids)) != n or ids[-1] != DOESNT_APPLY:
+                problems.append(f"{name}: options {ids}")
+        expected = {
+            "what": NO_CHANGE if no_change else domain,
+            "how": DOESNT_APPLY if no_change else spec.id,
+            "extrapolate": NO_CHANGE if no_change else spec.id,
+        }
+        for name, question in (("what", what), ("how", how), ("extrapolate", ext)):
+            key = int(question["key"])
+            if question["option_ids"][key] != expected[name]:
+                problems.append(f"{name}: key {key} is {question['option_ids'][key]!r}")
+        if domain not in what["option_ids"] or NO_CHANGE not in what["option_ids"]:
+            problems.append("what: the domain or 'no change' is missing")
+        if sorted(ext["option_ids"][:3]) != sorted([spec.id, sibling.id, NO_CHANGE]):
+            problems.append("extrapolate: the options are not key, sibling and no change")
+    checks.append(
+        Check("questions", not problems, float(len(problems)), "; ".join(problems) or "ok")
+    )
+    problems = []
+    train_after = states["train_before"] if no_change else apply(spec, states["train_before"])
+    if states["train_after"] != train_after:
+        problems.append("the training after-picture is not the recorded change")
+    key_state = states["test_before"] if no_change else apply(spec, states["test_before"])
+    if states["test_key"] != key_state:
+        problems.append("the key is not the recorded change of the test input")
+    if (states["test_before"] == states["train_before"]) != (mode == "kiva"):
+        problems.append("kiva's test input must equal the training input, kiva-adults' must differ")
+    checks.append(Check("states", not problems, float(len(problems)), "; ".join(problems) or "ok"))
+
+    size = int(record["size"])
+    camera = _camera_from(record.get("camera"))
+    objs = {
+        role: _resolve_object(o["name"] if o.get("source") == "library" else o["source"])
+        for role, o in record["objects"].items()
+    }
+    choice = Choice(spec, states["train_before"], states["test_before"], (sibling,))
+    drawn = _draw_trial(
+        mode,
+        spec,
+        choice,
+        sibling,
+        no_change,
+        objs["train"],
+        objs["test"],
+        (renderer, None),
+        camera,
+        size,
+        specs(mode),
+    )
+    return ItemVerdict(tuple(checks) + drawn.verdict.checks)
+
+
+# ---------------------------------------------------------------------------------- the sheet
+
+
+def _font(size: int) -> Any:
+    try:
+        return ImageFont.load_default(size=size)
+    except (OSError, TypeError):  # Pillow without FreeType
+        return ImageFont.load_default()
+
+
+def _arrow(draw: ImageDraw.ImageDraw, x0: float, x1: float, y: float, width: int) -> None:
+    head = max(4.0, (x1 - x0) * 0.35)
+    draw.line([(x0, y), (x1 - head * 0.6, y)], fill=(60, 60, 60), width=width)
+    draw.polygon(
+        [(x1, y), (x1 - head, y - head * 0.55), (x1 - head, y + head * 0.55)], fill=(60, 60, 60)
+    )
+
+
+def render_trial_sheet(record: Mapping[str, Any], images: Mapping[str, Image.Image]) -> Image.Image:
+    """The trial as one picture, laid out like KiVA's figures: the training pair with an arrow
+    on top; below, the three extrapolation options, each the test input, an arrow and the
+    option's after-picture, labelled (A), (B), (C)."""
+    tile = images["train-before"].width
+    pad = max(4, tile // 10)
+    arrow_w = max(12, tile // 3)
+    gap = max(8, tile // 4)
+    label_h = max(12, tile // 6)
+    pair_w = 2 * tile + arrow_w
+    n_opts = sum(1 for k in images if k.startswith("option-"))
+    width = 2 * pad + n_opts * pair_w + (n_opts - 1) * gap
+    rule_y = pad + tile + pad
+    top2 = rule_y + pad
+    height = top2 + tile + label_h + pad
+    sheet = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(sheet)
+    line_w = max(1, tile // 60)
+    font = _font(max(10, int(label_h * 0.8)))
+
+    def pair(x: int, y: int, before: Image.Image, after: Image.Image) -> None:
+        for img, xx in ((before, x), (after, x + tile + arrow_w)):
+            sheet.paste(img.convert("RGB"), (xx, y))
+            draw.rectangle([xx, y, xx + tile - 1, y + tile - 1], outline=(190, 190, 190))
+        _arrow(draw, x + tile + arrow_w * 0.15, x + tile + arrow_w * 0.85, y + tile / 2, line_w)
+
+    pair((width - pair_w) // 2, pad, images["train-before"], images["train-after"])
+    draw.line([(pad, rule_y), (width - pad, rule_y)], fill=(120, 120, 120), width=line_w)
+    for k in range(n_opts):
+        x = pad + k * (pair_w + gap)
+        pair(x, top2, images["test-before"], images[f"option-{k}"])
+        draw.text(
+            (x + pair_w / 2, top2 + tile + label_h * 0.1),
+            f"({OPTION_LETTERS[k]})",
+            fill=(20, 20, 20),
+            font=font,
+            anchor="mt",
+        )
+    return sheet
