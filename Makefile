@@ -25,6 +25,8 @@ bench: setup
 	$(PY) bench/run.py render
 	$(PY) bench/run.py import
 	QT_QPA_PLATFORM=offscreen $(PY) bench/run.py grid
+	$(PY) bench/run.py preview3d
+	$(PY) bench/run.py polyominoes
 
 package: setup
 	bash packaging/build.sh
