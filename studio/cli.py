@@ -172,12 +172,7 @@ def _split_params(args: argparse.Namespace):
         rules = ALL_RULES
     else:
         rules = tuple(r.strip() for r in args.rules.split(",") if r.strip())
-    try:
-        ratios = tuple(float(x) for x in args.ratios.split(","))
-    except ValueError:
-        raise StudioError(
-            f"--ratios {args.ratios!r}: expected three numbers like 0.7,0.1,0.2"
-        ) from None
+    ratios = _ratios(args)
     return SplitParams(
         family=args.family,
         layout=args.layout,
@@ -186,14 +181,11 @@ def _split_params(args: argparse.Namespace):
         shift=args.shift,
         holdout=args.holdout,
         sampling=args.sampling,
-        ratios=ratios,  # type: ignore[arg-type]
+        ratios=ratios,
         folds=args.folds,
         n=args.n,
         seed=args.seed,
     )
-
-
-STIMULUS_FAMILIES = ("kiva", "polycube-rotation", "shape-composition", "cube-net")
 
 
 def _stimulus_options(args: argparse.Namespace) -> dict:
@@ -214,22 +206,26 @@ def _stimulus_options(args: argparse.Namespace) -> dict:
     return options
 
 
-def cmd_generate_stimuli(args: argparse.Namespace, out_dir: str) -> int:
-    from studio.stimuli.split import generate_stimulus_split
-
+def _ratios(args: argparse.Namespace) -> tuple[float, float, float]:
     try:
-        ratios = tuple(float(x) for x in args.ratios.split(","))
+        return tuple(float(x) for x in args.ratios.split(","))  # type: ignore[return-value]
     except ValueError:
         raise StudioError(
             f"--ratios {args.ratios!r}: expected three numbers like 0.7,0.1,0.2"
         ) from None
+
+
+def cmd_generate_stimuli(args: argparse.Namespace, out_dir: str) -> int:
+    from studio.stimuli.split import generate_stimulus_split
+
+    ratios = _ratios(args)
     summary = generate_stimulus_split(
         args.family,
         out_dir,
         args.n,
         args.seed,
         _stimulus_options(args),
-        ratios,  # type: ignore[arg-type]
+        ratios,
         progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
     )
     rej = ", ".join(f"{k} {v}" for k, v in summary["rejections"].items()) or "none"
@@ -243,13 +239,15 @@ def cmd_generate_stimuli(args: argparse.Namespace, out_dir: str) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     from studio.generate.glyph_pmp import GenerationShortfall
     from studio.splits import generate_to_dir
+    from studio.stimuli.split import stimulus_families
 
-    if args.family in STIMULUS_FAMILIES:
+    stimulus = stimulus_families()
+    if args.family in stimulus:
         if len(args.paths) > 2:
             raise StudioError("generate takes [PROJECT] OUT_DIR")
         return cmd_generate_stimuli(args, args.paths[-1])
     if args.family != "glyph-pmp":
-        known = ", ".join(("glyph-pmp", *STIMULUS_FAMILIES))
+        known = ", ".join(("glyph-pmp", *stimulus))
         raise StudioError(f"--family {args.family}: no such family (known: {known})")
     if len(args.paths) != 2:
         raise StudioError("generate --family glyph-pmp takes PROJECT OUT_DIR")

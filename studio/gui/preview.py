@@ -42,7 +42,6 @@ from PySide6.QtWidgets import (
 
 DEBOUNCE_MS = 120
 PREVIEW_SIZE = 224
-TASK_FAMILIES = ("kiva", "polycube-rotation", "shape-composition", "cube-net")
 
 
 def pil_to_pixmap(image: Image.Image) -> QPixmap:
@@ -151,7 +150,7 @@ def _checks_tree(name: str) -> QTreeWidget:
     tree = QTreeWidget(objectName=name)
     tree.setHeaderLabels(["Check", "Verdict", "Measure", "Detail"])
     tree.setRootIsDecorated(False)
-    tree.setColumnWidth(0, 170)
+    tree.setColumnWidth(0, 230)
     tree.setColumnWidth(1, 70)
     tree.setColumnWidth(2, 80)
     return tree
@@ -757,7 +756,9 @@ class TaskPreview(QWidget):
     def __init__(self, service: RenderService) -> None:
         super().__init__(objectName="taskPreview")
         self.family = QComboBox(objectName="taskFamily")
-        self.family.addItems(list(TASK_FAMILIES))
+        from studio.stimuli.split import stimulus_families
+
+        self.family.addItems(stimulus_families())
         self.mode = QComboBox(objectName="taskMode")
         self.mode.addItems(["kiva", "kiva-adults"])
         self.level = QSpinBox(objectName="taskLevel", minimum=1, maximum=5, value=1)
@@ -803,7 +804,14 @@ class TaskPreview(QWidget):
             self.level.setRange(1, 3)
         elif family == "shape-composition":
             self.level.setRange(2, 5)
-        self.requester.request()
+        if self.isVisible():  # a hidden page generates nothing; showEvent catches up
+            self.requester.request()
+
+    def showEvent(self, e: object) -> None:
+        super().showEvent(e)  # type: ignore[arg-type]
+        shown = self.last_item
+        if shown is None or shown.family != self.family.currentText():
+            self.requester.request()
 
     def options(self) -> dict[str, Any]:
         family = self.family.currentText()

@@ -99,11 +99,36 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
             family="kiva",
             description=f"KiVA {domain} transformation over a symbolic picture state",
         )
+    # Non-glyph families: ``kind="stimulus"`` families are written by studio.stimuli.split;
+    # ``vet_record`` re-checks one item from its record alone ("module:function").
     reg["families"].register(
         "kiva",
         "studio.generate.kiva:KivaGenerator",
+        kind="stimulus",
+        vet_record="studio.generate.kiva:vet_trial_record",
         modes=("kiva", "kiva-adults"),
         description="KiVA trials: training pair, new object, what / how / extrapolation",
+    )
+    reg["families"].register(
+        "polycube-rotation",
+        "studio.stimuli.polycube_task:PolycubeRotationGenerator",
+        kind="stimulus",
+        vet_record="studio.stimuli.polycube_task:vet_polycube_item",
+        description="which of four views is not a rotation of the polycube (k = 3-5 arms)",
+    )
+    reg["families"].register(
+        "shape-composition",
+        "studio.stimuli.composition:ShapeCompositionGenerator",
+        kind="stimulus",
+        vet_record="studio.stimuli.composition:vet_composition_item",
+        description="which set of m = 2-5 pieces reassembles the shape",
+    )
+    reg["families"].register(
+        "cube-net",
+        "studio.stimuli.cube_net:CubeNetGenerator",
+        kind="stimulus",
+        vet_record="studio.stimuli.cube_net:vet_cube_net_item",
+        description="which cube folds from the marked net (MARVEL reassembling)",
     )
     reg["vet_checks"].register(
         "kiva-ambiguity",

@@ -32,6 +32,7 @@ from PIL import Image
 from studio import __version__
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_bytes, atomic_write_text
+from studio.plugins import registry
 from studio.stimuli.items import ItemVerdict, StimulusItem
 
 FORMAT = "analogy-studio.stimulus-split"
@@ -41,23 +42,6 @@ SPLIT_JSON = "split.json"
 REPORT_JSON = "report.json"
 PARTS = ("train", "val", "test")
 
-#: family → (generator "module:Class", re-vet "module:function" taking a record)
-FAMILIES: dict[str, tuple[str, str | None]] = {
-    "kiva": ("studio.generate.kiva:KivaGenerator", "studio.generate.kiva:vet_trial_record"),
-    "polycube-rotation": (
-        "studio.stimuli.polycube_task:PolycubeRotationGenerator",
-        "studio.stimuli.polycube_task:vet_polycube_item",
-    ),
-    "shape-composition": (
-        "studio.stimuli.composition:ShapeCompositionGenerator",
-        "studio.stimuli.composition:vet_composition_item",
-    ),
-    "cube-net": (
-        "studio.stimuli.cube_net:CubeNetGenerator",
-        "studio.stimuli.cube_net:vet_cube_net_item",
-    ),
-}
-
 Progress = Callable[[int, int], None]
 
 
@@ -66,12 +50,19 @@ def _load(ref: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+def stimulus_families() -> list[str]:
+    """The registered families this module writes (``kind="stimulus"``; plugins may add)."""
+    families = registry("families")
+    return [f for f in families.ids() if families.meta(f).get("kind") == "stimulus"]
+
+
 def make_generator(family: str, options: Mapping[str, Any]) -> Any:
     """The family's generator with the options it accepts (others are refused by name, so a
     typo in an option is not silently ignored)."""
-    if family not in FAMILIES:
-        raise StudioError(f"no stimulus family {family!r} (known: {', '.join(sorted(FAMILIES))})")
-    cls = _load(FAMILIES[family][0])
+    known = stimulus_families()
+    if family not in known:
+        raise StudioError(f"no stimulus family {family!r} (known: {', '.join(known)})")
+    cls = registry("families").get(family)
     accepted = set(inspect.signature(cls).parameters)
     unknown = sorted(k for k in options if k not in accepted)
     if unknown:
@@ -221,9 +212,9 @@ def vet_stimulus_split(folder: str | Path) -> list[tuple[str, ItemVerdict]]:
     """Re-run the family's checks on every record, from the records alone."""
     meta, records = read_stimulus_split(folder)
     family = meta.get("family", "")
-    if family not in FAMILIES:
+    if family not in stimulus_families():
         raise StudioError(f"family {family!r} is unknown to this studio", Path(folder) / SPLIT_JSON)
-    ref = FAMILIES[family][1]
+    ref = registry("families").meta(family).get("vet_record")
     if ref is None:
         raise StudioError(f"family {family} has no record-level vetting")
     vet = _load(ref)
