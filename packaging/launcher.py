@@ -8,6 +8,10 @@ those arguments, run the helper's code and exit; without the call each worker wo
 another studio (parse the worker's arguments as a command line, or open a window).
 
 ``studio.cli`` is imported only afterwards, so helper processes never pay for it.
+
+``analogy-studio worker run PROJECT JOB`` is the baselines' worker process
+(:mod:`studio.worker`): the studio starts this same executable for each job, so a crash, an
+out-of-memory kill or a CUDA error ends that process and never the window.
 """
 
 import multiprocessing
@@ -15,6 +19,11 @@ import sys
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()
+
+    if sys.argv[1:2] == ["worker"]:
+        from studio.worker.__main__ import main as worker_main
+
+        sys.exit(worker_main(sys.argv[2:]))
 
     from studio.cli import main
 

@@ -55,6 +55,7 @@ WARNING_FILTERS: tuple[tuple[str, str], ...] = (
     ("errors", "Has errors"),
     ("warnings", "Has warnings"),
     ("none", "No findings"),
+    ("shortcut", "Shortcut-prone"),
 )
 
 #: Verbs of the undo labels, by the status a command sets.
@@ -305,9 +306,22 @@ class Curator:
         enough for the GUI thread with 10,000 puzzles). ``ids`` limits it to those."""
         if self.set_id is None:
             return []
-        return self.project.puzzle_summaries(
-            self.set_id, ids=ids, **_where(filter or PuzzleFilter())
-        )
+        f = filter or PuzzleFilter()
+        if f.warning == "shortcut":
+            flagged = self.shortcut_flags()
+            ids = [i for i in (ids if ids is not None else flagged) if i in flagged]
+            f = replace(f, warning="")
+        return self.project.puzzle_summaries(self.set_id, ids=ids, **_where(f))
+
+    def shortcut_flags(self, set_id: int | None = None) -> dict[str, list[Any]]:
+        """Puzzle id → the baselines' "shortcut-prone" flags (``studio.store.jobs.PuzzleFlag``)
+        of a set (the open one by default): a context-blind or partial-input model chose the
+        key in every seed with high confidence. Written by the worker when a baseline job on
+        the set ends; one indexed query, so the board may call it on the GUI thread."""
+        sid = self.set_id if set_id is None else set_id
+        if sid is None:
+            return {}
+        return self.project.jobs.flags(sid)
 
     def puzzle(self, puzzle_id: str) -> CuratedPuzzle:
         s = self.project.stored_puzzle(self._need_set(), puzzle_id)

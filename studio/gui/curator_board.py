@@ -82,13 +82,30 @@ from studio.gui.widgets import refill_combo
 from studio.store.project import GlyphRecord, PuzzleSummary
 
 PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("Puzzle", "Layout", "Rule", "Concept", "Status", "Err.", "Warn.")
+COLUMNS = ("Puzzle", "Layout", "Rule", "Concept", "Status", "Err.", "Warn.", "Shortcut")
 COLUMN_TIPS = {
     "Puzzle": "The puzzle's id: its part of the split and its number",
     "Err.": "Findings from the annotations: a foil completes a rule (the puzzle is invalid)",
     "Warn.": "Warnings from image features: a foil may complete a rule the annotations miss",
+    "Shortcut": "Shortcut-prone: a baseline that does not see the whole puzzle (context-blind"
+    " or partial input) chose the key in every seed with high confidence (Baselines tab)",
 }
-STATUS_COL, ERRORS_COL, WARNINGS_COL = 4, 5, 6
+STATUS_COL, ERRORS_COL, WARNINGS_COL, SHORTCUT_COL = 4, 5, 6, 7
+SHORTCUT = QColor("#e65100")
+
+
+def flag_text(flags: Sequence[Any]) -> str:
+    """The strongest flag in a few characters: ``blind 0.91``."""
+    best = max(flags, key=lambda f: f.confidence)
+    return f"{best.model} {best.confidence:.2f}"
+
+
+def flag_lines(flags: Sequence[Any]) -> list[str]:
+    return [
+        f"Shortcut-prone: {f.model} chose the key in {f.seeds_correct} of {f.seeds} seeds,"
+        f" mean confidence {f.confidence:.2f} (job {f.job_id})"
+        for f in sorted(flags, key=lambda f: -f.confidence)
+    ]
 STATUS_COLOURS = {
     "draft": QColor("#555555"),
     "flagged": ERROR,
@@ -127,12 +144,23 @@ class PuzzleTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows: list[PuzzleSummary] = []
         self._row_of: dict[str, int] = {}
+        self.shortcuts: Mapping[str, Sequence[Any]] = {}
 
-    def set_puzzles(self, puzzles: Sequence[PuzzleSummary]) -> None:
+    def set_puzzles(
+        self, puzzles: Sequence[PuzzleSummary], flags: Mapping[str, Sequence[Any]] | None = None
+    ) -> None:
         self.beginResetModel()
         self.rows = list(puzzles)
+        if flags is not None:
+            self.shortcuts = flags
         self._reindex()
         self.endResetModel()
+
+    def set_flags(self, flags: Mapping[str, Sequence[Any]]) -> None:
+        self.shortcuts = flags
+        if self.rows:
+            last = len(self.rows) - 1
+            self.dataChanged.emit(self.index(0, SHORTCUT_COL), self.index(last, SHORTCUT_COL))
 
     def _reindex(self) -> None:
         self._row_of = {p.id: i for i, p in enumerate(self.rows)}
@@ -165,8 +193,10 @@ class PuzzleTableModel(QAbstractTableModel):
             return COLUMN_TIPS.get(COLUMNS[section])
         return None
 
-    @staticmethod
-    def _cell(s: PuzzleSummary, col: int) -> Any:
+    def _cell(self, s: PuzzleSummary, col: int) -> Any:
+        if col == SHORTCUT_COL:
+            flags = self.shortcuts.get(s.id)
+            return flag_text(flags) if flags else ""
         return (s.id, s.layout, s.rule, s.concept, s.status, s.errors, s.warnings)[col]
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
@@ -188,12 +218,16 @@ class PuzzleTableModel(QAbstractTableModel):
                 return ERROR
             if col == WARNINGS_COL and cp.warnings:
                 return WARNING
+            if col == SHORTCUT_COL:
+                return SHORTCUT
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (ERRORS_COL, WARNINGS_COL):
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f"{cp.rule} over {cp.concept} ({cp.split}): {cp.status}"]
             if cp.errors or cp.warnings:
                 lines.append(f"{cp.errors} errors, {cp.warnings} warnings")
+            if cp.id in self.shortcuts:
+                lines.extend(flag_lines(self.shortcuts[cp.id]))
             if cp.comment:
                 lines.append(f"Comment: {cp.comment}")
             if cp.author:
@@ -632,7 +666,8 @@ class CuratorBoard(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         fm = self.table.fontMetrics()
         for col, sample in enumerate(
-            ("test-00000 ", "matrix-3x3", "progression", "", "approved", "Err. ", "Warn. ")
+            ("test-00000 ", "matrix-3x3", "progression", "", "approved", "Err. ", "Warn. ",
+             "partial-row2 0.99")
         ):
             header.resizeSection(col, fm.horizontalAdvance(sample) + 18)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
@@ -773,7 +808,7 @@ class CuratorBoard(QWidget):
     def apply_filter(self) -> None:
         current = self.current_id()
         puzzles = self.curator.summaries(self.current_filter())
-        self.model.set_puzzles(puzzles)
+        self.model.set_puzzles(puzzles, self.curator.shortcut_flags())
         header = self.table.horizontalHeader()
         if header.sortIndicatorSection() >= 0 and header.sortIndicatorSection() < len(COLUMNS):
             self.model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
@@ -802,6 +837,31 @@ class CuratorBoard(QWidget):
             return False
         self.select_row(row)
         return True
+
+    def show_puzzle(self, set_id: int, puzzle_id: str) -> bool:
+        """Open a set and select one of its puzzles, clearing filters that would hide it (the
+        Baselines tab's flagged puzzles open here). False when the puzzle is not there."""
+        if self.curator.project.puzzle_set(set_id) is None:
+            return False
+        if not self._loaded:
+            self.reload()
+        if set_id != self.curator.set_id:
+            self.curator.open_set(set_id)
+            self._refill_sets()
+            self._refill_filters()
+        for combo in (self.rule_combo, self.concept_combo, self.status_combo, self.warning_combo):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(0)
+            combo.blockSignals(False)
+        self.apply_filter()
+        self._schedule_stats()
+        return self.select_puzzle(puzzle_id)
+
+    def refresh_flags(self) -> None:
+        """Re-read the shortcut flags (a baseline job ended)."""
+        self.model.set_flags(self.curator.shortcut_flags())
+        self._current_cache = None
+        self._show_current()
 
     def current_id(self) -> str | None:
         idx = self.table.currentIndex()
@@ -857,6 +917,10 @@ class CuratorBoard(QWidget):
             f"<span style='color:{colour}'><b>{cp.status}</b></span>"
             f"<br><span style='color:#666'>values {_values(p.values)} · key: answer "
             f"{p.key + 1}</span>"
+            + "".join(
+                f"<br><span style='color:{SHORTCUT.name()}'>⚠ {line}</span>"
+                for line in flag_lines(self.model.shortcuts.get(p.id, ()))
+            )
         )
         self.evidence_list.blockSignals(True)
         self.evidence_list.clear()
@@ -963,6 +1027,9 @@ class CuratorBoard(QWidget):
         elif event == "puzzle_sets":
             if self._loaded:
                 self.reload()
+        elif event == "baseline_flags":
+            if self._loaded and payload == self.curator.set_id:
+                self.refresh_flags()
         elif event in ("glyphs", "tags", "schema"):
             self._records = None
             self._fonts = None

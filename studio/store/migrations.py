@@ -13,6 +13,11 @@ Format history
   curation status, comment, findings and warnings) and ``puzzle_events``, an append-only log of
   who changed which puzzle how and when (triggers refuse UPDATE and DELETE on it). A format-2
   project gains the three empty tables.
+- 4: background jobs. ``jobs`` (the queue the worker processes run: kind, JSON parameters,
+  status, progress, the device used, the result, the failure text and a resumable checkpoint),
+  ``job_logs`` (their log lines, bounded per job) and ``baseline_flags`` (puzzles a baseline
+  answered from a shortcut: which model, how confidently, over how many seeds). A format-3
+  project gains the three empty tables.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 # The format-1 layout, kept verbatim so tests can write a real format-1 project and open it.
 FORMAT_1_DDL = (
@@ -83,7 +88,41 @@ def _v2_to_v3(conn: Connection) -> None:
         conn.execute(text(ddl))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+#: Job statuses: queued -> running -> done | failed | cancelled | interrupted (the studio
+#: closed or died while it ran); a queued job can be cancelled before it starts.
+JOB_STATES = ("queued", "running", "done", "failed", "cancelled", "interrupted")
+
+_FORMAT_4_DDL = (
+    "CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+    " title TEXT NOT NULL DEFAULT '', params TEXT NOT NULL DEFAULT '{}',"
+    " status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN"
+    " ('queued', 'running', 'done', 'failed', 'cancelled', 'interrupted')),"
+    " progress REAL NOT NULL DEFAULT 0, message TEXT NOT NULL DEFAULT '',"
+    " created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, pid INTEGER,"
+    " device TEXT NOT NULL DEFAULT '', cancel_requested INTEGER NOT NULL DEFAULT 0,"
+    " result TEXT, error TEXT NOT NULL DEFAULT '', checkpoint TEXT NOT NULL DEFAULT '{}',"
+    " attempts INTEGER NOT NULL DEFAULT 0, heartbeat_at TEXT)",
+    "CREATE INDEX ix_jobs_status ON jobs (status, id)",
+    "CREATE TABLE job_logs (seq INTEGER PRIMARY KEY,"
+    " job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, at TEXT NOT NULL,"
+    " level TEXT NOT NULL DEFAULT 'info', line TEXT NOT NULL)",
+    "CREATE INDEX ix_job_logs_job ON job_logs (job_id, seq)",
+    # no foreign keys: a flag names the job and set it came from, and outlives neither on purpose
+    # (an undone set import that is redone keeps its id, and its flags stay meaningful)
+    "CREATE TABLE baseline_flags (id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+    " set_id INTEGER NOT NULL, puzzle_id TEXT NOT NULL, model TEXT NOT NULL,"
+    " confidence REAL NOT NULL, seeds_correct INTEGER NOT NULL, seeds INTEGER NOT NULL,"
+    " created_at TEXT NOT NULL)",
+    "CREATE INDEX ix_baseline_flags_puzzle ON baseline_flags (set_id, puzzle_id)",
+)
+
+
+def _v3_to_v4(conn: Connection) -> None:
+    for ddl in _FORMAT_4_DDL:
+        conn.execute(text(ddl))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def create_current(conn: Connection) -> None:

@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 
@@ -28,6 +28,9 @@ from studio.core.errors import ProjectError, SchemaError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema, schema_from_text
 from studio.store.migrations import FORMAT_VERSION, MIGRATIONS, PUZZLE_STATUSES, create_current
+
+if TYPE_CHECKING:
+    from studio.store.jobs import JobQueue
 
 APPLICATION_ID = "analogy-studio"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -276,6 +279,7 @@ class Project:
         self._engine = engine
         self._schema: Schema | None = None
         self._schema_version = 0
+        self._jobs: Any = None
 
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -350,6 +354,9 @@ class Project:
         The checkpoint makes the main file complete on its own even when a connection outside
         the pool is still open (then SQLite would leave the WAL behind, and a caller that moves
         only the main file, or deletes the WAL, would lose the last edits)."""
+        if self._jobs is not None:
+            self._jobs.close()
+            self._jobs = None
         # closing must not fail: should the checkpoint fail, the WAL still holds the edits
         with suppress(Exception), self._engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -365,6 +372,16 @@ class Project:
     def _tx(self) -> Iterator[Connection]:
         with self._engine.begin() as conn:
             yield conn
+
+    @property
+    def jobs(self) -> JobQueue:
+        """The background jobs' queue, logs and flags in this file (made on first use; the
+        worker processes open their own)."""
+        if self._jobs is None:
+            from studio.store.jobs import JobQueue
+
+            self._jobs = JobQueue(self.path)
+        return self._jobs
 
     @property
     def format_version(self) -> int:

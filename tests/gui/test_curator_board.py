@@ -339,3 +339,50 @@ def test_puzzle_shortcuts_are_listed_in_help(qtbot) -> None:
     assert rows["Approve puzzle…"] == ("Puzzles", "A")
     assert rows["Reject puzzle…"] == ("Puzzles", "R")
     assert rows["Generate split…"] == ("Puzzles", "Ctrl+G")
+
+
+def test_shortcut_flags_show_filter_and_open(qtbot, project_path: Path) -> None:
+    """A baseline job that flagged puzzles: the board shows the flag in its column and under
+    the title, the "Shortcut-prone" filter lists only those, and show_puzzle (what the
+    Baselines tab calls) opens one even behind a filter that hides it."""
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    generate_in_gui(qtbot, window, n=40)
+    set_id = board.curator.set_id
+    ids = [board.model.puzzle(r).id for r in range(board.model.rowCount())]
+    flagged = {ids[3]: 0.93, ids[7]: 0.71}
+    jobs = window.studio.project.jobs
+    job = jobs.submit("baseline", {"source": {"kind": "project-set", "set_id": set_id}})
+    assert jobs.claim(job, pid=1)
+    result = {
+        "puzzle_flags": {
+            "set_id": set_id,
+            "models": ["blind"],
+            "flags": [
+                {"id": pid, "model": "blind", "confidence": c, "seeds_correct": 3, "seeds": 3}
+                for pid, c in flagged.items()
+            ],
+        }
+    }
+    assert jobs.finish(job, "done", result=result, pid=1)
+    window.studio._emit("baseline_flags", set_id)
+
+    col = COLUMNS.index("Shortcut")
+    shown = {
+        board.model.puzzle(r).id: board.model.index(r, col).data()
+        for r in range(board.model.rowCount())
+    }
+    assert shown[ids[3]] == "blind 0.93" and shown[ids[7]] == "blind 0.71"
+    assert sum(1 for v in shown.values() if v) == 2
+    click_row(qtbot, board, ids[3])
+    assert "Shortcut-prone: blind chose the key in 3 of 3 seeds" in board.title.text()
+
+    board.warning_combo.setCurrentIndex(board.warning_combo.findData("shortcut"))
+    assert sorted(board.model.puzzle(r).id for r in range(board.model.rowCount())) == sorted(
+        flagged
+    )
+    board.warning_combo.setCurrentIndex(board.warning_combo.findData("errors"))
+    assert board.show_puzzle(set_id, ids[7])
+    assert board.current_id() == ids[7]
+    assert board.warning_combo.currentData() == ""
+    assert not board.show_puzzle(set_id + 99, ids[7])

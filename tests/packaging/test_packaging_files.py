@@ -78,14 +78,16 @@ def test_spec_entry_script_and_exclusions(spec: ast.Module) -> None:
     scripts = _call(spec, "Analysis").args[0]
     assert "launcher.py" in ast.unparse(scripts)
     excludes = ast.literal_eval(_assignment(spec, "EXCLUDES"))
-    for heavy in ("torch", "matplotlib", "tkinter"):
+    for heavy in ("torchvision", "tkinter"):
         assert heavy in excludes
-    # the 3D preview renders in the bundle: its stack must not be excluded, and PyOpenGL's
-    # platform modules (chosen by name at run time) must be named
-    for needed in ("pyrender", "trimesh", "OpenGL", "scipy"):
+    # the 3D preview renders in the bundle and the baselines' worker trains there: their stacks
+    # must not be excluded, and PyOpenGL's platform modules (chosen by name at run time) must
+    # be named, as must matplotlib's back ends
+    for needed in ("pyrender", "trimesh", "OpenGL", "scipy", "torch", "matplotlib"):
         assert needed not in excludes
     hidden = ast.unparse(_assignment(spec, "HIDDEN_IMPORTS"))
     assert "OpenGL.platform.egl" in hidden and "OpenGL.platform.osmesa" in hidden
+    assert "matplotlib.backends.backend_qtagg" in hidden
     assert "collect_data_files('pyrender')" in ast.unparse(spec)
     keep = ast.literal_eval(_assignment(spec, "QT_KEEP"))
     drop = ast.literal_eval(_assignment(spec, "QT_DROP"))
@@ -203,3 +205,13 @@ def test_icon_is_a_256_px_png(tmp_path: Path) -> None:
         assert (im.format, im.size, im.mode) == ("PNG", (256, 256), "RGBA")
         assert im.getpixel((128, 128))[3] == 255  # opaque in the middle
         assert im.getpixel((0, 0))[3] == 0  # transparent corner (rounded square)
+
+
+def test_launcher_dispatches_the_worker() -> None:
+    """The studio starts its own executable as the baselines' worker process (frozen, there is
+    no ``python -m``): the launcher must hand ``worker ...`` to studio.worker before the CLI."""
+    text = (ROOT / "packaging" / "launcher.py").read_text(encoding="utf-8")
+    ast.parse(text)
+    assert "studio.worker.__main__" in text
+    assert text.index("freeze_support()") < text.index("studio.worker.__main__")
+    assert text.index("studio.worker.__main__") < text.index("from studio.cli import main")

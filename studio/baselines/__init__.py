@@ -1,0 +1,49 @@
+"""Baselines: quick models run against a split or a drafted puzzle set to catch shortcuts.
+
+The UA paper's context-blind model (§4.1), VASR's partial-input and training-free baselines
+(§4.2, Table 3), the spatial-reasoning paper's CNN+MLP / Siamese / CNN+Max (§4) and MARVEL's
+group accuracy (perception and reasoning together). Every baseline is registered in
+``studio.plugins.REGISTRIES["baselines"]`` with its documented recipe.
+
+Modules, and what they may import:
+
+- :mod:`studio.baselines.data` (numpy): the puzzles of a source as arrays, with their row
+  structure, parts, group labels and perception questions;
+- :mod:`studio.baselines.metrics` (numpy/scipy): accuracy with Wilson intervals, binomial tests,
+  Holm-corrected group flags, puzzle flags, MARVEL group accuracy;
+- :mod:`studio.baselines.training_free` (numpy): pixel and feature similarity, distractor
+  elimination, embedding arithmetic over a fixed hand-designed encoder;
+- :mod:`studio.baselines.nets` and :mod:`studio.baselines.trained` (torch): the trained models;
+- :mod:`studio.baselines.run`: ``run_baselines`` (torch only inside functions), the report;
+- :mod:`studio.baselines.job`: the worker's ``baseline`` job kind;
+- :mod:`studio.baselines.plots` (matplotlib, no Qt): the report's charts.
+
+Nothing here imports torch at module level except ``nets`` and ``trained``, which only
+``run`` imports, inside a function: the GUI and the CLI start without torch.
+"""
+
+from __future__ import annotations
+
+from studio.core.errors import StudioError
+
+
+class BaselineCancelled(StudioError):
+    """``should_stop()`` said stop: the run ends between two batches."""
+
+    def __init__(self, message: str = "the baseline run was cancelled") -> None:
+        super().__init__(message)
+
+
+#: Group names the CLI and the job accept, and the model ids they stand for.
+MODEL_GROUPS: dict[str, tuple[str, ...]] = {
+    "blind": ("blind",),
+    "context": ("context",),
+    "similarity": ("pixel-similarity", "feature-similarity", "elimination", "arithmetic"),
+    "partial": ("partial-answers", "partial-row1", "partial-row2"),
+    "spatial": ("cnn-mlp", "siamese", "cnn-max"),
+}
+
+#: Every built-in model id, in report order.
+ALL_MODELS: tuple[str, ...] = tuple(m for ms in MODEL_GROUPS.values() for m in ms)
+
+__all__ = ["ALL_MODELS", "MODEL_GROUPS", "BaselineCancelled"]
