@@ -27,6 +27,7 @@ bench: setup
 	QT_QPA_PLATFORM=offscreen $(PY) bench/run.py grid
 	$(PY) bench/run.py preview3d
 	$(PY) bench/run.py polyominoes
+	QT_QPA_PLATFORM=offscreen $(PY) bench/run.py worker
 
 package: setup
 	bash packaging/build.sh

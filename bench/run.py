@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "generate": "generate_bench",
     "polyominoes": "polyominoes_bench",
     "preview3d": "preview3d_bench",
+    "worker": "worker_bench",
 }
 
 

@@ -133,6 +133,11 @@ class Studio:
         for cb in list(self._listeners):
             cb(event, payload)
 
+    def baseline_flags_changed(self, set_id: int) -> None:
+        """A baseline job stored shortcut-prone flags for a puzzle set (in the worker process,
+        so no command of this studio did): tell the views (event ``"baseline_flags"``)."""
+        self._emit("baseline_flags", set_id)
+
     @property
     def catalog(self) -> FontCatalog:
         if self._catalog is None:

@@ -354,6 +354,115 @@ def cmd_vet(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fraction_progress(fraction: float, message: str, quiet: bool) -> None:
+    """A one-line progress display on stderr (a terminal only), like ``_progress``."""
+    if quiet or not sys.stderr.isatty():
+        return
+    line = f"{message[:70]}: {round(100 * fraction):3d}%"
+    print(f"\r{line:<80}", end="" if fraction < 1 else "\n", file=sys.stderr)
+
+
+def _relative(path: str | Path, base: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(Path(path).resolve())
+
+
+def _baseline_table(report: dict) -> list[str]:
+    """The summary printed by ``baseline``: one line per model, then the skipped ones."""
+    head = f"{'model':<20} {'accuracy':>8}  {'95% CI':<15} {'chance':>6}  flags"
+    lines = [head, "-" * len(head)]
+    puzzle_flags: dict[str, int] = {}
+    group_flags: dict[str, int] = {}
+    for f in report["flags"]["puzzles"]:
+        puzzle_flags[f["model"]] = puzzle_flags.get(f["model"], 0) + 1
+    for f in report["flags"]["groups"]:
+        group_flags[f["model"]] = group_flags.get(f["model"], 0) + 1
+    for model, e in report["models"].items():
+        o = e["overall"]
+        ci = f"[{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
+        if e.get("flags_shortcuts"):
+            flags = f"{puzzle_flags.get(model, 0)} puzzles, {group_flags.get(model, 0)} groups"
+        else:
+            flags = "-"
+        lines.append(f"{model:<20} {o['accuracy']:>8.3f}  {ci:<15} {o['chance']:>6.3f}  {flags}")
+    for s in report.get("skipped", []):
+        lines.append(f"skipped {s['model']}: {s['reason']}")
+    return lines
+
+
+def _note_in_split_report(split_dir: Path, entry: dict) -> None:
+    """Add (or replace) the ``baselines`` entry of the split's report.json, keeping the rest."""
+    from studio.core.fileio import atomic_write_text
+
+    path = split_dir / "report.json"
+    data: dict = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError) as e:
+            raise StudioError(f"cannot be updated: {e}", path) from None
+        if not isinstance(data, dict):
+            raise StudioError("cannot be updated: not a JSON object", path)
+    data["baselines"] = entry
+    atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from studio.baselines.job import try_plots, write_report
+    from studio.baselines.run import accuracy_by_model, run_baselines
+
+    split_dir = Path(args.split_dir)
+    if not split_dir.is_dir():
+        raise StudioError("not found, or not a split folder", split_dir)
+    out = Path(args.json) if args.json else split_dir / "baselines" / "report.json"
+    report = run_baselines(
+        split_dir,
+        args.models,
+        seeds=args.seeds,
+        device=args.device,
+        epochs=args.epochs,
+        progress=lambda f, m: _fraction_progress(f, m, args.quiet),
+        log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
+    )
+    plots: dict[str, str] = {}
+    if not args.no_plots:
+        plot_dir = Path(args.plots) if args.plots else split_dir / "baselines"
+        plots = try_plots(
+            report, plot_dir, lambda line, level="warning": print(line, file=sys.stderr)
+        )
+    report["plots"] = {k: _relative(v, out.parent) for k, v in plots.items()}
+    try:
+        write_report(report, out)
+    except OSError as e:
+        raise StudioError(f"cannot be written: {e.strerror or e}", out) from None
+    _note_in_split_report(
+        split_dir,
+        {
+            "report": _relative(out, split_dir),
+            "plots": {k: _relative(v, split_dir) for k, v in plots.items()},
+            "accuracy": accuracy_by_model(report),
+            "chance": report["chance"],
+            "eval_part": report["eval_part"],
+            "device": report["device"],
+            "seeds": report["seeds"],
+            "flagged_puzzles": len({f["id"] for f in report["flags"]["puzzles"]}),
+            "flagged_groups": len(report["flags"]["groups"]),
+        },
+    )
+    src = report["source"]
+    print(
+        f"{src['puzzles']} {src['family']} puzzles ({src['layout']}); accuracy on "
+        f"{report['eval_part']} ({src['parts'][report['eval_part']]} puzzles), "
+        f"{len(report['seeds'])} seed(s), {report['device']}"
+    )
+    for line in _baseline_table(report):
+        print(line)
+    print(f"wrote {out}" + (f" and {len(plots)} plots" if plots else ""))
+    return 0
+
+
 def cmd_polyominoes(args: argparse.Namespace) -> int:
     from studio.stimuli.contact_sheet import (
         MAX_CELLS,
@@ -492,6 +601,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--warnings", action="store_true", help="list image-feature warnings too")
     s.add_argument("--no-features", action="store_true", help="skip image-feature warnings")
     s.set_defaults(func=cmd_vet)
+
+    s = sub.add_parser(
+        "baseline",
+        help="run baseline models on a split: accuracy, per-group results, shortcut flags",
+        description="Train and run baselines on a split folder (one fold). MODELS are ids or "
+        "groups: blind, context, similarity (pixel-similarity, feature-similarity, "
+        "elimination, arithmetic), partial (partial-answers, partial-row1, partial-row2), "
+        "spatial (cnn-mlp, siamese, cnn-max).",
+    )
+    s.add_argument("split_dir", metavar="SPLIT_DIR")
+    s.add_argument("--models", default="blind,context,similarity,partial")
+    s.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    s.add_argument("--seeds", type=int, default=3)
+    s.add_argument("--epochs", type=int, help="at most this many epochs per fit (default 10)")
+    s.add_argument("--json", metavar="OUT.json", help="default: SPLIT_DIR/baselines/report.json")
+    plots = s.add_mutually_exclusive_group()
+    plots.add_argument("--plots", metavar="DIR", help="default: SPLIT_DIR/baselines/")
+    plots.add_argument("--no-plots", action="store_true")
+    s.set_defaults(func=cmd_baseline)
 
     s = sub.add_parser("polyominoes", help="count or draw every polyomino (2D) or polycube (3D)")
     s.add_argument("--cells", type=int, required=True, help="cells per shape (N)")

@@ -13,6 +13,8 @@ Modules, and what they may import:
   Holm-corrected group flags, puzzle flags, MARVEL group accuracy;
 - :mod:`studio.baselines.training_free` (numpy): pixel and feature similarity, distractor
   elimination, embedding arithmetic over a fixed hand-designed encoder;
+- :mod:`studio.baselines.perception` (numpy): perception questions answered by a probe on a
+  model's encoder, for MARVEL's group accuracy;
 - :mod:`studio.baselines.nets` and :mod:`studio.baselines.trained` (torch): the trained models;
 - :mod:`studio.baselines.run`: ``run_baselines`` (torch only inside functions), the report;
 - :mod:`studio.baselines.job`: the worker's ``baseline`` job kind;

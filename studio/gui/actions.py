@@ -150,6 +150,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("view.preview", "Preview", "view", "Ctrl+3",
                "Show the preview: object transformations, shape builder, catalog, task "
                "generators", section="mode"),
+    ActionSpec("view.baselines", "Baselines", "view", "Ctrl+4",
+               "Show the baselines dashboard: background jobs, their progress, charts and the "
+               "puzzles flagged as shortcut-prone", section="mode"),
     ActionSpec("view.find", "Find glyphs…", "view", "Ctrl+F",
                "Search glyphs by name, code point or block", section="find"),
     ActionSpec("view.only_untagged", "Only untagged glyphs", "view", "Ctrl+U",

@@ -37,6 +37,7 @@ from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.gui.actions import build_actions, build_menus
 from studio.gui.curator_board import CuratorBoard
+from studio.gui.dashboard import BaselineDashboard
 from studio.gui.glyph_grid import (
     TAG_FILTERS,
     FontSource,
@@ -138,6 +139,11 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.board, "Puzzles")
         self.preview = PreviewPanel()
         self.tabs.addTab(self.preview, "Preview")
+        # background jobs: the dashboard owns the project's worker host
+        self.dashboard = BaselineDashboard(self.studio)
+        self.dashboard.open_puzzle.connect(self.open_flagged_puzzle)
+        self.dashboard.flags_changed.connect(self._on_baseline_flags)
+        self.tabs.addTab(self.dashboard, "Baselines")
         self.tabs.currentChanged.connect(lambda _i: self._on_mode_changed())
         self.setCentralWidget(self.tabs)
 
@@ -184,6 +190,7 @@ class MainWindow(QMainWindow):
             "puzzle.regenerate": self.board.regenerate,
             "view.annotator": self.show_annotator,
             "view.preview": self.show_preview,
+            "view.baselines": self.show_baselines,
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
@@ -205,6 +212,25 @@ class MainWindow(QMainWindow):
 
     def show_preview(self) -> None:
         self.tabs.setCurrentWidget(self.preview)
+
+    def show_baselines(self) -> None:
+        self.tabs.setCurrentWidget(self.dashboard)
+
+    def open_flagged_puzzle(self, set_id: int, puzzle_id: str) -> None:
+        """A flagged puzzle was activated on the Baselines tab: open it on the board."""
+        self.show_board()
+        show_puzzle = getattr(self.board, "show_puzzle", None)
+        if show_puzzle is None:
+            return
+        if not show_puzzle(set_id, puzzle_id):
+            self.statusBar().showMessage(
+                f"Puzzle {puzzle_id} is no longer in puzzle set {set_id}", 8000
+            )
+
+    def _on_baseline_flags(self, set_id: int) -> None:
+        """A baseline job stored shortcut flags for a set: views listening to the studio (the
+        curator's board) re-read them."""
+        self.studio.baseline_flags_changed(set_id)
 
     def generate_split(self) -> None:
         self.show_board()
@@ -549,6 +575,7 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_project(project.path)
         self.reload()
         self.board.project_switched()
+        self.dashboard.project_switched()
 
     # ---- schema --------------------------------------------------------------------------------
     def edit_schema(self) -> None:
@@ -607,5 +634,6 @@ class MainWindow(QMainWindow):
         self.loader.stop()
         self.board.shutdown()
         self.preview.shutdown()
+        self.dashboard.shutdown()
         self.settings.save_window(self)
         super().closeEvent(event)

@@ -140,6 +140,116 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
         "studio.vet.ambiguity:vet_options",
         description="no extrapolation distractor draws (nearly) the key's picture",
     )
+    _register_baselines(reg["baselines"])
+
+
+# Baselines (issue 5). An entry is a class: ``applies(data) -> reason | None``; trained ones
+# ``fit``/``predict``/``embed`` (studio.baselines.trained, torch), training-free ones
+# ``prepare``/``predict``/``embed`` (studio.baselines.training_free, numpy). Meta: ``label``,
+# ``group`` (the CLI's model group), ``recipe`` (inputs · architecture · training · what it
+# tests), ``applies_to``, ``trained``, ``flags_shortcuts`` (its confident right answers flag
+# puzzles and groups as shortcut-prone).
+_TRAINING = "Adam 3e-3, batch 64, ≤10 epochs, early stopping on val accuracy; seeded"
+_BASELINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("blind", "studio.baselines.trained:BlindBaseline", {
+        "label": "Context-blind CNN", "group": "blind", "trained": True,
+        "flags_shortcuts": True, "applies_to": "any",
+        "recipe": "Inputs: the answers only, each alone. Architecture: 4-layer CNN (stride 2, "
+                  "8-32 channels) + MLP scores each answer; softmax over the answers. "
+                  f"Training: cross-entropy on the train part; {_TRAINING}. Tests: whether the "
+                  "answer set gives the key away without the context (UA §4.1).",
+    }),
+    ("context", "studio.baselines.trained:ContextBaseline", {
+        "label": "Full-context ResNet + relation module", "group": "context", "trained": True,
+        "flags_shortcuts": False, "applies_to": "puzzles with context",
+        "recipe": "Inputs: every context frame and each candidate. Architecture: small "
+                  "ResNet (8/16/32 channels) per frame; an MLP embeds each row (frames "
+                  "concatenated in order); a relation MLP over all row embeddings, the "
+                  "candidate completing the last row, gives its score. Training: cross-"
+                  f"entropy; {_TRAINING}. Tests: how far a quick learner gets with the "
+                  "whole puzzle.",
+    }),
+    ("partial-answers", "studio.baselines.trained:PartialAnswers", {
+        "label": "Partial input: answers only", "group": "partial", "trained": True,
+        "flags_shortcuts": True, "applies_to": "puzzles with context",
+        "recipe": "The full-context architecture with every context frame masked (zero "
+                  f"embedding). {_TRAINING}. Tests: answer-set bias, with the context "
+                  "model's capacity (VASR partial inputs).",
+    }),
+    ("partial-row1", "studio.baselines.trained:PartialRow1", {
+        "label": "Partial input: row 1 only", "group": "partial", "trained": True,
+        "flags_shortcuts": True, "applies_to": "two or more rows",
+        "recipe": "The full-context architecture seeing only the first row and each "
+                  f"candidate (other context frames masked). {_TRAINING}. Tests: whether "
+                  "the answer follows from row 1 alone, without the rule's second instance.",
+    }),
+    ("partial-row2", "studio.baselines.trained:PartialRow2", {
+        "label": "Partial input: row 2 only", "group": "partial", "trained": True,
+        "flags_shortcuts": True, "applies_to": "two or more rows",
+        "recipe": "The full-context architecture seeing only the answer's own row (row 2; "
+                  "row 3 of a 3×3 matrix) and each candidate. "
+                  f"{_TRAINING}. Tests: whether the answer's row alone gives it away (B "
+                  "only, in VASR's terms).",
+    }),
+    ("pixel-similarity", "studio.baselines.training_free:PixelSimilarity", {
+        "label": "Pixel similarity", "group": "similarity", "trained": False,
+        "flags_shortcuts": False, "applies_to": "any",
+        "recipe": "Inputs: raw 80×80 ink. The answer with the highest mean cosine "
+                  "similarity to the given frames of its row (odd-one-out and polycube "
+                  "rotation: the lowest, to the others / the question). No training. Tests: "
+                  "whether the key simply looks like its row.",
+    }),
+    ("feature-similarity", "studio.baselines.training_free:FeatureSimilarity", {
+        "label": "Feature similarity", "group": "similarity", "trained": False,
+        "flags_shortcuts": False, "applies_to": "any",
+        "recipe": "As pixel similarity over the fixed encoder: the studio's 12 image "
+                  "features (z-scored over the split) + a 16×16 pooled image (no pretrained "
+                  "network ships offline). No training.",
+    }),
+    ("elimination", "studio.baselines.training_free:Elimination", {
+        "label": "Distractor elimination", "group": "similarity", "trained": False,
+        "flags_shortcuts": False, "applies_to": "puzzles with context",
+        "recipe": "VASR §4.2: eliminate the answers most similar to the inputs; choose the "
+                  "one least similar (mean cosine over the fixed encoder) to all context "
+                  "frames. No training. Tests: whether foils are too close to the context.",
+    }),
+    ("arithmetic", "studio.baselines.training_free:Arithmetic", {
+        "label": "Embedding arithmetic", "group": "similarity", "trained": False,
+        "flags_shortcuts": False, "applies_to": "A : A′ :: B : ? (analogy layout, KiVA)",
+        "recipe": "VASR §4.2: the answer whose fixed-encoder embedding is most similar "
+                  "(cosine) to e(B) + e(A′) − e(A). No training. Tests: whether the change "
+                  "A → A′ is a direction in feature space that transfers to B.",
+    }),
+    ("cnn-mlp", "studio.baselines.trained:CnnMlpBaseline", {
+        "label": "CNN+MLP", "group": "spatial", "trained": True,
+        "flags_shortcuts": False,
+        "applies_to": "polycube-rotation, shape-composition, cube-net",
+        "recipe": "Spatial-reasoning paper §4.1.1/§4.2.1: a 4-layer CNN encodes question "
+                  "and candidate (composition: each piece, vectors concatenated in random "
+                  "slot order, an MLP makes the candidate vector); a 2-layer MLP scores the "
+                  f"pair; softmax over four. {_TRAINING}.",
+    }),
+    ("siamese", "studio.baselines.trained:SiameseBaseline", {
+        "label": "Siamese", "group": "spatial", "trained": True,
+        "flags_shortcuts": False, "applies_to": "polycube-rotation",
+        "recipe": "Spatial-reasoning paper §4.1.3: one CNN encodes question and view; "
+                  "cosine similarity, trained with binary cross-entropy on 'is a rotation'; "
+                  f"the least similar view is the answer. {_TRAINING}.",
+    }),
+    ("cnn-max", "studio.baselines.trained:CnnMaxBaseline", {
+        "label": "CNN+Max", "group": "spatial", "trained": True,
+        "flags_shortcuts": False, "applies_to": "shape-composition",
+        "recipe": "Spatial-reasoning paper §4.2.2: a CNN encodes the question, another each "
+                  "piece (connected ink regions of the candidate); the dimension-wise "
+                  "maximum of the piece vectors is the candidate vector; an MLP scores the "
+                  f"pair. {_TRAINING}.",
+    }),
+)  # fmt: skip
+
+
+def _register_baselines(reg: Registry) -> None:
+    for baseline_id, entry, meta in _BASELINES:
+        reg.register(baseline_id, entry, **meta)
 
 
 def load_plugins(extra: Callable[[dict[str, Registry]], None] | None = None) -> None:

@@ -28,7 +28,7 @@ from sqlalchemy import Connection, Engine, text
 
 from studio.core.errors import ProjectError, StudioError
 from studio.store.migrations import FORMAT_VERSION, JOB_STATES
-from studio.store.project import _SQLITE_MAGIC, APPLICATION_ID, _engine
+from studio.store.project import APPLICATION_ID, NOT_SQLITE, _engine
 
 __all__ = [
     "FINAL_STATES",
@@ -380,7 +380,10 @@ class JobQueue:
             n = conn.execute(
                 text(
                     "UPDATE jobs SET status=:s, result=:r, error=:e, finished_at=:t,"
-                    " progress=CASE WHEN :s='done' THEN 1.0 ELSE progress END"
+                    " progress=CASE WHEN :s='done' THEN 1.0 ELSE progress END,"
+                    # a done job is never resumed: its checkpoint (a baseline job's holds every
+                    # unit's predictions, megabytes) would only slow every listing down
+                    " checkpoint=CASE WHEN :s='done' THEN '{}' ELSE checkpoint END"
                     f" WHERE id=:i AND status IN ('queued', 'running'){owner}"
                 ),
                 {"i": job_id, "s": status, "r": result_text, "e": error, "t": _now(), "pid": pid},
@@ -543,10 +546,9 @@ def _check_project(path: Path) -> None:
         raise ProjectError("project file not found", path)
     if path.is_dir():
         raise ProjectError("is a folder, not a project file", path)
-    with open(path, "rb") as f:
-        head = f.read(len(_SQLITE_MAGIC))
-    if head != _SQLITE_MAGIC:
-        raise ProjectError("is not an Analogy Studio project (not an SQLite database)", path)
+    # through sqlite3 only, never Python's open(): see studio.store.project._precheck
+    if path.stat().st_size < 100:
+        raise ProjectError(NOT_SQLITE, path)
     # as Project.open's check: immutable when no WAL is there, else read-only through it
     flags = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
     try:
@@ -559,6 +561,10 @@ def _check_project(path: Path) -> None:
             )
         finally:
             con.close()
+    except sqlite3.DatabaseError as e:
+        if "not a database" in str(e):
+            raise ProjectError(NOT_SQLITE, path) from None
+        meta = {}
     except sqlite3.Error:
         meta = {}
     if meta.get("application") != APPLICATION_ID:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 APPLICATION_ID = "analogy-studio"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+NOT_SQLITE = "is not an Analogy Studio project (not an SQLite database)"
 
 
 def now_iso() -> str:
@@ -212,10 +213,13 @@ def _precheck(path: Path) -> None:
         raise ProjectError("project file not found", path)
     if path.is_dir():
         raise ProjectError("is a folder, not a project file", path)
-    with open(path, "rb") as f:
-        head = f.read(100)
-    if len(head) < 100 or not head.startswith(_SQLITE_MAGIC):
-        raise ProjectError("is not an Analogy Studio project (not an SQLite database)", path)
+    # No Python open() of the file: this process may already hold SQLite connections to it
+    # (the studio while a worker checks it, or the other way round), and closing any other
+    # descriptor of the file drops the process's POSIX locks on it — a worker's connection
+    # would then see the file unused and delete the WAL under the studio's feet. SQLite's own
+    # connections share one lock record per file, so the checks below go through sqlite3.
+    if path.stat().st_size < 100:
+        raise ProjectError(NOT_SQLITE, path)
     # With no WAL left behind, read it as immutable: nothing (not even -wal/-shm) is created.
     # A WAL left by a crash holds committed edits, so then it is read normally, read-only.
     flags = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
@@ -224,6 +228,12 @@ def _precheck(path: Path) -> None:
     except sqlite3.Error as e:
         raise ProjectError(f"cannot be opened: {e}", path) from None
     try:
+        try:
+            con.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.DatabaseError as e:
+            if "not a database" in str(e):
+                raise ProjectError(NOT_SQLITE, path) from None
+            raise
         check = con.execute("PRAGMA quick_check").fetchall()
         if check != [("ok",)]:
             detail = "; ".join(str(r[0]) for r in check[:3])

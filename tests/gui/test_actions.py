@@ -77,6 +77,7 @@ def test_every_shortcut_parses_and_no_two_actions_share_one() -> None:
         ("view.find", ("Ctrl+F",)),
         ("view.only_untagged", ("Ctrl+U",)),
         ("view.inspector", ("Ctrl+Shift+I",)),
+        ("view.baselines", ("Ctrl+4",)),
         ("help.shortcuts", ("F1", "Ctrl+/")),
         ("help.about", ()),
     ],

@@ -365,7 +365,7 @@ def test_shortcut_flags_show_filter_and_open(qtbot, project_path: Path) -> None:
         }
     }
     assert jobs.finish(job, "done", result=result, pid=1)
-    window.studio._emit("baseline_flags", set_id)
+    window.studio.baseline_flags_changed(set_id)
 
     col = COLUMNS.index("Shortcut")
     shown = {

@@ -1,0 +1,568 @@
+"""The puzzles of a split or a puzzle set as arrays the baselines read (numpy only).
+
+:class:`PuzzleArrays` holds, for every puzzle: its id and part (train/val/test), the context
+frames and the answer frames as ink at 80×80, the key's index, the row structure, the group
+labels (rule, concept, layout, family) and the perception questions when the records carry
+them. Frames are stored as ``uint8`` ink × 255 (a 10,000-puzzle two-row split is 0.6 GB that
+way, 2.3 GB as float32); :meth:`PuzzleArrays.context_ink` / :meth:`PuzzleArrays.answer_ink`
+and the ``context`` / ``answers`` properties give ``float32`` ink in [0, 1].
+
+**Row structure** (``rows``: the number of *given* context frames per row; the answer completes
+the last row):
+
+- ``two-row``: ``(3, 2)`` — row 1 shows 3 frames, row 2 two frames and then the answer;
+- ``matrix-3x3``: ``(3, 3, 2)``;
+- ``sequence``: ``(k,)`` — one row of k frames, the answer comes next;
+- ``analogy`` (A : A′ :: B : ?): ``(2, 1)`` — KiVA trials read the same way
+  (train-before, train-after / test-before, ?);
+- ``odd-one-out``: ``()`` — no context, the answers are the group;
+- ``question-candidates`` (polycube rotation, shape composition, cube nets): ``(1,)`` — the
+  question, then one candidate.
+
+Three sources (:func:`load_source` picks by what it is given):
+
+- a **glyph split folder** (:mod:`studio.generate.export`): ``puzzles.jsonl`` and
+  ``npz/<id>.npz`` (``images``: context then answers, 0 paper / 1 ink). A split with several
+  folds has a ``fold-<k>/`` folder per fold: pass one of those;
+- a **stimulus split folder** (:mod:`studio.stimuli.split`): ``items.jsonl`` and
+  ``images/<id>/<name>.png``, made grayscale, resized to 80×80 (box filter) and read as
+  ``ink = 1 - gray / 255``. Polycube rotation, shape composition and cube nets: context
+  ``[question]``, answers ``candidate-0..3``, the record's ``key``. KiVA: context
+  ``train-before, train-after, test-before``, answers ``option-0..2`` and the key of the
+  ``extrapolate`` question. Shape-composition candidates are also cut into their pieces
+  (connected ink regions, each centred on its own frame at the candidate's scale) for CNN+Max;
+- a **project puzzle set** (project path + set id): the stored records, their glyphs rendered
+  by the studio (:func:`studio.splits.glyph_images`) and made UA frames
+  (:func:`studio.generate.export.ua_frame`), exactly as an export would write them.
+
+Errors are :class:`~studio.core.errors.StudioError` naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.core.errors import StudioError
+from studio.core.puzzle import Puzzle, Question
+
+FRAME = 80
+PARTS = ("train", "val", "test")
+GROUP_KEYS = ("rule", "concept", "layout", "family")
+#: Pieces kept per shape-composition candidate (the generator cuts 2-5).
+MAX_PIECES = 5
+#: A stimulus pixel counts as ink for piece cutting when its ink is above this.
+PIECE_INK = 0.1
+#: Layouts whose key is the answer *unlike* the others (or unlike the question).
+ODD_TASKS = ("odd-one-out",)
+ODD_FAMILIES = ("polycube-rotation",)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class PuzzleArrays:
+    """Puzzles as arrays (see the module docstring). Index ``i`` is one puzzle throughout."""
+
+    ids: list[str]
+    parts: np.ndarray  # (N,) str: train / val / test
+    context_u8: np.ndarray  # (N, C, 80, 80) uint8, ink × 255
+    answers_u8: np.ndarray  # (N, A, 80, 80) uint8, ink × 255
+    keys: np.ndarray  # (N,) int64
+    rows: tuple[int, ...]
+    labels: dict[str, np.ndarray]  # GROUP_KEYS -> (N,) str
+    questions: list[tuple[Question, ...]]
+    layout: str
+    family: str
+    source: dict[str, Any] = field(default_factory=dict)
+    #: shape composition: (N, A, MAX_PIECES, 80, 80) uint8 pieces and (N, A) piece counts
+    pieces_u8: np.ndarray | None = None
+    piece_counts: np.ndarray | None = None
+    #: items left out, with why (e.g. an item whose images are incomplete)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        n = len(self.ids)
+        if len(set(self.ids)) != n:
+            raise StudioError("puzzle ids repeat; the baselines name puzzles by id")
+        for name, arr in (("parts", self.parts), ("keys", self.keys)):
+            if len(arr) != n:
+                raise ValueError(f"{name}: {len(arr)} entries for {n} puzzles")
+        if self.context_u8.shape[:1] != (n,) or self.answers_u8.shape[:1] != (n,):
+            raise ValueError("frames and ids disagree in length")
+        if sum(self.rows) != self.context_u8.shape[1]:
+            raise ValueError(f"rows {self.rows} do not add up to {self.context_u8.shape[1]}")
+
+    # ---- sizes and structure ---------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_answers(self) -> int:
+        return int(self.answers_u8.shape[1])
+
+    @property
+    def n_context(self) -> int:
+        return int(self.context_u8.shape[1])
+
+    @property
+    def chance(self) -> float:
+        """Accuracy of a uniform guess among the answers."""
+        return 1.0 / self.n_answers
+
+    @property
+    def odd(self) -> bool:
+        """The key is the answer unlike the others (odd-one-out) or unlike the question
+        (polycube rotation: three views are rotations, the key is not)."""
+        return self.layout in ODD_TASKS or self.family in ODD_FAMILIES
+
+    @property
+    def row_length(self) -> int:
+        """Frames in a complete row (the answer's row counted with the answer)."""
+        if not self.rows:
+            return 0
+        return self.rows[-1] + 1
+
+    def row_indices(self) -> list[list[int]]:
+        """Context indices row by row (the last row without its answer)."""
+        out, start = [], 0
+        for k in self.rows:
+            out.append(list(range(start, start + k)))
+            start += k
+        return out
+
+    def part_indices(self, part: str) -> np.ndarray:
+        return np.flatnonzero(self.parts == part)
+
+    # ---- frames as float ink ----------------------------------------------------------------
+    def context_ink(self, idx: Sequence[int] | np.ndarray | slice = slice(None)) -> np.ndarray:
+        """``float32`` ink in [0, 1] of the context frames of these puzzles."""
+        return self.context_u8[idx].astype(np.float32) / 255.0
+
+    def answer_ink(self, idx: Sequence[int] | np.ndarray | slice = slice(None)) -> np.ndarray:
+        """``float32`` ink in [0, 1] of the answer frames of these puzzles."""
+        return self.answers_u8[idx].astype(np.float32) / 255.0
+
+    @property
+    def context(self) -> np.ndarray:
+        """All context frames as ``float32`` ink, (N, C, 80, 80)."""
+        return self.context_ink()
+
+    @property
+    def answers(self) -> np.ndarray:
+        """All answer frames as ``float32`` ink, (N, A, 80, 80)."""
+        return self.answer_ink()
+
+    # ---- derived sets ------------------------------------------------------------------------
+    def subset(self, idx: Sequence[int] | np.ndarray) -> PuzzleArrays:
+        """These puzzles only (in this order)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        return replace(
+            self,
+            ids=[self.ids[i] for i in idx],
+            parts=self.parts[idx],
+            context_u8=self.context_u8[idx],
+            answers_u8=self.answers_u8[idx],
+            keys=self.keys[idx],
+            labels={k: v[idx] for k, v in self.labels.items()},
+            questions=[self.questions[i] for i in idx],
+            pieces_u8=None if self.pieces_u8 is None else self.pieces_u8[idx],
+            piece_counts=None if self.piece_counts is None else self.piece_counts[idx],
+            skipped=list(self.skipped),
+        )
+
+    def fingerprint(self) -> str:
+        """A digest of the ids, parts, keys and frames: a resumed job checks that its source
+        did not change between attempts."""
+        h = hashlib.sha256()
+        h.update(json.dumps([self.ids, self.parts.tolist(), self.keys.tolist()]).encode())
+        h.update(np.ascontiguousarray(self.context_u8).tobytes())
+        h.update(np.ascontiguousarray(self.answers_u8).tobytes())
+        return h.hexdigest()[:16]
+
+    def panel_frame(self, i: int, panel: str) -> np.ndarray | None:
+        """The ``uint8`` frame a perception question names (``"answer 2"``, ``"context 1.3"``,
+        ``"context 3"`` in a one-row context; 1-based), or None when it names none."""
+        try:
+            what, where = panel.split()
+            if what == "answer":
+                return self.answers_u8[i, int(where) - 1]
+            if what == "context":
+                if "." in where:
+                    r, j = (int(x) for x in where.split("."))
+                    return self.context_u8[i, self.row_indices()[r - 1][j - 1]]
+                return self.context_u8[i, int(where) - 1]
+        except (ValueError, IndexError):
+            return None
+        return None
+
+    def group_labels(self) -> dict[str, list[str]]:
+        return {k: [str(x) for x in v] for k, v in self.labels.items()}
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def rows_of(context_lengths: Sequence[int], layout: str) -> tuple[int, ...]:
+    """The row structure of a puzzle's context (lengths of its rows)."""
+    if layout == "odd-one-out":
+        return ()
+    return tuple(int(k) for k in context_lengths)
+
+
+def _check_uniform(
+    items: Sequence[tuple[str, tuple[int, ...], int, str]], path: Path
+) -> tuple[tuple[int, ...], int, str]:
+    """All puzzles of a source must share rows, answer count and layout."""
+    if not items:
+        raise StudioError("holds no puzzles", path)
+    first = items[0]
+    for pid, rows, n_answers, layout in items:
+        if (rows, n_answers, layout) != first[1:]:
+            raise StudioError(
+                f"mixes puzzle shapes: {first[0]} is {first[3]} with rows {list(first[1])} and "
+                f"{first[2]} answers, {pid} is {layout} with rows {list(rows)} and {n_answers} "
+                "answers; run the baselines on one layout at a time",
+                path,
+            )
+    return first[1], first[2], first[3]
+
+
+def _check_parts(parts: Sequence[str], path: Path) -> np.ndarray:
+    bad = sorted({p for p in parts if p not in PARTS})
+    if bad:
+        raise StudioError(f"unknown part(s) {', '.join(bad)}; expected train, val, test", path)
+    return np.array(parts, dtype=object)
+
+
+def _labels(rule: list[str], concept: list[str], layout: list[str], family: list[str]) -> dict:
+    return {
+        "rule": np.array(rule, dtype=object),
+        "concept": np.array(concept, dtype=object),
+        "layout": np.array(layout, dtype=object),
+        "family": np.array(family, dtype=object),
+    }
+
+
+def _from_puzzles(
+    puzzles: Sequence[Puzzle],
+    frames: Sequence[np.ndarray],
+    path: Path,
+    source: dict[str, Any],
+) -> PuzzleArrays:
+    """Arrays from puzzle records and each puzzle's frames (0/1 ink, context then answers)."""
+    shapes = [
+        (p.id, rows_of([len(r) for r in p.context], p.layout), len(p.answers), p.layout)
+        for p in puzzles
+    ]
+    rows, n_answers, layout = _check_uniform(shapes, path)
+    n_ctx = sum(rows)
+    n = len(puzzles)
+    context = np.zeros((n, n_ctx, FRAME, FRAME), np.uint8)
+    answers = np.zeros((n, n_answers, FRAME, FRAME), np.uint8)
+    for i, f in enumerate(frames):
+        ink = (np.asarray(f) > 0).astype(np.uint8) * 255
+        context[i] = ink[:n_ctx]
+        answers[i] = ink[n_ctx:]
+    families = sorted({p.family for p in puzzles})
+    return PuzzleArrays(
+        ids=[p.id for p in puzzles],
+        parts=_check_parts([p.split for p in puzzles], path),
+        context_u8=context,
+        answers_u8=answers,
+        keys=np.array([p.key for p in puzzles], dtype=np.int64),
+        rows=rows,
+        labels=_labels(
+            [p.rule for p in puzzles],
+            [p.concept for p in puzzles],
+            [p.layout for p in puzzles],
+            [p.family for p in puzzles],
+        ),
+        questions=[tuple(p.questions) for p in puzzles],
+        layout=layout,
+        family=families[0] if len(families) == 1 else "mixed",
+        source=source,
+    )
+
+
+# ---- glyph split folder -----------------------------------------------------------------------
+def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
+    """A glyph split folder (one fold). A split with several folds names its fold folders;
+    pass one of them (``SPLIT/fold-0``)."""
+    from studio.generate.export import NPZ, fold_dirs, read_fold, read_npz_frames
+
+    folder = Path(folder)
+    dirs = fold_dirs(folder)
+    if dirs != [folder]:
+        names = ", ".join(d.name for d in dirs)
+        raise StudioError(
+            f"holds {len(dirs)} folds ({names}); pass one fold folder, e.g. {dirs[0]}", folder
+        )
+    _, puzzles = read_fold(folder)
+    frames = []
+    for k, p in enumerate(puzzles):
+        path = folder / NPZ / f"{p.id}.npz"
+        arrays = read_npz_frames(path)
+        images = arrays.get("images")
+        want = len(p.context_keys) + len(p.answers)
+        if images is None:
+            raise StudioError("damaged: it has no 'images' array", path)
+        if images.shape != (want, FRAME, FRAME):
+            raise StudioError(
+                f"damaged: 'images' has shape {tuple(images.shape)}, expected "
+                f"({want}, {FRAME}, {FRAME}) for puzzle {p.id}",
+                path,
+            )
+        target = arrays.get("target")
+        if target is not None and int(target) != p.key:
+            raise StudioError(
+                f"disagrees with puzzles.jsonl: target {int(target)}, but the record's key is "
+                f"{p.key}",
+                path,
+            )
+        frames.append(images)
+        if progress is not None and (k % 200 == 0 or k == len(puzzles) - 1):
+            progress(k + 1, len(puzzles))
+    source = {"kind": "split-dir", "path": str(folder.resolve()), "set_id": None}
+    return _from_puzzles(puzzles, frames, folder, source)
+
+
+# ---- stimulus split folder ---------------------------------------------------------------------
+def stimulus_ink(path: Path, size: int = FRAME) -> np.ndarray:
+    """A PNG as ``uint8`` ink × 255 at ``size``: grayscale, box-filter resize, 255 - gray."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            gray = im.convert("L")
+            if gray.size != (size, size):
+                gray = gray.resize((size, size), Image.Resampling.BOX)
+            return 255 - np.asarray(gray, dtype=np.uint8)
+    except FileNotFoundError:
+        raise StudioError("missing: the item's image is not there", path) from None
+    except (OSError, UnidentifiedImageError) as e:
+        raise StudioError(f"cannot be read as an image: {e}", path) from None
+
+
+def cut_pieces(path: Path, size: int = FRAME, most: int = MAX_PIECES) -> np.ndarray:
+    """The pieces of a shape-composition candidate: each connected ink region of the full-size
+    image, centred on a blank canvas of the image's size (so a scaled piece stays larger), then
+    resized like the frames. The ``most`` largest regions are kept, in reading order."""
+    from PIL import Image
+    from scipy import ndimage
+
+    try:
+        with Image.open(path) as im:
+            gray = np.asarray(im.convert("L"), dtype=np.uint8)
+    except OSError as e:
+        raise StudioError(f"cannot be read as an image: {e}", path) from None
+    ink = 255 - gray
+    labels, count = ndimage.label(ink > PIECE_INK * 255, structure=np.ones((3, 3), bool))
+    if count == 0:
+        return np.zeros((0, size, size), np.uint8)
+    sizes = ndimage.sum_labels(np.ones_like(labels), labels, index=np.arange(1, count + 1))
+    keep = sorted(np.argsort(-sizes, kind="stable")[:most] + 1)
+    boxes = ndimage.find_objects(labels)
+    h, w = ink.shape
+    out = []
+    for lab in keep:
+        box = boxes[lab - 1]
+        piece = np.where(labels[box] == lab, ink[box], 0).astype(np.uint8)
+        canvas = np.zeros((h, w), np.uint8)
+        ph, pw = piece.shape
+        top, left = (h - ph) // 2, (w - pw) // 2
+        canvas[top : top + ph, left : left + pw] = piece[: h - top, : w - left]
+        small = Image.fromarray(canvas).resize((size, size), Image.Resampling.BOX)
+        out.append(np.asarray(small, dtype=np.uint8))
+    return np.stack(out)
+
+
+def _stimulus_layout(family: str, record: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """Where a stimulus family's context, answers, key and labels are in its record."""
+    rid = record.get("id", "?")
+    if family == "kiva":
+        ext = next((q for q in record.get("questions", ()) if q.get("id") == "extrapolate"), None)
+        if ext is None:
+            raise StudioError(f"item {rid} has no extrapolate question", path)
+        images = list(ext.get("images") or [f"option-{k}" for k in range(3)])
+        return {
+            "context": ["train-before", "train-after", "test-before"],
+            "rows": (2, 1),
+            "answers": images,
+            "key": int(ext["key"]),
+            "rule": str(record.get("domain", "")),
+            "concept": str(record.get("spec", "")),
+            "layout": "analogy",
+        }
+    if family in ("polycube-rotation", "shape-composition", "cube-net"):
+        n = len(record.get("candidates", ())) or 4
+        if family == "polycube-rotation":
+            rule, concept = "rotation", str(record.get("odd_kind", ""))
+        elif family == "shape-composition":
+            rule, concept = "composition", f"{record.get('m', '?')} pieces"
+        else:
+            kinds = sorted(set(record.get("distractor_kinds", ())))
+            rule, concept = "folding", "+".join(kinds)
+        return {
+            "context": ["question"],
+            "rows": (1,),
+            "answers": [f"candidate-{k}" for k in range(n)],
+            "key": int(record["key"]),
+            "rule": rule,
+            "concept": concept,
+            "layout": "question-candidates",
+        }
+    raise StudioError(f"family {family!r}: the baselines do not know how to read it", path)
+
+
+def load_stimulus_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
+    """A stimulus split folder (KiVA, polycube rotation, shape composition, cube nets)."""
+    from studio.stimuli.split import ITEMS, SPLIT_JSON, read_stimulus_split
+
+    folder = Path(folder)
+    meta, records = read_stimulus_split(folder)
+    family = str(meta.get("family", ""))
+    if not records:
+        raise StudioError("holds no items", folder / ITEMS)
+    specs = []
+    for r in records:
+        try:
+            specs.append((r, _stimulus_layout(family, r, folder / SPLIT_JSON)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise StudioError(
+                f"item {r.get('id', '?')}: damaged record ({e})", folder / ITEMS
+            ) from None
+    shapes = [(str(r["id"]), s["rows"], len(s["answers"]), s["layout"]) for r, s in specs]
+    rows, n_answers, layout = _check_uniform(shapes, folder / ITEMS)
+    n = len(specs)
+    context = np.zeros((n, sum(rows), FRAME, FRAME), np.uint8)
+    answers = np.zeros((n, n_answers, FRAME, FRAME), np.uint8)
+    cut = family == "shape-composition"
+    pieces = np.zeros((n, n_answers, MAX_PIECES, FRAME, FRAME), np.uint8) if cut else None
+    counts = np.zeros((n, n_answers), np.int64) if cut else None
+    for i, (r, s) in enumerate(specs):
+        base = folder / "images" / str(r["id"])
+        for j, name in enumerate(s["context"]):
+            context[i, j] = stimulus_ink(base / f"{name}.png")
+        for j, name in enumerate(s["answers"]):
+            answers[i, j] = stimulus_ink(base / f"{name}.png")
+            if cut:
+                ps = cut_pieces(base / f"{name}.png")
+                pieces[i, j, : len(ps)] = ps  # type: ignore[index]
+                counts[i, j] = len(ps)  # type: ignore[index]
+        if not 0 <= s["key"] < n_answers:
+            raise StudioError(f"item {r['id']}: key {s['key']} is not an answer", folder / ITEMS)
+        if progress is not None and (i % 100 == 0 or i == n - 1):
+            progress(i + 1, n)
+    parts = [str(r.get("part", "")) for r, _ in specs]
+    return PuzzleArrays(
+        ids=[str(r["id"]) for r, _ in specs],
+        parts=_check_parts(parts, folder / ITEMS),
+        context_u8=context,
+        answers_u8=answers,
+        keys=np.array([s["key"] for _, s in specs], dtype=np.int64),
+        rows=rows,
+        labels=_labels(
+            [s["rule"] for _, s in specs],
+            [s["concept"] for _, s in specs],
+            [s["layout"] for _, s in specs],
+            [family] * n,
+        ),
+        questions=[() for _ in specs],
+        layout=layout,
+        family=family,
+        source={"kind": "split-dir", "path": str(folder.resolve()), "set_id": None},
+        pieces_u8=pieces,
+        piece_counts=counts,
+    )
+
+
+# ---- project puzzle set ------------------------------------------------------------------------
+def load_project_set(
+    project_path: str | Path, set_id: int, progress: Progress | None = None
+) -> PuzzleArrays:
+    """A puzzle set stored in a project: its current records (curation edits included), each
+    glyph rendered by the studio and made a UA frame, as an export would write it (a glyph
+    without an image is a blank frame)."""
+    from studio.app import Studio
+    from studio.core.keys import GlyphKey
+    from studio.generate.export import ua_frame
+    from studio.splits import glyph_images
+    from studio.store.project import Project
+
+    path = Path(project_path)
+    project = Project.open(path)
+    studio = Studio(project)
+    try:
+        if project.puzzle_set(int(set_id)) is None:
+            known = ", ".join(str(s.id) for s in project.puzzle_sets()) or "none"
+            raise StudioError(f"has no puzzle set {set_id} (sets: {known})", path)
+        stored = project.stored_puzzles(int(set_id))
+        puzzles = []
+        for s in stored:
+            try:
+                puzzles.append(Puzzle.from_json(s.record))
+            except (ValueError, TypeError) as e:
+                raise StudioError(f"set {set_id}, puzzle {s.puzzle_id}: {e}", path) from None
+        keys: list[GlyphKey] = sorted({k for p in puzzles for k in p.all_keys()})
+        images = glyph_images(studio, keys)
+        frame: dict[GlyphKey, np.ndarray] = {k: ua_frame(images.get(k)) for k in keys}
+        frames = []
+        for k, p in enumerate(puzzles):
+            frames.append(np.stack([frame[g] for g in (*p.context_keys, *p.answers)]))
+            if progress is not None and (k % 500 == 0 or k == len(puzzles) - 1):
+                progress(k + 1, len(puzzles))
+    finally:
+        studio.close()
+    source = {"kind": "project-set", "path": str(path.resolve()), "set_id": int(set_id)}
+    return _from_puzzles(puzzles, frames, path, source)
+
+
+# ---- dispatch ------------------------------------------------------------------------------------
+def load_source(
+    source: str | Path | Mapping[str, Any], progress: Progress | None = None
+) -> PuzzleArrays:
+    """Arrays from a folder path, or from a job's source dict: ``{"kind": "split-dir",
+    "path": ...}`` or ``{"kind": "project-set", "project": ..., "set_id": N}``."""
+    from studio.stimuli.split import is_stimulus_split
+
+    if isinstance(source, Mapping):
+        kind = source.get("kind")
+        if kind == "project-set":
+            if "project" not in source or "set_id" not in source:
+                raise StudioError("a project-set source needs 'project' and 'set_id'")
+            return load_project_set(source["project"], int(source["set_id"]), progress)
+        if kind == "split-dir":
+            if "path" not in source:
+                raise StudioError("a split-dir source needs 'path'")
+            return load_source(source["path"], progress)
+        raise StudioError(f"unknown source kind {kind!r}: use split-dir or project-set")
+    folder = Path(source)
+    if not folder.exists():
+        raise StudioError("not found", folder)
+    if not folder.is_dir():
+        raise StudioError("is not a split folder", folder)
+    if is_stimulus_split(folder):
+        return load_stimulus_split(folder, progress)
+    return load_glyph_split(folder, progress)
+
+
+__all__ = [
+    "FRAME",
+    "GROUP_KEYS",
+    "MAX_PIECES",
+    "PARTS",
+    "PuzzleArrays",
+    "cut_pieces",
+    "load_glyph_split",
+    "load_project_set",
+    "load_source",
+    "load_stimulus_split",
+    "rows_of",
+    "stimulus_ink",
+]

@@ -1,0 +1,144 @@
+"""The worker's ``baseline`` job kind: ``run_job(ctx) -> dict`` (the report).
+
+Parameters (``ctx.params``, as the dashboard submits them)::
+
+    {"source": {"kind": "project-set", "project": "/path/x.studio", "set_id": 3}
+               | {"kind": "split-dir", "path": "/path/split"},
+     "models": ["blind", "context", "pixel-similarity"],   # ids or group names
+     "seeds": 3, "device": "auto", "epochs": null}
+
+A relative split path or project path is read against the project's folder. The source
+defaults to the context's project for a ``project-set`` without ``project``.
+
+**Resumable.** After each unit — one (model, seed) of a trained model, one run of a
+training-free one — its result goes into the job's checkpoint (``{"fingerprint": ...,
+"units": {"blind/0": {...}}}``); a resumed job skips the units already there, unless the
+source changed since (its fingerprint differs: then everything runs again).
+
+The result is the baseline report (:mod:`studio.baselines.run`), plus ``"puzzle_flags":
+{"set_id": N, "flags": [...]}`` for a project set (the worker stores them so the curator's
+board shows shortcut-prone badges). ``report.json`` is written into ``ctx.work_dir``, and the
+plots (when :mod:`studio.baselines.plots` is there) into ``ctx.work_dir / "plots"``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from studio.baselines import BaselineCancelled
+from studio.baselines.data import load_source
+from studio.core.errors import StudioError
+from studio.core.fileio import atomic_write_text
+
+REPORT_NAME = "report.json"
+
+
+def _source(params: dict[str, Any], project_path: Path | None) -> dict[str, Any]:
+    source = params.get("source")
+    if not isinstance(source, dict):
+        raise StudioError("the job has no source (expected a split-dir or project-set dict)")
+    source = dict(source)
+    base = project_path.parent if project_path is not None else None
+    if source.get("kind") == "project-set":
+        if not source.get("project"):
+            if project_path is None:
+                raise StudioError("a project-set source needs 'project'")
+            source["project"] = str(project_path)
+        elif base is not None and not Path(source["project"]).is_absolute():
+            source["project"] = str(base / source["project"])
+    elif (
+        source.get("kind") == "split-dir"
+        and source.get("path") is not None
+        and base is not None
+        and not Path(source["path"]).is_absolute()
+    ):
+        source["path"] = str(base / source["path"])
+    return source
+
+
+def write_report(report: dict[str, Any], path: Path) -> Path:
+    """The report as indented JSON (atomic write)."""
+    atomic_write_text(path, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+def try_plots(report: dict[str, Any], out_dir: Path, log: Any = None) -> dict[str, str]:
+    """The report's plots (name -> path) when :mod:`studio.baselines.plots` is installed; a
+    failure to draw is logged, never fatal (the numbers matter more than the pictures)."""
+    try:
+        from studio.baselines.plots import write_plots
+    except ImportError:
+        return {}
+    try:
+        written = write_plots(report, out_dir)
+        # write_plots names each file relative to out_dir's parent
+        return {name: str(Path(out_dir).parent / rel) for name, rel in written.items()}
+    except Exception as e:  # a plotting bug must not lose the report
+        if log is not None:
+            log(f"plots could not be drawn: {type(e).__name__}: {e}", "warning")
+        return {}
+
+
+def run_job(ctx: Any) -> dict[str, Any]:
+    """Run the job described by ``ctx.params`` (module docstring) and return the report."""
+    from studio.baselines.run import run_baselines
+
+    params = dict(ctx.params)
+    source = _source(params, ctx.project_path)
+    ctx.progress(0.0, "loading the puzzles")
+    data = load_source(source)
+    fingerprint = data.fingerprint()
+    saved = ctx.checkpoint() or {}
+    units: dict[str, Any] = {}
+    if saved.get("fingerprint") == fingerprint:
+        units = dict(saved.get("units") or {})
+        if units:
+            ctx.log(f"resuming: {len(units)} unit(s) done in an earlier attempt")
+    elif saved.get("units"):
+        ctx.log("the source changed since the last attempt: every unit runs again", "warning")
+
+    def on_unit(key: str, result: dict[str, Any]) -> None:
+        units[key] = result
+        ctx.save_checkpoint({"fingerprint": fingerprint, "units": units})
+
+    def should_stop() -> bool:
+        ctx.check_cancel()  # raises the worker's JobCancelled
+        return False
+
+    device = str(params.get("device") or ctx.device or "auto")
+    try:
+        report = run_baselines(
+            data,
+            params.get("models") or ["blind"],
+            seeds=params.get("seeds", 3),
+            device=device,
+            epochs=params.get("epochs"),
+            progress=ctx.progress,
+            should_stop=should_stop,
+            log=ctx.log,
+            completed=dict(units),
+            on_unit=on_unit,
+            lower_priority=True,
+            cross_fit=bool(params.get("cross_fit", True)),
+            on_device=ctx.set_device,
+        )
+    except BaselineCancelled:
+        ctx.check_cancel()
+        raise
+    ctx.set_device(report["device"])
+    work = Path(ctx.work_dir)
+    plots = try_plots(report, work / "plots", ctx.log)
+    report["plots"] = {k: str(Path(v).relative_to(work)) for k, v in plots.items()}
+    write_report(report, work / REPORT_NAME)
+    if source.get("kind") == "project-set":
+        report["puzzle_flags"] = {
+            "set_id": int(source["set_id"]),
+            "flags": list(report["flags"]["puzzles"]),
+        }
+    ctx.progress(1.0, "done")
+    return report
+
+
+__all__ = ["REPORT_NAME", "run_job", "try_plots", "write_report"]

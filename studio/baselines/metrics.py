@@ -1,0 +1,230 @@
+"""Accuracy, its uncertainty and the shortcut flags (numpy and scipy only).
+
+- :func:`wilson_interval`: the Wilson score 95% interval for an accuracy over ``n`` puzzles.
+  The accuracy may be a mean over seeds (not a whole count), so the interval is computed from
+  the proportion directly; for whole counts it equals ``scipy.stats.binomtest(...)
+  .proportion_ci(method="wilson")``.
+- :func:`binomial_p_value`: one-sided exact binomial test of "better than chance", with the
+  correct count rounded to the nearest whole puzzle.
+- :func:`holm`: Holm's step-down adjustment of a family of p-values.
+- :func:`accuracy_summary` / :func:`group_table`: overall and per-group (rule, concept,
+  layout, family) accuracy with interval and p-value.
+- :func:`flag_groups`: split-level flags. A rule or concept group of a shortcut model (blind,
+  partial inputs) is flagged when its accuracy exceeds chance by more than
+  :data:`GROUP_EXCESS` (5 points) and its p-value, Holm-corrected over all of that model's
+  rule and concept groups together, is below :data:`ALPHA`.
+- :func:`puzzle_flags`: a puzzle is *shortcut-prone* for a model when, in every seed, the model
+  chooses the key, with mean confidence (its probability for the key) at least
+  ``chance + (1 - chance) / 2`` (0.625 with four answers). Seeds whose prediction is missing
+  are not counted.
+- :func:`marvel_group_accuracy`: MARVEL's group accuracy (§4–6): a puzzle counts only when the
+  model answers it *and* every perception question about it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+Z95 = float(stats.norm.ppf(0.975))
+ALPHA = 0.05
+GROUP_EXCESS = 0.05  # 5 points over chance
+FLAG_GROUPS_BY = ("rule", "concept")
+
+
+def wilson_interval(accuracy: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``accuracy`` over ``n`` trials (0..1)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = min(1.0, max(0.0, float(accuracy)))
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def binomial_p_value(correct: float, n: int, chance: float) -> float:
+    """P(X >= round(correct)) for X ~ Binomial(n, chance): one-sided, "better than chance"."""
+    if n <= 0:
+        return 1.0
+    k = int(min(n, max(0, round(float(correct)))))
+    return float(stats.binomtest(k, n, chance, alternative="greater").pvalue)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (same order as given; monotone; at most 1)."""
+    p = np.asarray(p_values, dtype=float)
+    m = len(p)
+    if m == 0:
+        return []
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        adjusted[i] = running
+    return [float(x) for x in adjusted]
+
+
+def _round(x: float, places: int = 4) -> float:
+    return round(float(x), places)
+
+
+def accuracy_summary(per_seed_correct: np.ndarray, chance: float) -> dict[str, Any]:
+    """``{n, correct, accuracy, ci95, chance, p_value}`` from a (seeds × n) correctness
+    matrix: accuracy is the mean over seeds of each seed's accuracy; ``correct`` = accuracy
+    × n (fractional when seeds disagree)."""
+    m = np.atleast_2d(np.asarray(per_seed_correct, dtype=float))
+    n = int(m.shape[1])
+    acc = float(m.mean()) if m.size else 0.0
+    lo, hi = wilson_interval(acc, n)
+    return {
+        "n": n,
+        "correct": _round(acc * n, 2),
+        "accuracy": _round(acc),
+        "ci95": [_round(lo), _round(hi)],
+        "chance": _round(chance),
+        "p_value": float(f"{binomial_p_value(acc * n, n, chance):.4g}"),
+    }
+
+
+def group_table(
+    per_seed_correct: np.ndarray, labels: Sequence[str], chance: float
+) -> dict[str, dict[str, Any]]:
+    """Per value of ``labels`` (aligned with the columns): the :func:`accuracy_summary` of
+    its puzzles (without ``correct``) and ``flagged: False`` (see :func:`flag_groups`)."""
+    m = np.atleast_2d(np.asarray(per_seed_correct, dtype=float))
+    labels = np.asarray([str(x) for x in labels], dtype=object)
+    out: dict[str, dict[str, Any]] = {}
+    for value in sorted(set(labels.tolist())):
+        cols = labels == value
+        summary = accuracy_summary(m[:, cols], chance)
+        summary.pop("correct")
+        summary["flagged"] = False
+        out[value] = summary
+    return out
+
+
+def flag_groups(
+    model: str,
+    groups: Mapping[str, Mapping[str, dict[str, Any]]],
+    chance: float,
+    *,
+    by: Sequence[str] = FLAG_GROUPS_BY,
+    excess: float = GROUP_EXCESS,
+    alpha: float = ALPHA,
+) -> list[dict[str, Any]]:
+    """Flag the groups (``groups[by][value]``, as :func:`group_table` makes them) whose
+    accuracy exceeds chance by more than ``excess`` and whose Holm-adjusted p-value (over every
+    group of ``by`` together) is below ``alpha``. Sets ``flagged`` and ``p_holm`` on each
+    tested group and returns the flags (report format)."""
+    tested = [(b, v, g) for b in by for v, g in sorted(groups.get(b, {}).items())]
+    adjusted = holm([g["p_value"] for _, _, g in tested])
+    flags = []
+    for (b, v, g), p_adj in zip(tested, adjusted, strict=True):
+        g["p_holm"] = float(f"{p_adj:.4g}")
+        over = g["accuracy"] - chance
+        g["flagged"] = bool(over > excess and p_adj < alpha)
+        if g["flagged"]:
+            flags.append(
+                {
+                    "model": model,
+                    "by": b,
+                    "value": v,
+                    "n": g["n"],
+                    "accuracy": g["accuracy"],
+                    "chance": _round(chance),
+                    "excess_points": round(100 * over, 2),
+                    "p_value": g["p_value"],
+                    "p_holm": g["p_holm"],
+                }
+            )
+    return flags
+
+
+def confidence_threshold(chance: float) -> float:
+    """Mean confidence a shortcut-prone puzzle needs: halfway from chance to certainty."""
+    return chance + (1.0 - chance) / 2.0
+
+
+def puzzle_flags(
+    model: str,
+    ids: Sequence[str],
+    keys: np.ndarray,
+    choices: np.ndarray,
+    confidence: np.ndarray,
+    chance: float,
+) -> list[dict[str, Any]]:
+    """Shortcut-prone puzzles of one model (module docstring). ``choices`` and
+    ``confidence`` are (seeds × n); a choice of -1 marks a missing prediction."""
+    choices = np.atleast_2d(np.asarray(choices))
+    confidence = np.atleast_2d(np.asarray(confidence, dtype=float))
+    threshold = confidence_threshold(chance)
+    flags = []
+    for j, pid in enumerate(ids):
+        have = choices[:, j] >= 0
+        seeds = int(have.sum())
+        if seeds == 0:
+            continue
+        right = choices[have, j] == keys[j]
+        if not right.all():
+            continue
+        conf = float(confidence[have, j].mean())
+        if conf >= threshold:
+            flags.append(
+                {
+                    "id": pid,
+                    "model": model,
+                    "confidence": _round(conf),
+                    "seeds_correct": int(right.sum()),
+                    "seeds": seeds,
+                }
+            )
+    return flags
+
+
+def marvel_group_accuracy(
+    avr_correct: np.ndarray,
+    perception_correct: np.ndarray,
+    perception_right: np.ndarray,
+    perception_asked: np.ndarray,
+) -> dict[str, Any]:
+    """MARVEL's group accuracy over (seeds × n) matrices: ``avr_correct`` (the puzzle),
+    ``perception_correct`` (every perception question of the puzzle right),
+    ``perception_right`` / ``perception_asked`` (question counts per puzzle). Returns
+    ``{n, accuracy, ci95, perception_accuracy, avr_accuracy}`` (means over seeds)."""
+    avr = np.atleast_2d(np.asarray(avr_correct, dtype=bool))
+    per = np.atleast_2d(np.asarray(perception_correct, dtype=bool))
+    both = (avr & per).astype(float)
+    n = int(avr.shape[1])
+    acc = float(both.mean()) if both.size else 0.0
+    lo, hi = wilson_interval(acc, n)
+    asked = float(np.asarray(perception_asked, dtype=float).sum())
+    right = float(np.asarray(perception_right, dtype=float).sum())
+    return {
+        "n": n,
+        "accuracy": _round(acc),
+        "ci95": [_round(lo), _round(hi)],
+        "perception_accuracy": _round(right / asked) if asked else None,
+        "avr_accuracy": _round(float(avr.mean())) if avr.size else 0.0,
+    }
+
+
+__all__ = [
+    "ALPHA",
+    "FLAG_GROUPS_BY",
+    "GROUP_EXCESS",
+    "accuracy_summary",
+    "binomial_p_value",
+    "confidence_threshold",
+    "flag_groups",
+    "group_table",
+    "holm",
+    "marvel_group_accuracy",
+    "puzzle_flags",
+    "wilson_interval",
+]

@@ -1,0 +1,521 @@
+"""Run baselines on a source and build the report (torch imported only inside functions).
+
+:func:`run_baselines` loads the source (:mod:`studio.baselines.data`), expands the model
+names (ids or the groups of :data:`studio.baselines.MODEL_GROUPS`), skips the models that do
+not apply (with the reason in the report's ``skipped``), runs every *unit* — one (model,
+seed) for a trained model, one run for a training-free one — and builds the report
+(format ``analogy-studio.baseline-report``, version 1; see issue 5's spec).
+
+**Held-out predictions for every puzzle.** Flags must not come from puzzles a model was
+trained on, so each trained unit fits three networks: one on the whole train part (early
+stopping on val), which predicts the val and test puzzles and gives the reported accuracy,
+curve and throughput; and two on the halves of the train part (a seeded random halving),
+each predicting the other half (*cross-fitting*). Every puzzle therefore has a held-out
+prediction per seed. Training-free models predict every puzzle directly.
+
+**Accuracy** is measured on ``eval_part`` (test; val when a source has no test puzzles):
+the mean over seeds of each seed's accuracy, with a Wilson 95% interval over the puzzles and a
+one-sided binomial test against chance; per rule, concept, layout and family the same. Split-
+and puzzle-level flags come from the models registered with ``flags_shortcuts`` (blind and
+partial inputs); see :mod:`studio.baselines.metrics`. When the puzzles carry perception
+questions, each model's encoder is probed (:mod:`studio.baselines.perception`) for MARVEL's
+group accuracy.
+
+Resuming: ``completed`` maps unit keys (``"blind/0"``, ``"pixel-similarity/-"``) to unit
+results of an earlier attempt (``on_unit(key, result)`` is called after each unit ends), and
+such units are not run again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.baselines import MODEL_GROUPS, BaselineCancelled
+from studio.baselines.data import GROUP_KEYS, PARTS, PuzzleArrays, load_source
+from studio.baselines.metrics import (
+    accuracy_summary,
+    flag_groups,
+    group_table,
+    marvel_group_accuracy,
+    puzzle_flags,
+)
+from studio.core.errors import StudioError
+
+REPORT_FORMAT = "analogy-studio.baseline-report"
+REPORT_FORMAT_VERSION = 1
+DEFAULT_EPOCHS = 10
+
+Progress = Callable[[float, str], None]
+ShouldStop = Callable[[], bool]
+Log = Callable[[str], None]
+UnitDone = Callable[[str, dict[str, Any]], None]
+
+NOTES = (
+    "accuracy: mean over seeds of the per-seed accuracy on eval_part; ci95: Wilson interval "
+    "over the puzzles; p_value: one-sided binomial test against chance",
+    "held-out predictions: val/test puzzles are predicted by the model trained on the train "
+    "part; train puzzles are cross-fitted (two halves, each predicted by a model trained on "
+    "the other half)",
+    "group flags: rule/concept groups of blind and partial-input models more than 5 points "
+    "over chance with a Holm-corrected p < 0.05 (over that model's rule and concept groups)",
+    "puzzle flags (shortcut-prone): a blind or partial-input model chooses the key in every "
+    "seed with mean confidence >= chance + (1 - chance) / 2",
+    "training-free models use the studio's hand-designed image features and a 16x16 pooled "
+    "image (no pretrained network ships offline)",
+    "group_accuracy (MARVEL): puzzle and all its perception questions right; counting "
+    "questions by counting non-blank panels, fine questions by the nearest train-part "
+    "exemplar in the model's encoder features",
+)
+
+
+# ---- model names --------------------------------------------------------------------------------
+def expand_models(models: str | Sequence[str]) -> list[str]:
+    """Model ids from ids and group names (``blind,context,similarity,partial``), in the
+    order given, without repeats; StudioError for an unknown name."""
+    from studio.plugins import registry
+
+    names = models.split(",") if isinstance(models, str) else list(models)
+    reg = registry("baselines")
+    out: list[str] = []
+    for raw in names:
+        name = str(raw).strip()
+        if not name:
+            continue
+        if name in MODEL_GROUPS:
+            ids = [m for m in MODEL_GROUPS[name] if m in reg]
+        elif name in reg:
+            ids = [name]
+        else:
+            groups = ", ".join(MODEL_GROUPS)
+            raise StudioError(
+                f"no baseline or group called {name!r} (groups: {groups}; models: "
+                f"{', '.join(reg.ids())})"
+            )
+        out.extend(m for m in ids if m not in out)
+    if not out:
+        raise StudioError("no models given")
+    return out
+
+
+def _seeds(seeds: int | Sequence[int]) -> list[int]:
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise StudioError(f"--seeds must be at least 1 (got {seeds})")
+        return list(range(seeds))
+    out = [int(s) for s in seeds]
+    if not out:
+        raise StudioError("no seeds given")
+    return out
+
+
+def unit_key(model: str, seed: int | None) -> str:
+    return f"{model}/{'-' if seed is None else seed}"
+
+
+def _rng(seed: int, *salt: int) -> np.random.Generator:
+    return np.random.default_rng([int(seed), *salt])
+
+
+# ---- one unit -----------------------------------------------------------------------------------
+class _Runner:
+    """Runs units against one source; holds what they share (device tensors, encoder cache)."""
+
+    def __init__(
+        self,
+        data: PuzzleArrays,
+        eval_part: str,
+        epochs: int,
+        cross_fit: bool,
+        device: str,
+        should_stop: ShouldStop | None,
+        log: Log | None,
+    ) -> None:
+        self.data = data
+        self.eval_part = eval_part
+        self.epochs = epochs
+        self.cross_fit = cross_fit
+        self.device = device
+        self.should_stop = should_stop
+        self.log = log or (lambda line: None)
+        self.cache: dict[str, Any] = {}
+        self._dd: Any = None
+        self.train = data.part_indices("train")
+        self.val = data.part_indices("val")
+        self.held = np.flatnonzero(data.parts != "train")
+        self.eval = data.part_indices(eval_part)
+        from studio.baselines.perception import has_questions
+
+        self.with_questions = has_questions(data, self.eval)
+
+    def _check(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise BaselineCancelled()
+
+    def device_data(self) -> Any:
+        if self._dd is None:
+            from studio.baselines.trained import DeviceData
+
+            self._dd = DeviceData(self.data, self.device)
+        return self._dd
+
+    def _perception(self, encode: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any] | None:
+        if not self.with_questions:
+            return None
+        from studio.baselines.perception import probe
+
+        return probe(self.data, encode, self.train, self.eval).to_json()
+
+    def training_free(self, baseline: Any) -> dict[str, Any]:
+        self._check()
+        start = time.perf_counter()
+        baseline.prepare(self.data, self.cache)
+        prepared = time.perf_counter()
+        idx = np.arange(self.data.n)
+        probs = baseline.predict(self.data, idx)
+        seconds = time.perf_counter() - prepared
+        return {
+            "choices": [int(x) for x in probs.argmax(axis=1)],
+            "confidence": [round(float(x), 4) for x in probs.max(axis=1)],
+            "curve": [],
+            "epochs": 0,
+            "train_seconds": 0.0,
+            "train_puzzles": 0,
+            "prepare_seconds": round(prepared - start, 3),
+            "infer_seconds": round(seconds, 4),
+            "infer_puzzles": int(self.data.n),
+            "perception": self._perception(baseline.embed),
+        }
+
+    def trained(
+        self, factory: Callable[[], Any], seed: int, tick: Callable[[float, str], None]
+    ) -> dict[str, Any]:
+        dd = self.device_data()
+        n = self.data.n
+        choices = np.full(n, -1, np.int64)
+        confidence = np.zeros(n)
+        fits = 3 if self.cross_fit and len(self.train) >= 2 else 1
+
+        def sub_tick(k: int) -> Callable[[float, str], None]:
+            label = "" if k == 0 else f" · cross-fit {k}/2"
+            return lambda f, msg: tick((k + f) / fits, msg + label)
+
+        main = factory()
+        fit = main.fit(
+            dd,
+            self.train,
+            self.val,
+            seed=seed,
+            rng=_rng(seed, 0),
+            epochs=self.epochs,
+            tick=sub_tick(0),
+            should_stop=self.should_stop,
+        )
+        self._check()
+        start = time.perf_counter()
+        probs = main.predict(dd, self.held)
+        infer_seconds = time.perf_counter() - start
+        choices[self.held] = probs.argmax(axis=1)
+        confidence[self.held] = probs.max(axis=1)
+        perception = self._perception(lambda f: main.embed(f))
+        if fits == 3:
+            order = _rng(seed, 1).permutation(self.train)
+            halves = (np.sort(order[: len(order) // 2]), np.sort(order[len(order) // 2 :]))
+            for k, (fit_on, predict_on) in enumerate(((halves[0], halves[1]), halves[::-1]), 1):
+                model = factory()
+                model.fit(
+                    dd,
+                    fit_on,
+                    self.val,
+                    seed=seed,
+                    rng=_rng(seed, 2, k),
+                    epochs=self.epochs,
+                    tick=sub_tick(k),
+                    should_stop=self.should_stop,
+                )
+                p = model.predict(dd, predict_on)
+                choices[predict_on] = p.argmax(axis=1)
+                confidence[predict_on] = p.max(axis=1)
+        return {
+            "choices": [int(x) for x in choices],
+            "confidence": [round(float(x), 4) for x in confidence],
+            "curve": fit.curve,
+            "epochs": fit.epochs,
+            "best_epoch": fit.best_epoch,
+            "train_seconds": round(fit.seconds, 3),
+            "train_puzzles": int(fit.puzzles),
+            "infer_seconds": round(infer_seconds, 4),
+            "infer_puzzles": len(self.held),
+            "perception": perception,
+        }
+
+
+# ---- the report ---------------------------------------------------------------------------------
+def _model_entry(
+    model: str,
+    meta: Mapping[str, Any],
+    units: Sequence[tuple[int | None, dict[str, Any]]],
+    data: PuzzleArrays,
+    eval_idx: np.ndarray,
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    """The report's entry for one model, and its (seeds × n) choices and confidences."""
+    choices = np.array([u["choices"] for _, u in units], dtype=np.int64)
+    confidence = np.array([u["confidence"] for _, u in units], dtype=float)
+    chance = data.chance
+    correct = choices[:, eval_idx] == data.keys[eval_idx]
+    per_seed = []
+    for (seed, u), row in zip(units, correct, strict=True):
+        per_seed.append(
+            {
+                "seed": seed,
+                "accuracy": round(float(row.mean()) if row.size else 0.0, 4),
+                "train_seconds": u["train_seconds"],
+                "epochs": u["epochs"],
+                "curve": u["curve"],
+            }
+        )
+    groups = {by: group_table(correct, data.labels[by][eval_idx], chance) for by in GROUP_KEYS}
+    group_accuracy = None
+    if all(u.get("perception") for _, u in units):
+        perception = [u["perception"] for _, u in units]
+        group_accuracy = marvel_group_accuracy(
+            correct,
+            np.array([p["all_right"] for p in perception], dtype=bool),
+            np.array([p["right"] for p in perception]),
+            np.array([p["asked"] for p in perception]),
+        )
+    train_s = sum(u["train_seconds"] for _, u in units)
+    train_n = sum(u["train_puzzles"] for _, u in units)
+    infer_s = sum(u["infer_seconds"] for _, u in units)
+    infer_n = sum(u["infer_puzzles"] for _, u in units)
+    entry = {
+        "label": meta.get("label", model),
+        "group": meta.get("group", ""),
+        "recipe": meta.get("recipe", ""),
+        "trained": bool(meta.get("trained", False)),
+        "flags_shortcuts": bool(meta.get("flags_shortcuts", False)),
+        "family_kind": meta.get("applies_to", "any"),
+        "overall": accuracy_summary(correct, chance),
+        "per_seed": per_seed,
+        "groups": groups,
+        "group_accuracy": group_accuracy,
+        "throughput": {
+            "train_puzzles_per_s": round(train_n / train_s, 1) if train_s > 0 else None,
+            "infer_puzzles_per_s": round(infer_n / infer_s, 1) if infer_s > 0 else None,
+        },
+    }
+    return entry, choices, confidence
+
+
+def build_report(
+    data: PuzzleArrays,
+    models: Sequence[str],
+    units: Mapping[str, dict[str, Any]],
+    seeds: Sequence[int],
+    *,
+    eval_part: str,
+    device: str,
+    epochs: int,
+    skipped: Sequence[Mapping[str, str]] = (),
+    cross_fit: bool = True,
+) -> dict[str, Any]:
+    """The report (format in the module docstring) from finished units."""
+    from studio.plugins import registry
+
+    reg = registry("baselines")
+    eval_idx = data.part_indices(eval_part)
+    report_models: dict[str, Any] = {}
+    predictions = [
+        {
+            "id": pid,
+            "part": str(data.parts[i]),
+            "key": int(data.keys[i]),
+            "rule": str(data.labels["rule"][i]),
+            "concept": str(data.labels["concept"][i]),
+            "models": {},
+        }
+        for i, pid in enumerate(data.ids)
+    ]
+    flags: dict[str, list[dict[str, Any]]] = {"puzzles": [], "groups": []}
+    for model in models:
+        meta = reg.meta(model)
+        unit_seeds: list[int | None] = list(seeds) if meta.get("trained") else [None]
+        mine = [(s, units[unit_key(model, s)]) for s in unit_seeds]
+        entry, choices, confidence = _model_entry(model, meta, mine, data, eval_idx)
+        report_models[model] = entry
+        for i, p in enumerate(predictions):
+            p["models"][model] = {
+                "choices": [int(c) for c in choices[:, i]],
+                "confidence": [round(float(c), 4) for c in confidence[:, i]],
+            }
+        if meta.get("flags_shortcuts"):
+            flags["groups"] += flag_groups(model, entry["groups"], data.chance)
+            flags["puzzles"] += puzzle_flags(
+                model, data.ids, data.keys, choices, confidence, data.chance
+            )
+    parts = {p: int((data.parts == p).sum()) for p in PARTS}
+    return {
+        "format": REPORT_FORMAT,
+        "format_version": REPORT_FORMAT_VERSION,
+        "source": {
+            **{k: data.source.get(k) for k in ("kind", "path", "set_id")},
+            "family": data.family,
+            "layout": data.layout,
+            "puzzles": data.n,
+            "parts": parts,
+            "answers": data.n_answers,
+            "skipped_items": list(data.skipped),
+        },
+        "device": device,
+        "seeds": list(seeds),
+        "epochs": epochs,
+        "cross_fit": cross_fit,
+        "eval_part": eval_part,
+        "chance": round(data.chance, 4),
+        "models": report_models,
+        "skipped": [dict(s) for s in skipped],
+        "predictions": predictions,
+        "flags": flags,
+        "notes": list(NOTES),
+        "plots": {},
+    }
+
+
+def accuracy_by_model(report: Mapping[str, Any]) -> dict[str, float]:
+    """``{model: overall accuracy}`` of a report."""
+    return {m: e["overall"]["accuracy"] for m, e in report.get("models", {}).items()}
+
+
+# ---- the entry point ----------------------------------------------------------------------------
+def run_baselines(
+    source: str | Path | Mapping[str, Any] | PuzzleArrays,
+    models: str | Sequence[str],
+    *,
+    seeds: int | Sequence[int] = 3,
+    device: str = "auto",
+    epochs: int | None = None,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+    log: Log | None = None,
+    cross_fit: bool = True,
+    completed: Mapping[str, dict[str, Any]] | None = None,
+    on_unit: UnitDone | None = None,
+    lower_priority: bool = False,
+    on_device: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Run ``models`` on ``source`` and return the report (module docstring).
+
+    ``source``: a split folder, a job's source dict, or loaded :class:`PuzzleArrays`.
+    ``seeds``: a count (seeds 0..n-1) or the seeds. ``device``: auto, cpu, cuda (see
+    :func:`studio.worker.device.choose_device`). ``epochs``: at most this many per fit
+    (default 10). ``progress(fraction, message)`` is called often; ``should_stop()`` before
+    every batch and unit (True raises :class:`~studio.baselines.BaselineCancelled`)."""
+    from studio.plugins import registry
+
+    say = log or (lambda line: None)
+    epochs = DEFAULT_EPOCHS if epochs is None else int(epochs)
+    if epochs < 1:
+        raise StudioError(f"--epochs must be at least 1 (got {epochs})")
+    seed_list = _seeds(seeds)
+    ids = expand_models(models)
+    if progress is not None:
+        progress(0.0, "loading the puzzles")
+    data = source if isinstance(source, PuzzleArrays) else load_source(source)
+    eval_part = next((p for p in ("test", "val") if (data.parts == p).any()), None)
+    if eval_part is None:
+        raise StudioError(
+            f"{data.source.get('path', 'the source')}: no val or test puzzles to measure on"
+        )
+    reg = registry("baselines")
+    runnable: list[tuple[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    for model in ids:
+        baseline = reg.get(model)()
+        reason = baseline.applies(data)
+        if reason is None and reg.meta(model).get("trained") and not (data.parts == "train").any():
+            reason = "no train puzzles to train on"
+        if reason is not None:
+            skipped.append({"model": model, "reason": reason})
+            say(f"{model}: skipped ({reason})")
+        else:
+            runnable.append((model, baseline))
+    any_trained = any(reg.meta(m).get("trained") for m, _ in runnable)
+    device_name = "cpu (numpy, training-free only)"
+    torch_device = "cpu"
+    if any_trained:
+        from studio.worker.device import apply_device, choose_device
+
+        choice = choose_device(device)
+        apply_device(choice, lower_priority=lower_priority)
+        device_name, torch_device = choice.name, choice.torch_device
+        say(f"device: {device_name}")
+    if on_device is not None:  # the job list names the device while the job trains
+        on_device(device_name)
+    runner = _Runner(data, eval_part, epochs, cross_fit, torch_device, should_stop, log)
+    plan: list[tuple[str, Any, int | None]] = []
+    for model, baseline in runnable:
+        if reg.meta(model).get("trained"):
+            plan += [(model, baseline, s) for s in seed_list]
+        else:
+            plan.append((model, baseline, None))
+    weights = [1.0 if s is not None else 0.1 for _, _, s in plan]
+    total = sum(weights) or 1.0
+    done_weight = 0.0
+    units: dict[str, dict[str, Any]] = {}
+    for (model, baseline, seed), weight in zip(plan, weights, strict=True):
+        key = unit_key(model, seed)
+        if completed and key in completed:
+            units[key] = dict(completed[key])
+            done_weight += weight
+            say(f"{key}: done in an earlier attempt")
+            continue
+        if should_stop is not None and should_stop():
+            raise BaselineCancelled()
+        base = done_weight
+        label = model if seed is None else f"{model} · seed {seed}"
+
+        def tick(f: float, msg: str, base: float = base, w: float = weight, lab: str = label):
+            if progress is not None:
+                progress(min(1.0, (base + w * f) / total), f"{lab} · {msg}" if msg else lab)
+
+        tick(0.0, "")
+        if seed is None:
+            result = runner.training_free(baseline)
+        else:
+            result = runner.trained(type(baseline), seed, tick)
+        units[key] = result
+        done_weight += weight
+        right = np.array(result["choices"])[runner.eval] == data.keys[runner.eval]
+        trained_for = f", {result['epochs']} epochs" if seed is not None else ""
+        say(f"{key}: {eval_part} accuracy {right.mean():.3f}{trained_for}")
+        if on_unit is not None:
+            on_unit(key, result)
+    if progress is not None:
+        progress(1.0, "report")
+    return build_report(
+        data,
+        [m for m, _ in runnable],
+        units,
+        seed_list,
+        eval_part=eval_part,
+        device=device_name,
+        epochs=epochs,
+        skipped=skipped,
+        cross_fit=cross_fit,
+    )
+
+
+__all__ = [
+    "DEFAULT_EPOCHS",
+    "REPORT_FORMAT",
+    "REPORT_FORMAT_VERSION",
+    "accuracy_by_model",
+    "build_report",
+    "expand_models",
+    "run_baselines",
+    "unit_key",
+]

@@ -1,0 +1,402 @@
+"""The trained baselines and their training loop (torch; only :mod:`studio.baselines.run`
+imports this module, inside a function).
+
+**Training** (every trained model): Adam (learning rate 3e-3), batches of 64 puzzles, at most
+``epochs`` epochs (default 10); after each epoch the validation accuracy is measured and the
+weights of the best epoch so far are kept — ties in accuracy, common with a few hundred
+validation puzzles, go to the lower validation loss (the negative log-likelihood of the key),
+so a model that is right *and* sure wins over one that is right by a hair; training stops when
+it has not improved for :data:`PATIENCE` epochs (without a validation part, the running
+training accuracy decides). Each epoch's mean loss, training accuracy (on the batches as they
+were trained), validation accuracy and validation loss form the training curve. The loss is
+cross-entropy over the softmax of the answers' scores (Siamese: binary cross-entropy per
+candidate, see :class:`studio.baselines.nets.SiameseNet`).
+
+**Seeding**: ``torch.manual_seed(seed)`` before the weights are made; the batch order comes
+from the ``numpy.random.Generator`` passed in; cuDNN runs deterministic, without autotuning.
+On the CPU the same seed gives the same predictions.
+
+**Cancellation**: ``should_stop()`` is asked before every batch; True raises
+:class:`studio.baselines.BaselineCancelled`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from studio.baselines import BaselineCancelled
+from studio.baselines.data import PuzzleArrays
+from studio.baselines.nets import (
+    BlindNet,
+    PairNet,
+    PiecesConcatNet,
+    PiecesMaxNet,
+    RowRelationNet,
+    SiameseNet,
+)
+
+BATCH = 64
+LEARNING_RATE = 3e-3
+PATIENCE = 3
+EVAL_BATCH = 256
+
+Tick = Callable[[float, str], None]
+
+
+class DeviceData:
+    """A source's arrays as ``uint8`` tensors on the training device, moved once and shared by
+    every fit (converted to float ink per batch)."""
+
+    def __init__(self, data: PuzzleArrays, device: str) -> None:
+        self.data = data
+        self.device = torch.device(device)
+        self._tensors: dict[str, torch.Tensor] = {}
+
+    def get(self, name: str) -> torch.Tensor:
+        t = self._tensors.get(name)
+        if t is None:
+            arrays: dict[str, Any] = {
+                "context": self.data.context_u8,
+                "answers": self.data.answers_u8,
+                "keys": self.data.keys,
+                "pieces": self.data.pieces_u8,
+                "piece_counts": self.data.piece_counts,
+            }
+            arr = arrays[name]
+            if arr is None:
+                raise ValueError(f"the source has no {name}")
+            t = self._tensors[name] = torch.from_numpy(np.ascontiguousarray(arr)).to(self.device)
+        return t
+
+    def ink(self, name: str, idx: torch.Tensor) -> torch.Tensor:
+        return self.get(name)[idx].float().div_(255.0)
+
+
+@dataclass
+class FitResult:
+    """One training run: the curve, epochs run, the best epoch, the seconds spent in training
+    steps and the puzzles they processed."""
+
+    curve: list[dict[str, Any]] = field(default_factory=list)
+    epochs: int = 0
+    best_epoch: int = 0
+    seconds: float = 0.0
+    puzzles: int = 0
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(int(seed))
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class TorchBaseline:
+    """A trained baseline: one network per fit. Subclasses say when they apply, build the
+    network and compute raw outputs for a batch of puzzle indices."""
+
+    id = ""
+    trained = True
+    encoder_attr = "encoder"
+
+    def __init__(self) -> None:
+        self.net: nn.Module | None = None
+
+    # ---- what subclasses define ---------------------------------------------------------
+    def applies(self, data: PuzzleArrays) -> str | None:
+        return None
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        raise NotImplementedError
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        """Raw outputs, (B, A)."""
+        raise NotImplementedError
+
+    def loss(self, out: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(out, keys)
+
+    def choice_scores(self, out: torch.Tensor) -> torch.Tensor:
+        """Scores whose softmax is the probability of each answer being the key."""
+        return out
+
+    # ---- training and prediction ---------------------------------------------------------
+    def fit(
+        self,
+        dd: DeviceData,
+        train_idx: Sequence[int],
+        val_idx: Sequence[int],
+        *,
+        seed: int,
+        rng: np.random.Generator,
+        epochs: int,
+        tick: Tick | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> FitResult:
+        """Train a fresh network on ``train_idx`` (early stopping on ``val_idx``)."""
+        seed_everything(seed)
+        net = self.net = self.build(dd.data).to(dd.device)
+        opt = torch.optim.Adam(net.parameters(), lr=LEARNING_RATE)
+        keys = dd.get("keys")
+        train_idx = np.asarray(train_idx, dtype=np.int64)
+        n_batches = max(1, -(-len(train_idx) // BATCH))
+        result = FitResult()
+        best: tuple[tuple[float, float], dict[str, torch.Tensor] | None] = ((-1.0, 0.0), None)
+        for epoch in range(1, epochs + 1):
+            net.train()
+            order = rng.permutation(train_idx)
+            total_loss, correct, seen = 0.0, 0, 0
+            _sync(dd.device)
+            start = time.perf_counter()
+            for b in range(n_batches):
+                if should_stop is not None and should_stop():
+                    raise BaselineCancelled()
+                batch = torch.from_numpy(order[b * BATCH : (b + 1) * BATCH]).to(dd.device)
+                if len(batch) == 0:
+                    continue
+                out = self.outputs(dd, batch)
+                loss = self.loss(out, keys[batch])
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                with torch.no_grad():
+                    total_loss += float(loss) * len(batch)
+                    pred = self.choice_scores(out).argmax(dim=1)
+                    correct += int((pred == keys[batch]).sum())
+                    seen += len(batch)
+                if tick is not None:
+                    tick(((epoch - 1) + (b + 1) / n_batches) / epochs, f"epoch {epoch}/{epochs}")
+            _sync(dd.device)
+            result.seconds += time.perf_counter() - start
+            result.puzzles += seen
+            train_acc = correct / seen if seen else 0.0
+            val_acc, val_loss = self.evaluate(dd, val_idx) if len(val_idx) else (None, None)
+            result.curve.append(
+                {
+                    "epoch": epoch,
+                    "loss": round(total_loss / seen, 5) if seen else None,
+                    "train_acc": round(train_acc, 4),
+                    "val_acc": None if val_acc is None else round(val_acc, 4),
+                    "val_loss": None if val_loss is None else round(val_loss, 5),
+                }
+            )
+            result.epochs = epoch
+            if val_acc is not None and val_loss is not None:
+                score = (val_acc, -val_loss)
+            else:
+                score = (train_acc, -total_loss / max(seen, 1))
+            if score > best[0]:
+                state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+                best = (score, state)
+                result.best_epoch = epoch
+            elif epoch - result.best_epoch >= PATIENCE:
+                break
+        if best[1] is not None:
+            net.load_state_dict(best[1])
+        return result
+
+    @torch.no_grad()
+    def predict(self, dd: DeviceData, idx: Sequence[int]) -> np.ndarray:
+        """(len(idx), A) probabilities from the fitted network."""
+        assert self.net is not None, "fit() first"
+        self.net.eval()
+        idx = np.asarray(idx, dtype=np.int64)
+        out = []
+        for start in range(0, len(idx), EVAL_BATCH):
+            batch = torch.from_numpy(idx[start : start + EVAL_BATCH]).to(dd.device)
+            scores = self.choice_scores(self.outputs(dd, batch))
+            out.append(torch.softmax(scores.float(), dim=1).cpu().numpy())
+        if not out:
+            return np.zeros((0, dd.data.n_answers), np.float32)
+        return np.concatenate(out)
+
+    def evaluate(self, dd: DeviceData, idx: Sequence[int]) -> tuple[float, float]:
+        """Accuracy and mean negative log-likelihood of the key on these puzzles."""
+        probs = self.predict(dd, idx)
+        if len(probs) == 0:
+            return 0.0, 0.0
+        keys = dd.data.keys[np.asarray(idx, dtype=np.int64)]
+        p_key = probs[np.arange(len(keys)), keys]
+        acc = float((probs.argmax(axis=1) == keys).mean())
+        return acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean())
+
+    @torch.no_grad()
+    def embed(self, frames_u8: np.ndarray, device: str | torch.device = "cpu") -> np.ndarray:
+        """The fitted frame encoder's features of (M, 80, 80) frames (perception probe)."""
+        assert self.net is not None, "fit() first"
+        self.net.eval()
+        encoder = getattr(self.net, self.encoder_attr)
+        dev = next(self.net.parameters()).device
+        out = []
+        for start in range(0, len(frames_u8), 512):
+            x = torch.from_numpy(np.ascontiguousarray(frames_u8[start : start + 512])).to(dev)
+            out.append(encoder(x.float().div_(255.0)).cpu().numpy())
+        return np.concatenate(out) if out else np.zeros((0, 1), np.float32)
+
+
+# ---- the models --------------------------------------------------------------------------------
+class BlindBaseline(TorchBaseline):
+    """UA's context-blind model: a small CNN scores each answer alone."""
+
+    id = "blind"
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        return BlindNet()
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        assert isinstance(self.net, BlindNet)
+        return self.net(dd.ink("answers", idx))
+
+
+class ContextBaseline(TorchBaseline):
+    """The full-context model: ResNet-style encoder + relation module over the rows."""
+
+    id = "context"
+
+    def visible(self, data: PuzzleArrays) -> list[int] | None:
+        return None
+
+    def applies(self, data: PuzzleArrays) -> str | None:
+        if data.n_context == 0:
+            return "the puzzles have no context (odd-one-out: the answers are the group)"
+        return None
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        return RowRelationNet(data.rows, self.visible(data))
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        assert isinstance(self.net, RowRelationNet)
+        context = dd.ink("context", idx) if self.net.visible else None
+        return self.net(context, dd.ink("answers", idx))
+
+
+class PartialAnswers(ContextBaseline):
+    """The context architecture with every context frame masked: answers only."""
+
+    id = "partial-answers"
+
+    def visible(self, data: PuzzleArrays) -> list[int] | None:
+        return []
+
+
+class PartialRow1(ContextBaseline):
+    """The context architecture seeing only the first row (and each candidate)."""
+
+    id = "partial-row1"
+
+    def applies(self, data: PuzzleArrays) -> str | None:
+        if len(data.rows) < 2:
+            return "the context is one row: row-only inputs would be the full context"
+        return None
+
+    def visible(self, data: PuzzleArrays) -> list[int] | None:
+        return data.row_indices()[0]
+
+
+class PartialRow2(PartialRow1):
+    """The context architecture seeing only the answer's own row (row 2 of a two-row or
+    analogy puzzle, row 3 of a 3×3 matrix) and each candidate."""
+
+    id = "partial-row2"
+
+    def visible(self, data: PuzzleArrays) -> list[int] | None:
+        return data.row_indices()[-1]
+
+
+_SPATIAL = ("polycube-rotation", "shape-composition", "cube-net")
+
+
+class CnnMlpBaseline(TorchBaseline):
+    """CNN+MLP (spatial-reasoning paper §4.1.1 / §4.2.1)."""
+
+    id = "cnn-mlp"
+
+    def applies(self, data: PuzzleArrays) -> str | None:
+        if data.family not in _SPATIAL or data.rows != (1,):
+            return "a spatial-family model (polycube rotation, shape composition, cube nets)"
+        return None
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        if data.pieces_u8 is not None:
+            return PiecesConcatNet(data.pieces_u8.shape[2])
+        return PairNet()
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        question = dd.ink("context", idx)[:, 0]
+        if isinstance(self.net, PiecesConcatNet):
+            return self.net(question, dd.ink("pieces", idx), dd.get("piece_counts")[idx])
+        assert isinstance(self.net, PairNet)
+        return self.net(question, dd.ink("answers", idx))
+
+
+class SiameseBaseline(TorchBaseline):
+    """Siamese (spatial-reasoning paper §4.1.3): the least similar view is the answer."""
+
+    id = "siamese"
+
+    def applies(self, data: PuzzleArrays) -> str | None:
+        if data.family != "polycube-rotation":
+            return "the rotation task's model (polycube rotation: which view is not a rotation)"
+        return None
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        return SiameseNet()
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        assert isinstance(self.net, SiameseNet)
+        return self.net(dd.ink("context", idx)[:, 0], dd.ink("answers", idx))
+
+    def loss(self, out: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        same = torch.ones_like(out)
+        same[torch.arange(len(keys), device=out.device), keys] = 0.0
+        return F.binary_cross_entropy_with_logits(out, same)
+
+    def choice_scores(self, out: torch.Tensor) -> torch.Tensor:
+        return -out  # the lowest "same" logit is the odd view
+
+
+class CnnMaxBaseline(TorchBaseline):
+    """CNN+Max (spatial-reasoning paper §4.2.2): max-pooled piece vectors."""
+
+    id = "cnn-max"
+
+    def applies(self, data: PuzzleArrays) -> str | None:
+        if data.pieces_u8 is None:
+            return "needs candidates made of pieces (shape composition)"
+        return None
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        return PiecesMaxNet()
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        assert isinstance(self.net, PiecesMaxNet)
+        question = dd.ink("context", idx)[:, 0]
+        return self.net(question, dd.ink("pieces", idx), dd.get("piece_counts")[idx])
+
+
+__all__ = [
+    "BlindBaseline",
+    "CnnMaxBaseline",
+    "CnnMlpBaseline",
+    "ContextBaseline",
+    "DeviceData",
+    "FitResult",
+    "PartialAnswers",
+    "PartialRow1",
+    "PartialRow2",
+    "SiameseBaseline",
+    "TorchBaseline",
+    "seed_everything",
+]

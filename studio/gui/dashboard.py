@@ -1,0 +1,1313 @@
+"""The Baselines tab: the project's background jobs and what the baselines found.
+
+The dashboard owns the project's :class:`~studio.worker.host.WorkerHost` (made when a project
+opens, shut down when the window closes or the project changes) and drives it from a timer on
+the main thread: every tick calls :meth:`WorkerHost.poll` (start queued jobs, reap, enforce
+cancels) and reads the job list in one query. Jobs run in child processes, so a training run,
+a crash or an out-of-memory kill never stalls or ends the studio.
+
+What it shows: the job list (status, a progress bar with the job's last message, device,
+start and duration) with New job…, Cancel, Re-run, Resume and Export report…; for the selected
+job its log and error; for a finished baseline job the charts of
+:mod:`studio.baselines.plots` on Qt canvases (built off the main thread, cached per job), the
+models' summary, the puzzles flagged as shortcut-prone and the split-level flags. Activating a
+flagged puzzle (double-click or Enter) emits :attr:`BaselineDashboard.open_puzzle`; the main
+window opens it on the curator's board.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QBrush,
+    QCloseEvent,
+    QColor,
+    QPainter,
+    QStandardItem,
+    QStandardItemModel,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QSpinBox,
+    QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionProgressBar,
+    QStyleOptionViewItem,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+from sqlalchemy.exc import SQLAlchemyError
+from superqt.utils import create_worker
+
+from studio.core.errors import StudioError
+
+__all__ = [
+    "DEVICES",
+    "JOB_COLUMNS",
+    "BaselineDashboard",
+    "BaselineJobDialog",
+    "JobTableModel",
+    "ProgressDelegate",
+    "baseline_groups",
+]
+
+REPORT_FORMAT = "analogy-studio.baseline-report"
+#: Columns of the job list, in order.
+JOB_COLUMNS = ("ID", "Title", "Status", "Progress", "Device", "Started", "Duration")
+COL_ID, COL_TITLE, COL_STATUS, COL_PROGRESS, COL_DEVICE, COL_STARTED, COL_DURATION = range(7)
+#: Devices a job may ask for (see ``studio.worker.device.choose_device``).
+DEVICES = ("auto", "cpu", "cuda")
+#: Model groups in the order the new-job dialog lists them, and those ticked by default (the
+#: spatial models apply to the polycube and shape-composition families only).
+GROUP_ORDER = ("blind", "context", "similarity", "partial", "spatial")
+DEFAULT_GROUPS = ("blind", "context", "similarity", "partial")
+#: Roles of the job list's cells.
+JOB_ROLE = Qt.ItemDataRole.UserRole + 1  # the JobRecord
+PROGRESS_ROLE = Qt.ItemDataRole.UserRole + 2  # (fraction, text) for the progress delegate
+SORT_ROLE = Qt.ItemDataRole.UserRole + 3  # numbers for sorting the result tables
+PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 4  # a flagged row's puzzle id
+
+_STATUS_COLOURS = {
+    "queued": "#555555",
+    "running": "#0057b8",
+    "done": "#1b7a2f",
+    "failed": "#b00020",
+    "cancelled": "#7a7a7a",
+    "interrupted": "#b35c00",
+}
+_JOBS_SHOWN = 500  # the newest jobs listed (older ones stay in the project file)
+_LOG_LINES = 1000  # log lines kept in the view
+_FIGURE_CACHE = 6  # finished jobs whose charts stay built
+_IDLE_READ_EVERY = 20  # ticks between reads of the list while no job is queued or running
+
+
+# ---- formatting ----------------------------------------------------------------------------------
+def _parse_time(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        t = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def local_time(stamp: str | None, now: datetime | None = None) -> str:
+    """A stored UTC time as the user reads it: ``14:03:22`` today, ``3 Nov 14:03`` before."""
+    t = _parse_time(stamp)
+    if t is None:
+        return ""
+    t = t.astimezone()
+    today = (now or datetime.now(UTC)).astimezone().date()
+    return t.strftime("%H:%M:%S") if t.date() == today else t.strftime("%-d %b %H:%M")
+
+
+def duration_text(seconds: float | None) -> str:
+    """``0.6 s``, ``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
+    if seconds is None or seconds < 0 or math.isnan(seconds):
+        return ""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def job_seconds(job: Any, now: datetime | None = None) -> float | None:
+    """How long the job ran (so far, while it runs)."""
+    start = _parse_time(job.started_at)
+    if start is None:
+        return None
+    end = _parse_time(job.finished_at)
+    if end is None:
+        if job.status != "running":
+            return None
+        end = now or datetime.now(UTC)
+    return (end - start).total_seconds()
+
+
+def is_report(result: Any) -> bool:
+    """Whether a job's result is a baseline report (the dashboard shows its charts)."""
+    return isinstance(result, Mapping) and result.get("format") == REPORT_FORMAT
+
+
+def report_set_id(job: Any) -> int | None:
+    """The puzzle set a finished baseline job ran on (None for a split folder)."""
+    result = job.result if isinstance(job.result, Mapping) else {}
+    flags = result.get("puzzle_flags")
+    if isinstance(flags, Mapping) and flags.get("set_id") is not None:
+        return int(flags["set_id"])
+    source = result.get("source") or {}
+    if source.get("set_id") is not None:
+        return int(source["set_id"])
+    params_source = (job.params or {}).get("source") or {}
+    if params_source.get("kind") == "project-set" and params_source.get("set_id") is not None:
+        return int(params_source["set_id"])
+    return None
+
+
+def baseline_groups() -> dict[str, list[tuple[str, str, str]]]:
+    """Model group -> ``[(model id, label, recipe)]``: from ``REGISTRIES["baselines"]`` (meta
+    ``group``) when the baselines are registered, else the built-in groups of
+    :data:`studio.baselines.MODEL_GROUPS` (ids only)."""
+    groups: dict[str, list[tuple[str, str, str]]] = {}
+    try:
+        from studio.plugins import registry
+
+        reg = registry("baselines")
+        for model in reg.ids():
+            meta = reg.meta(model)
+            group = str(meta.get("group") or model)
+            groups.setdefault(group, []).append(
+                (model, str(meta.get("label") or model), str(meta.get("recipe") or ""))
+            )
+    except StudioError:
+        groups = {}
+    if not groups:
+        from studio.baselines import MODEL_GROUPS
+
+        groups = {g: [(m, m, "") for m in ids] for g, ids in MODEL_GROUPS.items()}
+    order = {g: i for i, g in enumerate(GROUP_ORDER)}
+    return dict(sorted(groups.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
+# ---- the job list --------------------------------------------------------------------------------
+class JobTableModel(QAbstractTableModel):
+    """The jobs, newest first. :meth:`set_jobs` replaces them; rows whose record did not
+    change are not touched, so a refresh every 250 ms repaints only what moved."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.jobs: list[Any] = []
+        self._rows: dict[int, int] = {}
+        self._now = datetime.now(UTC)
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.jobs)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(JOB_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return JOB_COLUMNS[section]
+        return None
+
+    def job(self, row: int) -> Any:
+        return self.jobs[row]
+
+    def row_of(self, job_id: int) -> int | None:
+        return self._rows.get(job_id)
+
+    def set_jobs(self, jobs: Sequence[Any], now: datetime | None = None) -> None:
+        self._now = now or datetime.now(UTC)
+        jobs = list(jobs)
+        if [j.id for j in jobs] != [j.id for j in self.jobs]:
+            self.beginResetModel()
+            self.jobs = jobs
+            self._rows = {j.id: i for i, j in enumerate(jobs)}
+            self.endResetModel()
+            return
+        old = self.jobs
+        self.jobs = jobs
+        last = len(JOB_COLUMNS) - 1
+        for row, (before, after) in enumerate(zip(old, jobs, strict=True)):
+            if before != after:
+                self.dataChanged.emit(self.index(row, 0), self.index(row, last))
+            elif after.status == "running":  # the clock moves
+                idx = self.index(row, COL_DURATION)
+                self.dataChanged.emit(idx, idx)
+
+    def status_text(self, job: Any) -> str:
+        if job.status == "running" and job.cancel_requested:
+            return "cancelling…"
+        if job.status == "running" and job.attempts > 1:
+            return f"running (attempt {job.attempts})"
+        return job.status
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
+        if not index.isValid():
+            return None
+        job = self.jobs[index.row()]
+        col = index.column()
+        if role == JOB_ROLE:
+            return job
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_ID:
+                return str(job.id)
+            if col == COL_TITLE:
+                return job.title
+            if col == COL_STATUS:
+                return self.status_text(job)
+            if col == COL_PROGRESS:
+                return f"{job.progress:.0%} {job.message}".strip()
+            if col == COL_DEVICE:
+                return job.device or "—"
+            if col == COL_STARTED:
+                return local_time(job.started_at or job.created_at, self._now)
+            if col == COL_DURATION:
+                return duration_text(job_seconds(job, self._now))
+        if role == PROGRESS_ROLE and col == COL_PROGRESS:
+            return job.progress, job.status, job.message
+        if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
+            return QBrush(QColor(_STATUS_COLOURS.get(job.status, "#000000")))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_ID, COL_DURATION):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = [f"Job {job.id} ({job.kind}): {job.status}"]
+            if job.message:
+                tip.append(job.message)
+            if job.error:
+                tip.append(job.error.splitlines()[0])
+            return "\n".join(tip)
+        return None
+
+
+class ProgressDelegate(QStyledItemDelegate):
+    """Paints the Progress column as a progress bar with the percentage and the job's last
+    message ("blind · seed 2 · epoch 3/8")."""
+
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        value = index.data(PROGRESS_ROLE)
+        if value is None:
+            super().paint(painter, option, index)
+            return
+        fraction, status, message = value
+        bar = QStyleOptionProgressBar()
+        bar.rect = QRect(option.rect).adjusted(2, 2, -2, -2)  # type: ignore[attr-defined]
+        bar.minimum = 0
+        bar.maximum = 1000
+        bar.progress = round(1000 * max(0.0, min(1.0, float(fraction))))
+        bar.textVisible = True
+        text = f"{fraction:.0%}"
+        if status == "queued":
+            text = "waiting"
+        elif message and status == "running":
+            text += f" · {message}"
+        bar.text = option.fontMetrics.elidedText(  # type: ignore[attr-defined]
+            text, Qt.TextElideMode.ElideRight, bar.rect.width() - 8
+        )
+        bar.state = option.state  # type: ignore[attr-defined]
+        bar.palette = option.palette  # type: ignore[attr-defined]
+        bar.fontMetrics = option.fontMetrics  # type: ignore[attr-defined]
+        style = option.widget.style() if option.widget else QApplication.style()  # type: ignore[attr-defined]
+        style.drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter, option.widget)  # type: ignore[attr-defined]
+
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        size = super().sizeHint(option, index)
+        return QSize(max(size.width(), 160), size.height())
+
+
+# ---- the new-job dialog ------------------------------------------------------------------------
+class BaselineJobDialog(QDialog):
+    """Parameters of a baseline job: the source (one of the project's puzzle sets, or a split
+    folder), the model groups, seeds, device and epochs. :meth:`params` is what
+    ``studio.baselines.job:run_job`` reads; :meth:`job_title` names the job in the list."""
+
+    def __init__(
+        self,
+        project_path: Path,
+        puzzle_sets: Sequence[Any],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("baselineJobDialog")
+        self.setWindowTitle("New baseline job")
+        self.project_path = Path(project_path)
+        self.sets = list(puzzle_sets)
+
+        self.set_radio = QRadioButton("Puzzle set", objectName="sourceSet")
+        self.dir_radio = QRadioButton("Split folder", objectName="sourceDir")
+        self._source_group = QButtonGroup(self)
+        self._source_group.addButton(self.set_radio)
+        self._source_group.addButton(self.dir_radio)
+        self.set_combo = QComboBox(objectName="sourceSetCombo")
+        self.set_combo.setMinimumContentsLength(28)
+        for s in self.sets:
+            self.set_combo.addItem(f"{s.name} ({s.count} puzzles)", s.id)
+        self.dir_edit = QLineEdit(objectName="sourceDirEdit", placeholderText="a split folder")
+        browse = QPushButton("Browse…", objectName="browseSplit")
+        browse.clicked.connect(self._browse)
+        if self.sets:
+            self.set_combo.setCurrentIndex(self.set_combo.count() - 1)  # the newest set
+            self.set_radio.setChecked(True)
+        else:
+            self.set_radio.setEnabled(False)
+            self.set_combo.addItem("No puzzle set in this project", None)
+            self.dir_radio.setChecked(True)
+        self.set_radio.toggled.connect(lambda _b: self._update())
+        self.dir_edit.textChanged.connect(lambda _t: self._update())
+
+        source = QGridLayout()
+        source.addWidget(self.set_radio, 0, 0)
+        source.addWidget(self.set_combo, 0, 1, 1, 2)
+        source.addWidget(self.dir_radio, 1, 0)
+        source.addWidget(self.dir_edit, 1, 1)
+        source.addWidget(browse, 1, 2)
+
+        self.group_boxes: dict[str, QCheckBox] = {}
+        models_row = QHBoxLayout()
+        for group, members in baseline_groups().items():
+            box = QCheckBox(group, objectName=f"group_{group}")
+            box.setChecked(group in DEFAULT_GROUPS)
+            box.setToolTip(
+                "\n\n".join(
+                    f"{label} ({model})" + (f": {recipe}" if recipe else "")
+                    for model, label, recipe in members
+                )
+            )
+            box.toggled.connect(lambda _b: self._update())
+            self.group_boxes[group] = box
+            models_row.addWidget(box)
+        models_row.addStretch(1)
+
+        self.seeds_spin = QSpinBox(objectName="seedsSpin", minimum=1, maximum=20, value=3)
+        self.device_combo = QComboBox(objectName="deviceCombo")
+        self.device_combo.addItems(DEVICES)
+        self.device_combo.setToolTip(
+            "auto: CUDA when torch sees a GPU, else the CPU with a core left for the studio"
+        )
+        self.epochs_spin = QSpinBox(objectName="epochsSpin", minimum=0, maximum=500, value=0)
+        self.epochs_spin.setSpecialValueText("model default")
+        self.epochs_spin.setToolTip(
+            "At most this many epochs per training run (early stopping "
+            "may end sooner); 'model default' leaves it to each model"
+        )
+
+        form = QFormLayout()
+        form.addRow("Source", source)
+        form.addRow("Models", models_row)
+        form.addRow("Seeds", self.seeds_spin)
+        form.addRow("Device", self.device_combo)
+        form.addRow("Epochs", self.epochs_spin)
+
+        self.problem = QLabel(objectName="jobDialogProblem")
+        self.problem.setStyleSheet("color: #b00020;")
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Submit")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.problem)
+        lay.addWidget(self.buttons)
+        self._update()
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Split folder", self.dir_edit.text())
+        if path:
+            self.dir_edit.setText(path)
+            self.dir_radio.setChecked(True)
+
+    def groups(self) -> list[str]:
+        return [g for g, box in self.group_boxes.items() if box.isChecked()]
+
+    def problem_text(self) -> str:
+        """Why the job cannot be submitted yet ("" when it can)."""
+        if not self.groups():
+            return "Choose at least one model group."
+        if self.dir_radio.isChecked():
+            text = self.dir_edit.text().strip()
+            if not text:
+                return "Choose a split folder."
+            if not Path(text).is_dir():
+                return f"{text} is not a folder."
+        elif self.set_combo.currentData() is None:
+            return "Choose a puzzle set."
+        return ""
+
+    def _update(self) -> None:
+        problem = self.problem_text()
+        self.problem.setText(problem)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
+
+    def params(self) -> dict[str, Any]:
+        """The job's parameters (the spec's "Baseline job params")."""
+        if self.dir_radio.isChecked():
+            source: dict[str, Any] = {"kind": "split-dir", "path": self.dir_edit.text().strip()}
+        else:
+            source = {
+                "kind": "project-set",
+                "project": str(self.project_path),
+                "set_id": int(self.set_combo.currentData()),
+            }
+        epochs = self.epochs_spin.value()
+        return {
+            "source": source,
+            "models": self.groups(),
+            "seeds": self.seeds_spin.value(),
+            "device": self.device_combo.currentText(),
+            "epochs": epochs or None,
+        }
+
+    def job_title(self) -> str:
+        if self.dir_radio.isChecked():
+            where = f"split {Path(self.dir_edit.text().strip()).name}"
+        else:
+            sid = self.set_combo.currentData()
+            name = next((s.name for s in self.sets if s.id == sid), str(sid))
+            where = f"set “{name}”"
+        return f"Baselines ({', '.join(self.groups())}) on {where}"
+
+    def accept(self) -> None:
+        if self.problem_text():
+            return
+        super().accept()
+
+
+# ---- result tables -------------------------------------------------------------------------------
+def _item(text: str, sort: Any = None, tip: str = "") -> QStandardItem:
+    item = QStandardItem(text)
+    item.setEditable(False)
+    item.setData(text if sort is None else sort, SORT_ROLE)
+    if tip:
+        item.setToolTip(tip)
+    return item
+
+
+def _number(value: Any, fmt: str) -> QStandardItem:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return _item("—", -1.0)
+    item = _item(format(value, fmt), float(value))
+    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+def _p_text(p: Any) -> QStandardItem:
+    if p is None:
+        return _item("—", 2.0)
+    p = float(p)
+    item = _item("< 0.0001" if p < 1e-4 else f"{p:.4f}", p)
+    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+def _table(name: str, headers: Sequence[str]) -> tuple[QTableView, QStandardItemModel]:
+    model = QStandardItemModel(0, len(headers))
+    model.setHorizontalHeaderLabels(list(headers))
+    model.setSortRole(SORT_ROLE)
+    view = QTableView(objectName=name)
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setSortingEnabled(True)
+    view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(22)
+    view.setAlternatingRowColors(True)
+    view.horizontalHeader().setStretchLastSection(False)
+    return view, model
+
+
+def _fill(view: QTableView, model: QStandardItemModel, rows: list[list[QStandardItem]]) -> None:
+    view.setSortingEnabled(False)
+    model.removeRows(0, model.rowCount())
+    for row in rows:
+        model.appendRow(row)
+    view.setSortingEnabled(True)
+    view.resizeColumnsToContents()
+
+
+# ---- the dashboard -------------------------------------------------------------------------------
+class BaselineDashboard(QWidget):
+    """The project's jobs and the baselines' results.
+
+    ``open_puzzle(set_id, puzzle_id)`` fires (main thread) when the user activates a flagged
+    puzzle; ``flags_changed(set_id)`` when a job that stored puzzle flags for a set has just
+    ended, so the curator's board can re-read them. ``worker_command`` overrides how worker
+    children start (tests and the bundle use the default)."""
+
+    open_puzzle = Signal(int, str)
+    flags_changed = Signal(int)
+    exported = Signal(str)
+
+    def __init__(
+        self,
+        studio: Any,
+        parent: QWidget | None = None,
+        *,
+        poll_interval: int = 250,
+        worker_command: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("baselineDashboard")
+        self.studio = studio
+        self.worker_command = list(worker_command) if worker_command is not None else None
+        self.host: Any = None
+        self.interrupted: list[int] = []
+        self.job_dialog: BaselineJobDialog | None = None
+        self._statuses: dict[int, str] = {}
+        self._seen_once = False
+        self._ticks = 0
+        self._shown_id: int | None = None
+        self._shown_job: Any = None
+        self._log_seq = 0
+        self._figures: OrderedDict[int, dict[str, Any]] = OrderedDict()
+        self._building: set[int] = set()
+        self._tables_for: int | None = None
+        self._plots_for: int | None = None
+        self._closed = False
+        self._build_ui()
+        self.timer = QTimer(self, interval=poll_interval)
+        self.timer.timeout.connect(lambda: self.refresh(force=False))
+        self.start_host()
+
+    # ---- construction ----------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.new_button = QPushButton("New job…", objectName="newJobButton")
+        self.new_button.setToolTip("Run baselines on a puzzle set or a split in the background")
+        self.new_button.clicked.connect(lambda: self.new_job())
+        self.cancel_button = QPushButton("Cancel", objectName="cancelJobButton")
+        self.cancel_button.setToolTip("Stop the selected job (within a second)")
+        self.cancel_button.clicked.connect(lambda: self.cancel_selected())
+        self.rerun_button = QPushButton("Re-run", objectName="rerunJobButton")
+        self.rerun_button.setToolTip("Run the selected job again from scratch, as a new job")
+        self.rerun_button.clicked.connect(lambda: self.rerun_selected())
+        self.resume_button = QPushButton("Resume", objectName="resumeJobButton")
+        self.resume_button.setToolTip(
+            "Continue an interrupted, failed or cancelled job from the units it completed"
+        )
+        self.resume_button.clicked.connect(lambda: self.resume_selected())
+        self.export_button = QPushButton("Export report…", objectName="exportReportButton")
+        self.export_button.setToolTip("Write report.json and the charts (PNG) to a folder")
+        self.export_button.clicked.connect(lambda: self.export_report())
+        self.summary_label = QLabel(objectName="jobsSummary")
+
+        top = QHBoxLayout()
+        for b in (self.new_button, self.cancel_button, self.rerun_button, self.resume_button,
+                  self.export_button):  # fmt: skip
+            top.addWidget(b)
+        top.addSpacing(12)
+        top.addWidget(self.summary_label, 1)
+
+        self.model = JobTableModel(self)
+        self.table = QTableView(objectName="jobTable")
+        self.table.setModel(self.model)
+        self.table.setItemDelegateForColumn(COL_PROGRESS, ProgressDelegate(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        self.table.setAlternatingRowColors(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        fm = self.table.fontMetrics()
+        for col, sample in enumerate(
+            ("00000", "", "running (attempt 2)", "", "cuda:0 NVIDIA H100 80GB",
+             "30 Nov 14:03", "1 h 02 min")
+        ):  # fmt: skip
+            header.resizeSection(col, fm.horizontalAdvance(sample) + 20)
+        header.resizeSection(COL_PROGRESS, max(240, fm.horizontalAdvance("0" * 34)))
+        header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._on_selected())
+
+        # the selected job
+        self.job_title = QLabel(objectName="jobTitle")
+        self.job_title.setTextFormat(Qt.TextFormat.RichText)
+        self.job_title.setWordWrap(True)
+        self.job_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.log_view = QPlainTextEdit(objectName="jobLog", readOnly=True)
+        self.log_view.setMaximumBlockCount(_LOG_LINES)
+        self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.log_view.setPlaceholderText("The job's log appears here.")
+        self.outcome_label = QLabel(objectName="jobOutcomeLabel")
+        self.outcome_view = QPlainTextEdit(objectName="jobOutcome", readOnly=True)
+        self.outcome_view.setMaximumHeight(140)
+        log_page = QWidget()
+        ll = QVBoxLayout(log_page)
+        ll.setContentsMargins(4, 4, 4, 4)
+        ll.addWidget(self.log_view, 1)
+        ll.addWidget(self.outcome_label)
+        ll.addWidget(self.outcome_view)
+
+        self.summary_table, self.summary_model = _table(
+            "modelSummary",
+            ("Model", "Accuracy", "95% CI", "Chance", "Over chance", "p", "n", "Seeds",
+             "Flagged groups", "Flagged puzzles"),
+        )  # fmt: skip
+        self.report_notes = QLabel(objectName="reportNotes", wordWrap=True)
+        self.report_notes.setTextFormat(Qt.TextFormat.RichText)
+        summary_page = QWidget()
+        sl = QVBoxLayout(summary_page)
+        sl.setContentsMargins(4, 4, 4, 4)
+        sl.addWidget(self.summary_table, 1)
+        sl.addWidget(self.report_notes)
+
+        self.plot_tabs = QTabWidget(objectName="plotTabs")
+        self.plot_tabs.setDocumentMode(True)
+        self.plot_status = QLabel(objectName="plotStatus", alignment=Qt.AlignmentFlag.AlignCenter)
+        plots_page = QWidget()
+        pl = QVBoxLayout(plots_page)
+        pl.setContentsMargins(0, 0, 0, 0)
+        pl.addWidget(self.plot_status)
+        pl.addWidget(self.plot_tabs, 1)
+
+        self.flagged_table, self.flagged_model = _table(
+            "flaggedPuzzles", ("Puzzle", "Model", "Confidence", "Seeds")
+        )
+        self.flagged_table.activated.connect(self._on_flagged_activated)
+        self.flagged_hint = QLabel(objectName="flaggedHint", wordWrap=True)
+        flagged_page = QWidget()
+        fl = QVBoxLayout(flagged_page)
+        fl.setContentsMargins(4, 4, 4, 4)
+        fl.addWidget(self.flagged_hint)
+        fl.addWidget(self.flagged_table, 1)
+
+        self.group_flags_table, self.group_flags_model = _table(
+            "groupFlags", ("Model", "By", "Value", "n", "Accuracy", "Chance", "Excess points",
+                           "p", "Holm p"),
+        )  # fmt: skip
+        self.group_flags_hint = QLabel(objectName="groupFlagsHint", wordWrap=True)
+        groups_page = QWidget()
+        gl = QVBoxLayout(groups_page)
+        gl.setContentsMargins(4, 4, 4, 4)
+        gl.addWidget(self.group_flags_hint)
+        gl.addWidget(self.group_flags_table, 1)
+
+        self.detail_tabs = QTabWidget(objectName="jobDetailTabs")
+        self.detail_tabs.addTab(log_page, "Log")
+        self.detail_tabs.addTab(summary_page, "Summary")
+        self.detail_tabs.addTab(plots_page, "Plots")
+        self.detail_tabs.addTab(flagged_page, "Flagged puzzles")
+        self.detail_tabs.addTab(groups_page, "Split flags")
+        self.detail_tabs.currentChanged.connect(lambda _i: self._show_plots_if_visible())
+
+        detail = QWidget()
+        dl = QVBoxLayout(detail)
+        dl.setContentsMargins(0, 0, 0, 0)
+        dl.addWidget(self.job_title)
+        dl.addWidget(self.detail_tabs, 1)
+
+        self.splitter = QSplitter(Qt.Orientation.Vertical, objectName="dashboardSplitter")
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(detail)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([200, 600])
+
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.splitter, 1)
+        self._show_job(None)
+
+    # ---- the worker host -------------------------------------------------------------------
+    def start_host(self) -> None:
+        """Start driving the open project's jobs: jobs a closed studio left running become
+        interrupted (listed in the summary until one is touched)."""
+        from studio.worker.host import WorkerHost
+
+        self._closed = False
+        try:
+            self.host = WorkerHost(self.studio.project.path, command=self.worker_command)
+            self.interrupted = self.host.start()
+        except (StudioError, OSError, SQLAlchemyError) as e:
+            self.host = None
+            self.summary_label.setText(f"Background jobs are unavailable: {e}")
+            self._set_enabled_all(False)
+            return
+        self._statuses = {}
+        self._seen_once = False
+        self.refresh()
+        self.timer.start()
+
+    def shutdown(self) -> None:
+        """The window closes or the project changes: stop polling, kill running children and
+        record their jobs as interrupted (resumable). Safe to call twice."""
+        self.timer.stop()
+        self._closed = True
+        if self.host is not None:
+            host, self.host = self.host, None
+            try:
+                host.shutdown()
+            except (StudioError, OSError, SQLAlchemyError) as e:
+                self.summary_label.setText(f"Stopping the jobs failed: {e}")
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closed on its own (not as a tab of the main window, which calls :meth:`shutdown`):
+        stop its jobs too."""
+        self.shutdown()
+        super().closeEvent(event)
+
+    def project_switched(self) -> None:
+        """The window opened another project: its jobs replace this one's."""
+        self.shutdown()
+        self._figures.clear()
+        self._building.clear()
+        self.model.set_jobs([])
+        self._show_job(None)
+        self.start_host()
+
+    @property
+    def queue(self) -> Any:
+        return None if self.host is None else self.host.queue
+
+    # ---- refreshing ------------------------------------------------------------------------
+    def refresh(self, *, force: bool = True) -> None:
+        """One tick: let the host start/reap/cancel, read the jobs, update the list and the
+        selected job. The whole list is read (one query) when asked (``force``), when the host
+        changed a job (started, reaped, cancelled) and every few seconds while nothing runs (a
+        job submitted by the CLI); the timer's other ticks re-read only the running jobs, so a
+        long list of finished jobs costs nothing while one trains. Errors (a locked or vanished
+        file) show in the summary line; the next tick tries again."""
+        if self.host is None:
+            return
+        self._ticks += 1
+        try:
+            changed = self.host.poll()
+            running = [j.id for j in self.model.jobs if j.status == "running"]
+            idle_read = not running and self._ticks % _IDLE_READ_EVERY == 0
+            if force or changed or idle_read or not self._seen_once:
+                jobs = self.host.queue.jobs(limit=_JOBS_SHOWN)
+            elif running:
+                fresh = {i: self.host.queue.job(i) for i in running}
+                jobs = [fresh.get(j.id) or j for j in self.model.jobs]
+            else:
+                return
+        except (StudioError, OSError, SQLAlchemyError) as e:
+            self.summary_label.setText(f"Cannot read the jobs: {str(e).splitlines()[0]}")
+            return
+        self._note_transitions(jobs)
+        selected = self.selected_id()
+        self.model.set_jobs(jobs)
+        if selected is not None and self.selected_id() != selected:
+            self.select_job(selected)
+        elif selected is None and jobs and self.selected_id() is None and self._shown_id is None:
+            self.select_job(jobs[0].id)
+        self._update_summary(jobs)
+        self._refresh_shown()
+        self._update_buttons()
+
+    def _note_transitions(self, jobs: Sequence[Any]) -> None:
+        """``flags_changed`` for jobs that became done with puzzle flags since the last read
+        (not for those already done when the project opened)."""
+        first = not self._seen_once
+        self._seen_once = True
+        for job in jobs:
+            before = self._statuses.get(job.id)
+            if not first and before != job.status and job.status == "done":
+                set_id = report_set_id(job) if isinstance(job.result, Mapping) else None
+                if set_id is not None and "puzzle_flags" in job.result:
+                    self.flags_changed.emit(set_id)
+            self._statuses[job.id] = job.status
+
+    def _update_summary(self, jobs: Sequence[Any]) -> None:
+        counts: dict[str, int] = {}
+        for j in jobs:
+            counts[j.status] = counts.get(j.status, 0) + 1
+        parts = [f"{counts[s]} {s}" for s in ("running", "queued") if counts.get(s)]
+        text = " · ".join(parts) if parts else "No job running"
+        waiting = [i for i in self.interrupted if self._statuses.get(i) == "interrupted"]
+        if waiting:
+            ids = ", ".join(str(i) for i in waiting)
+            text += f" — interrupted when the studio closed: job {ids} (Resume or Re-run)"
+        self.summary_label.setText(text)
+
+    # ---- selection -------------------------------------------------------------------------
+    def selected_id(self) -> int | None:
+        idx = self.table.currentIndex()
+        if not idx.isValid():
+            return None
+        return self.model.job(idx.row()).id
+
+    def selected_job(self) -> Any:
+        idx = self.table.currentIndex()
+        return self.model.job(idx.row()) if idx.isValid() else None
+
+    def select_job(self, job_id: int) -> bool:
+        row = self.model.row_of(job_id)
+        if row is None:
+            return False
+        self.table.selectRow(row)
+        self.table.setCurrentIndex(self.model.index(row, COL_TITLE))
+        return True
+
+    def _on_selected(self) -> None:
+        job = self.selected_job()
+        if job is None or job.id != self._shown_id:  # not a re-selection after a list reset
+            self._show_job(job)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        job = self.selected_job()
+        alive = self.host is not None
+        self.new_button.setEnabled(alive)
+        self.cancel_button.setEnabled(
+            alive and job is not None and job.status in ("queued", "running")
+            and not job.cancel_requested
+        )  # fmt: skip
+        self.rerun_button.setEnabled(alive and job is not None and job.final)
+        self.resume_button.setEnabled(
+            alive and job is not None and job.status in ("failed", "cancelled", "interrupted")
+        )
+        self.export_button.setEnabled(job is not None and is_report(job.result))
+
+    def _set_enabled_all(self, enabled: bool) -> None:
+        for b in (self.new_button, self.cancel_button, self.rerun_button, self.resume_button):
+            b.setEnabled(enabled)
+
+    # ---- the selected job's details ---------------------------------------------------------
+    def _show_job(self, job: Any) -> None:
+        """Show a (newly) selected job: header, full log tail, outcome; result tabs."""
+        self._shown_id = None if job is None else job.id
+        self._shown_job = None
+        self._log_seq = 0
+        self.log_view.clear()
+        self._tables_for = None
+        self._plots_for = None
+        self._clear_plots()
+        if job is None:
+            self.job_title.setText("<i>No job selected. New job… runs baselines in the "
+                                   "background.</i>")  # fmt: skip
+            self.outcome_label.hide()
+            self.outcome_view.hide()
+            for i in range(1, self.detail_tabs.count()):
+                self.detail_tabs.setTabEnabled(i, False)
+            return
+        self._refresh_shown(job)
+
+    def _refresh_shown(self, job: Any = None) -> None:
+        if self._shown_id is None:
+            return
+        if job is None:
+            row = self.model.row_of(self._shown_id)
+            if row is None:
+                return
+            job = self.model.job(row)
+        changed = job != self._shown_job
+        if changed:
+            self._shown_job = job
+            self._show_header(job)
+            self._show_outcome(job)
+            has_report = job.status == "done" and is_report(job.result)
+            for i in range(1, self.detail_tabs.count()):
+                self.detail_tabs.setTabEnabled(i, has_report)
+            if has_report and self._tables_for != job.id:
+                self._fill_result_tables(job)
+            if not has_report and self.detail_tabs.currentIndex() > 0:
+                self.detail_tabs.setCurrentIndex(0)
+            self._show_plots_if_visible()
+        if changed or job.status in ("running", "queued"):
+            self._append_logs(job.id)
+
+    def _show_header(self, job: Any) -> None:
+        colour = _STATUS_COLOURS.get(job.status, "#000")
+        status = self.model.status_text(job)
+        bits = [
+            f"<b>Job {job.id}: {_html(job.title)}</b>",
+            f"<span style='color:{colour}'><b>{status}</b></span>",
+        ]
+        if job.status == "running":
+            bits.append(f"{job.progress:.0%}" + (f" · {_html(job.message)}" if job.message else ""))
+        if job.device:
+            bits.append(f"device: {_html(job.device)}")
+        seconds = job_seconds(job)
+        if seconds is not None:
+            bits.append(duration_text(seconds))
+        if job.attempts > 1:
+            bits.append(f"attempt {job.attempts}")
+        if job.checkpoint and job.status in ("failed", "cancelled", "interrupted"):
+            bits.append("resumable from its checkpoint")
+        self.job_title.setText(" — ".join(bits))
+
+    def _show_outcome(self, job: Any) -> None:
+        if job.error:
+            self.outcome_label.setText("<b style='color:#b00020'>Error</b>")
+            self.outcome_view.setPlainText(job.error)
+            self.outcome_view.setStyleSheet("color: #b00020;")
+        elif job.status == "done" and job.result is not None and not is_report(job.result):
+            self.outcome_label.setText("<b>Result</b>")
+            self.outcome_view.setPlainText(json.dumps(job.result, indent=1)[:20000])
+            self.outcome_view.setStyleSheet("")
+        elif job.status in ("cancelled", "interrupted"):
+            self.outcome_label.setText(f"<b>{job.status.capitalize()}</b>")
+            self.outcome_view.setPlainText(
+                "Cancelled on request." if job.status == "cancelled"
+                else "The studio closed while the job ran; Resume continues it."
+            )  # fmt: skip
+            self.outcome_view.setStyleSheet("")
+        else:
+            self.outcome_label.hide()
+            self.outcome_view.hide()
+            return
+        self.outcome_label.show()
+        self.outcome_view.show()
+
+    def _append_logs(self, job_id: int) -> None:
+        if self.queue is None:
+            return
+        try:
+            lines = self.queue.logs(job_id, after=self._log_seq)
+        except (StudioError, SQLAlchemyError):
+            return
+        if not lines:
+            return
+        self._log_seq = lines[-1].seq
+        text = "\n".join(
+            f"{local_time(ln.at)}  " + ("" if ln.level == "info" else f"{ln.level}: ") + ln.line
+            for ln in lines[-_LOG_LINES:]
+        )
+        bar = self.log_view.verticalScrollBar()
+        at_end = bar.value() >= bar.maximum() - 2
+        self.log_view.appendPlainText(text)
+        if at_end:
+            bar.setValue(bar.maximum())
+
+    # ---- result tables ---------------------------------------------------------------------
+    def _fill_result_tables(self, job: Any) -> None:
+        from studio.baselines.plots import model_summary_rows
+
+        report = job.result
+        self._tables_for = job.id
+        rows = []
+        for r in model_summary_rows(report):
+            name = _item(f"{r.label} ({r.model})" if r.label != r.model else r.model, r.label)
+            name.setData(QColor(r.colour), Qt.ItemDataRole.DecorationRole)
+            entry = report["models"][r.model]
+            name.setToolTip(str(entry.get("recipe") or ""))
+            ci = (
+                _item(f"{r.ci_low:.1%} – {r.ci_high:.1%}", r.ci_low)
+                if not math.isnan(r.ci_low) else _item("—", -1.0)
+            )  # fmt: skip
+            rows.append([
+                name, _number(r.accuracy, ".1%"), ci, _number(r.chance, ".0%"),
+                _number(r.excess_points, "+.1f"), _p_text(r.p_value), _number(r.n, ","),
+                _number(r.seeds, "d"), _number(r.flagged_groups, "d"),
+                _number(r.flagged_puzzles, "d"),
+            ])  # fmt: skip
+        _fill(self.summary_table, self.summary_model, rows)
+        notes = []
+        skipped = report.get("skipped") or []
+        if skipped:
+            notes.append("Skipped: " + "; ".join(
+                f"{_html(str(s.get('model', '?')))} ({_html(str(s.get('reason', '')))})"
+                for s in skipped
+            ))  # fmt: skip
+        notes.append(_html(_caption(report)))
+        self.report_notes.setText("<br>".join(notes))
+
+        flags = report.get("flags") or {}
+        set_id = report_set_id(job)
+        frows = []
+        for f in flags.get("puzzles") or []:
+            pid = _item(str(f.get("id", "")))
+            pid.setData(str(f.get("id", "")), PUZZLE_ROLE)
+            seeds = f"{f.get('seeds_correct', '?')}/{f.get('seeds', '?')}"
+            frows.append([pid, _item(str(f.get("model", ""))),
+                          _number(f.get("confidence"), ".2f"),
+                          _item(seeds, f.get("seeds_correct", 0))])  # fmt: skip
+        _fill(self.flagged_table, self.flagged_model, frows)
+        puzzles = _count(len(frows), "shortcut-prone puzzle")
+        if not frows:
+            self.flagged_hint.setText(
+                "No puzzle was answered from a shortcut: no context-blind or partial-input "
+                "model chose the key confidently in every seed."
+            )
+        elif set_id is None:
+            self.flagged_hint.setText(
+                f"{puzzles} (from a split folder: not in a puzzle set of this project)."
+            )
+        else:
+            self.flagged_hint.setText(
+                f"{puzzles} in set {set_id}: double-click or Enter opens one on the "
+                "curator's board."
+            )
+
+        grows = []
+        for g in flags.get("groups") or []:
+            grows.append([
+                _item(str(g.get("model", ""))), _item(str(g.get("by", ""))),
+                _item(str(g.get("value", ""))), _number(g.get("n"), ","),
+                _number(g.get("accuracy"), ".1%"), _number(g.get("chance"), ".0%"),
+                _number(g.get("excess_points"), "+.1f"), _p_text(g.get("p_value")),
+                _p_text(g.get("p_holm")),
+            ])  # fmt: skip
+        _fill(self.group_flags_table, self.group_flags_model, grows)
+        if grows:
+            self.group_flags_hint.setText(
+                f"{_count(len(grows), 'rule or concept', 'rules or concepts')} where a "
+                "context-blind or partial-input model beats chance by more than 5 points "
+                "(Holm-corrected p < 0.05)."
+            )
+        else:
+            self.group_flags_hint.setText(
+                "No rule or concept where a context-blind or partial-input model beats chance "
+                "by more than 5 points with significance."
+            )
+
+    def _on_flagged_activated(self, index: QModelIndex) -> None:
+        pid = self.flagged_model.item(index.row(), 0).data(PUZZLE_ROLE)
+        job = self._shown_job
+        if pid is None or job is None:
+            return
+        set_id = report_set_id(job)
+        if set_id is None:
+            self.flagged_hint.setText(
+                f"Puzzle {pid} comes from a split folder, not a puzzle set of this project: "
+                "import the split to open it on the curator's board."
+            )
+            return
+        self.open_puzzle.emit(set_id, str(pid))
+
+    # ---- plots -----------------------------------------------------------------------------
+    def _show_plots_if_visible(self) -> None:
+        """Charts are built only for a done job whose Plots tab is shown (in a worker thread,
+        cached for the last few jobs), then put on Qt canvases."""
+        job = self._shown_job
+        if (
+            job is None or job.status != "done" or not is_report(job.result)
+            or self.detail_tabs.currentIndex() != 2 or self._plots_for == job.id
+        ):  # fmt: skip
+            return
+        figs = self._figures.get(job.id)
+        if figs is not None:
+            self._figures.move_to_end(job.id)
+            self._put_canvases(job.id, figs)
+            return
+        self.plot_status.setText("Drawing the charts…")
+        self.plot_status.show()
+        if job.id in self._building:
+            return
+        self._building.add(job.id)
+        worker = create_worker(_build_figures, job.id, job.result)
+        worker.returned.connect(self._on_figures_built)
+        worker.errored.connect(self._on_figures_failed)
+        worker.start()
+
+    def _on_figures_built(self, value: tuple[int, dict[str, Any]]) -> None:
+        job_id, figs = value
+        self._building.discard(job_id)
+        if self._closed:
+            return
+        self._figures[job_id] = figs
+        while len(self._figures) > _FIGURE_CACHE:
+            self._figures.popitem(last=False)
+        if self._shown_id == job_id:
+            self._show_plots_if_visible()
+
+    def _on_figures_failed(self, error: BaseException) -> None:
+        self._building.clear()
+        self.plot_status.setText(f"The charts could not be drawn: {error}")
+        self.plot_status.show()
+
+    def _clear_plots(self) -> None:
+        while self.plot_tabs.count():
+            page = self.plot_tabs.widget(0)
+            self.plot_tabs.removeTab(0)
+            page.deleteLater()
+        self.plot_status.setText("")
+        self.plot_status.hide()
+
+    def _put_canvases(self, job_id: int, figs: Mapping[str, Any]) -> None:
+        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg
+
+        from studio.baselines.plots import PLOT_TITLES
+
+        self._clear_plots()
+        self._plots_for = job_id
+        if not figs:
+            self.plot_status.setText("This report has no data to chart.")
+            self.plot_status.show()
+        for name, fig in figs.items():
+            canvas = FigureCanvasQTAgg(fig)
+            canvas.setObjectName(f"plot_{name}")
+            # at least 3/4 of the figure's natural size: a small window scrolls instead of
+            # squashing the labels
+            w, h = fig.get_size_inches() * fig.dpi
+            canvas.setMinimumSize(int(w * 0.75), int(h * 0.75))
+            scroll = QScrollArea(objectName=f"plotScroll_{name}")
+            scroll.setWidget(canvas)
+            scroll.setWidgetResizable(True)
+            self.plot_tabs.addTab(scroll, PLOT_TITLES.get(name, name))
+
+    def plot_canvases(self) -> dict[str, Any]:
+        """The shown charts' canvases by figure name (for tests and screenshots)."""
+        out = {}
+        for i in range(self.plot_tabs.count()):
+            scroll = self.plot_tabs.widget(i)
+            canvas = scroll.widget() if isinstance(scroll, QScrollArea) else None
+            if canvas is not None:
+                out[canvas.objectName().removeprefix("plot_")] = canvas
+        return out
+
+    # ---- commands --------------------------------------------------------------------------
+    def new_job(self) -> BaselineJobDialog | None:
+        """Open the new-job dialog (non-modal); Submit queues the job."""
+        if self.host is None:
+            return None
+        try:
+            sets = self.studio.project.puzzle_sets()
+        except (StudioError, SQLAlchemyError) as e:
+            self._error("Cannot list the puzzle sets", e)
+            return None
+        dlg = BaselineJobDialog(self.studio.project.path, sets, self)
+        dlg.accepted.connect(lambda: self.submit_baseline(dlg.params(), dlg.job_title()))
+        dlg.finished.connect(lambda _r: dlg.deleteLater())
+        self.job_dialog = dlg
+        dlg.open()
+        return dlg
+
+    def submit(self, kind: str, params: dict[str, Any], title: str = "") -> int | None:
+        """Queue a job and select it; the next tick starts it."""
+        if self.host is None:
+            return None
+        try:
+            job_id = self.host.queue.submit(kind, params, title)
+        except (StudioError, SQLAlchemyError) as e:
+            self._error("Cannot queue the job", e)
+            return None
+        self.refresh()
+        self.select_job(job_id)
+        return job_id
+
+    def submit_baseline(self, params: dict[str, Any], title: str = "") -> int | None:
+        return self.submit("baseline", params, title)
+
+    def cancel_selected(self) -> None:
+        job = self.selected_job()
+        if job is None or self.host is None:
+            return
+        try:
+            self.host.cancel(job.id)
+        except (StudioError, OSError, SQLAlchemyError) as e:
+            self._error("Cannot cancel the job", e)
+        self.refresh()
+
+    def rerun_selected(self) -> int | None:
+        """A new job with the selected one's kind and parameters, from scratch."""
+        job = self.selected_job()
+        if job is None or self.host is None:
+            return None
+        try:
+            new_id = self.host.queue.restart(job.id)
+        except (StudioError, SQLAlchemyError) as e:
+            self._error("Cannot re-run the job", e)
+            return None
+        self.refresh()
+        self.select_job(new_id)
+        return new_id
+
+    def resume_selected(self) -> None:
+        job = self.selected_job()
+        if job is None or self.host is None:
+            return
+        try:
+            self.host.queue.resume(job.id)
+        except (StudioError, SQLAlchemyError) as e:
+            self._error("Cannot resume the job", e)
+            return
+        self.refresh()
+
+    def export_report(self, folder: str | None = None) -> None:
+        """Write the selected job's report.json and charts (plots/*.png) to a folder, in a
+        worker thread; :attr:`exported` fires with the JSON's path."""
+        job = self.selected_job()
+        if job is None or not is_report(job.result):
+            return
+        if folder is None:
+            folder = QFileDialog.getExistingDirectory(self, "Export the baseline report to")
+            if not folder:
+                return
+        self.export_button.setEnabled(False)
+        worker = create_worker(_export, job.result, folder)
+        worker.returned.connect(self._on_exported)
+        worker.errored.connect(self._on_export_failed)
+        worker.start()
+
+    def _on_exported(self, path: str) -> None:
+        self._update_buttons()
+        self.summary_label.setText(f"Report exported to {path}")
+        self.exported.emit(path)
+
+    def _on_export_failed(self, error: BaseException) -> None:
+        self._update_buttons()
+        self._error("Export failed", error)
+
+    def _error(self, title: str, error: BaseException) -> None:
+        window = self.window()
+        show = getattr(window, "show_error", None)
+        if callable(show):
+            show(title, error)
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, title, str(error).split("\n")[0], parent=self)
+        box.setObjectName("errorBox")
+        box.open()
+
+
+# ---- off the main thread -------------------------------------------------------------------------
+def _build_figures(job_id: int, report: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+    from studio.baselines.plots import figures
+
+    return job_id, figures(report)
+
+
+def _export(report: Mapping[str, Any], folder: str) -> str:
+    from studio.baselines.plots import write_report_bundle
+
+    return str(write_report_bundle(report, folder))
+
+
+def _caption(report: Mapping[str, Any]) -> str:
+    from studio.baselines.plots import report_caption
+
+    return report_caption(report)
+
+
+def _count(n: int, singular: str, plural: str | None = None) -> str:
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

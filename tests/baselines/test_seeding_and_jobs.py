@@ -1,0 +1,148 @@
+"""Seeding, cancellation, the resumable job and the project-set source, on the session's real
+glyph split (a subset, to stay fast)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from studio.baselines import BaselineCancelled
+from studio.baselines.data import PuzzleArrays, load_project_set, load_source
+from studio.baselines.job import run_job
+from studio.baselines.run import run_baselines
+from studio.core.puzzle import read_jsonl
+from studio.store.project import NewPuzzle, Project
+from studio.worker.context import JobCancelled, LocalContext
+
+
+@pytest.fixture(scope="module")
+def small(glyph_split: Path) -> PuzzleArrays:
+    """160 train, 40 val and 40 test puzzles of the session's split."""
+    data = load_source(glyph_split)
+    pick = np.concatenate(
+        [data.part_indices("train")[:160], data.part_indices("val")[:40],
+         data.part_indices("test")[:40]]
+    )  # fmt: skip
+    return data.subset(pick)
+
+
+def _choices(report: dict, model: str) -> list:
+    return [p["models"][model] for p in report["predictions"]]
+
+
+def test_same_seed_same_predictions(small: PuzzleArrays) -> None:
+    models = ["blind", "partial-row2"]
+    a = run_baselines(small, models, seeds=[7], epochs=1, device="cpu")
+    b = run_baselines(small, models, seeds=[7], epochs=1, device="cpu")
+    for m in models:
+        assert _choices(a, m) == _choices(b, m)
+        assert a["models"][m]["per_seed"][0]["curve"] == b["models"][m]["per_seed"][0]["curve"]
+        assert a["models"][m]["overall"] == b["models"][m]["overall"]
+    c = run_baselines(small, ["blind"], seeds=[8], epochs=1, device="cpu")
+    assert _choices(c, "blind") != _choices(a, "blind")
+    assert a["seeds"] == [7] and a["device"].startswith("cpu")
+
+
+def test_group_accuracy_probes_the_perception_questions(small: PuzzleArrays) -> None:
+    assert any(small.questions[i] for i in small.part_indices("test"))
+    report = run_baselines(small, ["blind", "feature-similarity"], seeds=1, epochs=1)
+    for model in ("blind", "feature-similarity"):
+        g = report["models"][model]["group_accuracy"]
+        assert g is not None and g["n"] == 40
+        assert 0 <= g["accuracy"] <= g["avr_accuracy"] <= 1
+        assert g["perception_accuracy"] > 0.5  # counting alone answers 3 of every ~7
+
+
+def test_should_stop_cancels_between_batches(small: PuzzleArrays) -> None:
+    calls = []
+
+    def stop() -> bool:
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(BaselineCancelled):
+        run_baselines(small, ["blind"], seeds=1, epochs=3, device="cpu", should_stop=stop)
+    assert len(calls) == 4
+
+
+def test_job_writes_the_report_and_resumes(glyph_split: Path, tmp_path: Path) -> None:
+    params = {
+        "source": {"kind": "split-dir", "path": str(glyph_split)},
+        "models": ["blind", "pixel-similarity"],
+        "seeds": 2,
+        "device": "cpu",
+        "epochs": 1,
+    }
+    messages: list[str] = []
+    ctx = LocalContext(params, work_dir=tmp_path / "job", progress=lambda f, m: messages.append(m))
+    result = run_job(ctx)
+    assert (tmp_path / "job" / "report.json").exists()
+    assert set(result["models"]) == {"blind", "pixel-similarity"}
+    assert "puzzle_flags" not in result  # only for project sets
+    assert ctx.device_used.startswith("cpu")
+    saved = ctx.checkpoint()
+    assert set(saved["units"]) == {"blind/0", "blind/1", "pixel-similarity/-"}
+    assert any("epoch 1/1" in m for m in messages)
+
+    # a resumed attempt skips the finished units and gives the same report
+    logs: list[str] = []
+    again = LocalContext(
+        params,
+        work_dir=tmp_path / "job2",
+        checkpoint=saved,
+        log=lambda line, lvl: logs.append(line),
+    )
+    second = run_job(again)
+    assert any("3 unit(s) done in an earlier attempt" in line for line in logs)
+    assert second["predictions"] == result["predictions"]
+    assert second["models"]["blind"]["overall"] == result["models"]["blind"]["overall"]
+
+    # cancelling: the worker's JobCancelled comes through
+    stopping = LocalContext(params, work_dir=tmp_path / "job3", should_stop=lambda: True)
+    with pytest.raises(JobCancelled):
+        run_job(stopping)
+
+
+def test_project_set_source_reproduces_the_export(
+    ua_project: Path, glyph_split: Path, tmp_path: Path
+) -> None:
+    project_path = tmp_path / "copy.studio"
+    shutil.copy(ua_project, project_path)
+    puzzles = list(read_jsonl(glyph_split / "puzzles.jsonl"))
+    chosen = [p for p in puzzles if p.split == "train"][:60] + [
+        p for p in puzzles if p.split != "train"
+    ][:40]
+    with Project.open(project_path) as project:
+        set_id = project.add_puzzle_set(
+            "drafted", {}, {}, [NewPuzzle(p.to_json()) for p in chosen], "tester"
+        )
+    data = load_project_set(project_path, set_id)
+    split = load_source(glyph_split)
+    rows = [split.ids.index(p.id) for p in chosen]
+    assert data.ids == [p.id for p in chosen]
+    assert (data.context_u8 == split.context_u8[rows]).all()
+    assert (data.answers_u8 == split.answers_u8[rows]).all()
+    assert data.source["kind"] == "project-set" and data.source["set_id"] == set_id
+
+    ctx = LocalContext(
+        {
+            "source": {"kind": "project-set", "project": str(project_path), "set_id": set_id},
+            "models": ["blind"],
+            "seeds": 1,
+            "device": "cpu",
+            "epochs": 1,
+        },
+        work_dir=tmp_path / "job",
+    )
+    result = run_job(ctx)
+    assert result["puzzle_flags"]["set_id"] == set_id
+    assert result["puzzle_flags"]["flags"] == result["flags"]["puzzles"]
+    assert result["source"]["kind"] == "project-set" and result["source"]["puzzles"] == 100
+
+    from studio.core.errors import StudioError
+
+    with pytest.raises(StudioError, match="has no puzzle set 999"):
+        load_project_set(project_path, 999)
