@@ -27,6 +27,7 @@ Prints one JSON object on stdout. CUDA figures come from running this on a machi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -50,6 +51,11 @@ def _csv() -> Path:
 
 
 def make_split(tmp: Path, n: int, seed: int) -> tuple[Path, Path, dict[str, float]]:
+    with contextlib.redirect_stdout(sys.stderr):  # stdout carries the JSON alone
+        return _make_split(tmp, n, seed)
+
+
+def _make_split(tmp: Path, n: int, seed: int) -> tuple[Path, Path, dict[str, float]]:
     from studio.cli import main as cli
 
     times: dict[str, float] = {}
