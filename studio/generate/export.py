@@ -75,7 +75,12 @@ ANNOTATIONS_CSV = "annotations.csv"
 SCHEMA_JSON = "schema.json"
 SHEETS = "sheets"
 NPZ = "npz"
-_SPLIT_ENTRIES = {PUZZLES, SPLIT_JSON, REPORT_JSON, ANNOTATIONS_CSV, SCHEMA_JSON, SHEETS, NPZ}
+#: what `analogy-studio baseline` adds to a split (its report and charts); a split written
+#: again drops it, since it describes the puzzles that were replaced
+BASELINES = "baselines"
+_SPLIT_ENTRIES = {
+    PUZZLES, SPLIT_JSON, REPORT_JSON, ANNOTATIONS_CSV, SCHEMA_JSON, SHEETS, NPZ, BASELINES
+}
 
 ImageOf = Callable[[GlyphKey], "np.ndarray | None"]
 Progress = Callable[[int, int], None]
@@ -334,6 +339,9 @@ def write_split(
             per_fold_stats[i] if per_fold_stats else None,
             step,
         )
+        stale = folder / BASELINES
+        if stale.is_dir():
+            shutil.rmtree(stale)
     fold_names = {f"fold-{r.fold}" for r in results} if multi else set()
     if out.is_dir():
         for p in sorted(out.iterdir()):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,17 @@ def test_analogy_layout_from_the_cli(project: str, tmp_path: Path, capsys) -> No
     code, out, _ = run(capsys, "vet", str(out_dir), "--json")
     doc = json.loads(out)
     assert code == 0 and doc["puzzles"] == 20 and doc["invalid"] == 0
+
+
+def test_generate_again_over_a_split_with_baseline_results(
+    split: Path, project: str, tmp_path: Path
+) -> None:
+    """`baseline` adds baselines/ to a split; generating into that folder again is allowed
+    and drops the old results (they describe puzzles that were replaced)."""
+    again = tmp_path / "again"
+    shutil.copytree(split, again)
+    (again / "baselines" / "plots").mkdir(parents=True)
+    (again / "baselines" / "report.json").write_text("{}")
+    assert main(["-q", "generate", project, str(again), *GEN]) == 0
+    assert not (again / "baselines").exists()
+    assert files_of(again) == files_of(split)
