@@ -203,10 +203,20 @@ class _PiecesNet(nn.Module):
         self.question_encoder = SmallCNN(EMBED)
         self.encoder = SmallCNN(EMBED)
 
-    def _pieces(self, pieces: torch.Tensor) -> torch.Tensor:
-        """(B, A, M, 80, 80) → (B, A, M, d)."""
+    def _pieces(
+        self, pieces: torch.Tensor, counts: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, A, M, 80, 80) → the piece vectors (B, A, M, d) and which are real (B, A, M)."""
         b, a, m = pieces.shape[:3]
-        return self.encoder(pieces.reshape(b * a * m, *pieces.shape[3:])).reshape(b, a, m, -1)
+        v = self.encoder(pieces.reshape(b * a * m, *pieces.shape[3:])).reshape(b, a, m, -1)
+        present = torch.arange(m, device=v.device).view(1, 1, m) < counts.unsqueeze(-1)
+        return v, present
+
+    def _scores(self, question: torch.Tensor, vc: torch.Tensor) -> torch.Tensor:
+        """s = MLP(vq ‖ vc) for each candidate vector vc (B, A, d)."""
+        b, a = vc.shape[:2]
+        vq = self.question_encoder(question).unsqueeze(1).expand(b, a, -1)
+        return self.score(F.relu(torch.cat([vq, vc], dim=-1))).squeeze(-1)
 
 
 class PiecesConcatNet(_PiecesNet):
@@ -223,15 +233,12 @@ class PiecesConcatNet(_PiecesNet):
         self, question: torch.Tensor, pieces: torch.Tensor, counts: torch.Tensor
     ) -> torch.Tensor:
         b, a, m = pieces.shape[:3]
-        v = self._pieces(pieces)
-        present = torch.arange(m, device=v.device).view(1, 1, m) < counts.unsqueeze(-1)
+        v, present = self._pieces(pieces, counts)
         v = v * present.unsqueeze(-1)
         if self.training:
             order = torch.argsort(torch.rand(b, a, m, device=v.device), dim=-1)
             v = torch.gather(v, 2, order.unsqueeze(-1).expand_as(v))
-        vc = F.relu(self.candidate(v.reshape(b, a, -1)))
-        vq = self.question_encoder(question).unsqueeze(1).expand(b, a, -1)
-        return self.score(F.relu(torch.cat([vq, vc], dim=-1))).squeeze(-1)
+        return self._scores(question, F.relu(self.candidate(v.reshape(b, a, -1))))
 
 
 class PiecesMaxNet(_PiecesNet):
@@ -245,13 +252,9 @@ class PiecesMaxNet(_PiecesNet):
     def forward(
         self, question: torch.Tensor, pieces: torch.Tensor, counts: torch.Tensor
     ) -> torch.Tensor:
-        b, a, m = pieces.shape[:3]
-        v = self._pieces(pieces)
-        present = torch.arange(m, device=v.device).view(1, 1, m) < counts.unsqueeze(-1)
+        v, present = self._pieces(pieces, counts)
         v = v.masked_fill(~present.unsqueeze(-1), float("-inf")).amax(dim=2)
-        vc = torch.where(torch.isfinite(v), v, torch.zeros_like(v))
-        vq = self.question_encoder(question).unsqueeze(1).expand(b, a, -1)
-        return self.score(F.relu(torch.cat([vq, vc], dim=-1))).squeeze(-1)
+        return self._scores(question, torch.where(torch.isfinite(v), v, torch.zeros_like(v)))
 
 
 __all__ = [

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from sqlalchemy import Connection, Engine, text
 
 from studio.core.errors import ProjectError, StudioError
 from studio.store.migrations import FORMAT_VERSION, JOB_STATES
-from studio.store.project import APPLICATION_ID, NOT_SQLITE, _engine
+from studio.store.project import _engine, read_project_meta
 
 __all__ = [
     "FINAL_STATES",
@@ -542,33 +541,7 @@ def _replace_flags(
 def _check_project(path: Path) -> None:
     """Refuse a path that is not a project of the current format, read-only: a refused file
     is left exactly as it was (not even switched to WAL mode)."""
-    if not path.exists():
-        raise ProjectError("project file not found", path)
-    if path.is_dir():
-        raise ProjectError("is a folder, not a project file", path)
-    # through sqlite3 only, never Python's open(): see studio.store.project._precheck
-    if path.stat().st_size < 100:
-        raise ProjectError(NOT_SQLITE, path)
-    # as Project.open's check: immutable when no WAL is there, else read-only through it
-    flags = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
-    try:
-        con = sqlite3.connect(f"file:{path}?{flags}", uri=True)
-        try:
-            meta = dict(
-                con.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('application', 'format_version')"
-                ).fetchall()
-            )
-        finally:
-            con.close()
-    except sqlite3.DatabaseError as e:
-        if "not a database" in str(e):
-            raise ProjectError(NOT_SQLITE, path) from None
-        meta = {}
-    except sqlite3.Error:
-        meta = {}
-    if meta.get("application") != APPLICATION_ID:
-        raise ProjectError("is an SQLite database but not an Analogy Studio project", path)
+    meta = read_project_meta(path, quick_check=False)
     version = int(meta.get("format_version") or 0)
     if version < FORMAT_VERSION:
         raise ProjectError(

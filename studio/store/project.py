@@ -209,6 +209,22 @@ def _check_status(status: str) -> None:
 
 def _precheck(path: Path) -> None:
     """Refuse a file that is not an intact studio project, without writing a byte to it."""
+    meta = read_project_meta(path, quick_check=True)
+    version = int(meta.get("format_version", "0"))
+    if version > FORMAT_VERSION:
+        raise ProjectError(
+            f"was written by a newer Analogy Studio (project format {version}; this version "
+            f"reads up to {FORMAT_VERSION}). Update the studio to open it.",
+            path,
+        )
+    if version < 1:
+        raise ProjectError(f"has an unknown project format {version!r}", path)
+
+
+def read_project_meta(path: Path, *, quick_check: bool) -> dict[str, str]:
+    """The ``meta`` table of a studio project, read-only (not a byte written, not even
+    -wal/-shm); refuses anything that is not a studio project with a message naming the file.
+    ``quick_check`` also verifies the whole file (a full read: on open, not on every use)."""
     if not path.exists():
         raise ProjectError("project file not found", path)
     if path.is_dir():
@@ -234,7 +250,7 @@ def _precheck(path: Path) -> None:
             if "not a database" in str(e):
                 raise ProjectError(NOT_SQLITE, path) from None
             raise
-        check = con.execute("PRAGMA quick_check").fetchall()
+        check = con.execute("PRAGMA quick_check").fetchall() if quick_check else [("ok",)]
         if check != [("ok",)]:
             detail = "; ".join(str(r[0]) for r in check[:3])
             raise ProjectError(
@@ -255,15 +271,7 @@ def _precheck(path: Path) -> None:
         con.close()
     if meta.get("application") != APPLICATION_ID:
         raise ProjectError("is an SQLite database but not an Analogy Studio project", path)
-    version = int(meta.get("format_version", "0"))
-    if version > FORMAT_VERSION:
-        raise ProjectError(
-            f"was written by a newer Analogy Studio (project format {version}; this version "
-            f"reads up to {FORMAT_VERSION}). Update the studio to open it.",
-            path,
-        )
-    if version < 1:
-        raise ProjectError(f"has an unknown project format {version!r}", path)
+    return meta
 
 
 def _engine(path: Path) -> Engine:
