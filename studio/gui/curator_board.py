@@ -667,7 +667,7 @@ class CuratorBoard(QWidget):
         fm = self.table.fontMetrics()
         for col, sample in enumerate(
             ("test-00000 ", "matrix-3x3", "progression", "", "approved", "Err. ", "Warn. ",
-             "partial-row2 0.99")
+             "blind 0.99")
         ):
             header.resizeSection(col, fm.horizontalAdvance(sample) + 18)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
@@ -751,12 +751,12 @@ class CuratorBoard(QWidget):
             QTimer.singleShot(0, self._size_panes)
 
     def _size_panes(self) -> None:
-        """List, sheet and statistics share the width once it is known (39 / 38 / 23 %)."""
+        """List, sheet and statistics share the width once it is known (44 / 34 / 22 %)."""
         w = self.splitter.width()
         if self._sized or w < 600:
             return
         self._sized = True
-        left, centre = w * 39 // 100, w * 38 // 100
+        left, centre = w * 44 // 100, w * 34 // 100
         self.splitter.setSizes([left, centre, w - left - centre])
 
     def reload(self) -> None:
