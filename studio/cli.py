@@ -165,6 +165,41 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_split_arguments(s: argparse.ArgumentParser) -> None:
+    """The glyph split's parameters (``generate`` and ``needs`` read the same ones)."""
+    s.add_argument("--rules", default="all", help="all, or a list like constant,progression")
+    s.add_argument("--n", type=int, default=10_000, help="puzzles per fold")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument(
+        "--layout",
+        default="two-row",
+        choices=("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy"),
+        help="analogy: A : A′ :: B : ? (VASR's form)",
+    )
+    s.add_argument("--shift", action="store_true", help="context shift between rows")
+    s.add_argument("--holdout", default="disjoint", choices=("none", "basic", "disjoint"))
+    s.add_argument(
+        "--extrapolation", default="neutral", choices=("neutral", "tuples", "concepts", "values")
+    )
+    s.add_argument("--folds", type=int, default=1)
+    s.add_argument("--sampling", default="diverse", choices=("balanced", "diverse"))
+    s.add_argument(
+        "--answer-sets",
+        default="symmetric",
+        choices=("symmetric", "ua"),
+        help="symmetric: every answer could have been the key as far as its own tags go "
+        "(default); ua: UA's published foil pool, biased, to reproduce UA only",
+    )
+    s.add_argument(
+        "--strict",
+        default=True,
+        action=argparse.BooleanOptionalAction,
+        help="without context shift, also refuse foils that complete a rule under a shifted "
+        "reading (default: on)",
+    )
+    s.add_argument("--ratios", default="0.7,0.1,0.2", help="train,val,test shares")
+
+
 def _split_params(args: argparse.Namespace):
     from studio.generate.params import ALL_RULES, SplitParams
 
@@ -185,6 +220,8 @@ def _split_params(args: argparse.Namespace):
         folds=args.folds,
         n=args.n,
         seed=args.seed,
+        answer_sets=args.answer_sets,
+        strict=args.strict,
     )
 
 
@@ -272,7 +309,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
         )
         for name, why in sorted(e.dry.items()):
             print(f"  {name}: {why}", file=sys.stderr)
-        hint = "ask for fewer puzzles or other rules, or annotate more glyphs"
+        hint = (
+            "ask for fewer puzzles or other rules, or annotate more glyphs "
+            f"(`analogy-studio needs {args.project}` lists which)"
+        )
         if params.sampling == "diverse":
             hint = "use --sampling balanced, " + hint
         print(f"To make more: {hint}.", file=sys.stderr)
@@ -288,6 +328,38 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(f"fold {fold['fold']}: {fold['puzzles']} puzzles; rejected candidates: {rej}")
     if summary["glyphs_without_image"]:
         print(f"{summary['glyphs_without_image']} annotated glyphs have no image and were left out")
+    return 0
+
+
+def cmd_needs(args: argparse.Namespace) -> int:
+    from studio.generate.needs import annotation_needs
+    from studio.splits import split_inputs
+
+    params = _split_params(args)
+    studio = _open_studio(args.project)
+    try:
+        if any(g.status == "pending" for g in studio.project.glyphs()):
+            for done, total in studio.render_all():
+                _progress(done, total, args.quiet, "rendering")
+        inputs = split_inputs(studio)
+        report = annotation_needs(params, inputs.annotations, inputs.schema)
+    finally:
+        studio.close()
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
+        return 0
+    mendable = [t for t in report.tuples if t.mendable]
+    print(
+        f"{len(report.tuples)} tuple(s) run dry for lack of glyphs "
+        f"({len(report.tuples) - len(mendable)} cannot be mended by tagging):"
+    )
+    for t in report.tuples:
+        print(f"  {t.message()}")
+    per_value = report.per_value()
+    if per_value:
+        print(f"To tag next ({sum(per_value.values())} glyphs over {len(per_value)} values):")
+        for (c, v), n in sorted(per_value.items(), key=lambda kv: (-kv[1], kv[0])):
+            print(f"  {c} = {v or '(present)'}: +{n}  ({', '.join(report.tuples_of(c, v))})")
     return 0
 
 
@@ -575,24 +647,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--level", type=int, help="polycube-rotation: 1-3 (3-5 arms); shape-composition: 2-5 pieces"
     )
     s.add_argument("--size", type=int, help="image size in pixels (non-glyph families)")
-    s.add_argument("--rules", default="all", help="all, or a list like constant,progression")
-    s.add_argument("--n", type=int, default=10_000, help="puzzles per fold")
-    s.add_argument("--seed", type=int, default=1)
-    s.add_argument(
-        "--layout",
-        default="two-row",
-        choices=("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy"),
-        help="analogy: A : A′ :: B : ? (VASR's form)",
-    )
-    s.add_argument("--shift", action="store_true", help="context shift between rows")
-    s.add_argument("--holdout", default="disjoint", choices=("none", "basic", "disjoint"))
-    s.add_argument(
-        "--extrapolation", default="neutral", choices=("neutral", "tuples", "concepts", "values")
-    )
-    s.add_argument("--folds", type=int, default=1)
-    s.add_argument("--sampling", default="diverse", choices=("balanced", "diverse"))
-    s.add_argument("--ratios", default="0.7,0.1,0.2", help="train,val,test shares")
+    _add_split_arguments(s)
     s.set_defaults(func=cmd_generate)
+
+    s = sub.add_parser(
+        "needs",
+        help="which glyphs to tag next: the values each dry tuple of a split lacks",
+        description="For the split these options describe, every tuple that runs dry for lack "
+        "of glyphs (a symmetric answer set needs 4 values that could each be the key), the "
+        "values closest to key-able and how many more glyphs to tag for each.",
+    )
+    s.add_argument("project")
+    _add_split_arguments(s)
+    s.add_argument("--json", action="store_true", help="the report as JSON")
+    s.set_defaults(func=cmd_needs, family="glyph-pmp")
 
     s = sub.add_parser("vet", help="vet every puzzle of a split folder")
     s.add_argument("split_dir")

@@ -211,16 +211,19 @@ def vet(
     annotations: TagIndex,
     schema: Schema | RuleBook,
     features: TagIndex | None = None,
+    strict: bool | None = None,
 ) -> list[Verdict]:
     """``vet_puzzle`` for every puzzle; with ``features`` (see :func:`feature_index`) also the
-    warnings of foils that complete a rule over image features."""
+    warnings of foils that complete a rule over image features; ``strict`` (the split's
+    parameter) makes foils completing a rule under a shifted reading errors (``False``:
+    warnings)."""
     book = schema if isinstance(schema, RuleBook) else RuleBook(schema)
     fbook = None
     if features is not None:
         from studio.vet.features import FEATURE_SCHEMA
 
         fbook = RuleBook(FEATURE_SCHEMA)
-    return [vet_puzzle(p, annotations, book, features, fbook) for p in puzzles]
+    return [vet_puzzle(p, annotations, book, features, fbook, strict) for p in puzzles]
 
 
 def verdict_counts(verdicts: Sequence[Verdict]) -> dict[str, Any]:
@@ -261,7 +264,7 @@ def generate_to_dir(
     for r in results:
         if should_stop is not None and should_stop():
             raise Cancelled()
-        verdicts.append(vet(r.puzzles, inputs.annotations, book, features))
+        verdicts.append(vet(r.puzzles, inputs.annotations, book, features, params.strict))
         stats.append(split_stats(r.puzzles, inputs.annotations, inputs.schema))
 
     def write_progress(done: int, total: int) -> None:
@@ -382,7 +385,8 @@ def vet_dir(
             schema = split_schema(d, data)
         annotations = _annotations_of(project_or_annotations, d, schema)
         feats = feature_index(frames_of_split(d, puzzles)) if features else None
-        verdicts = vet(puzzles, annotations, schema, feats)
+        strict = bool(data.get("params", {}).get("strict", False))
+        verdicts = vet(puzzles, annotations, schema, feats, strict)
         if multi:
             verdicts = [Verdict(f"{d.name}/{v.puzzle_id}", v.findings) for v in verdicts]
         out.extend(verdicts)

@@ -24,6 +24,17 @@ out among the answers (glyphs with no tag of c say nothing about it and are not 
 key's position is uniform. ``params["answer_roles"]`` records, answer by answer, ``key``,
 ``similar`` or ``changed``.
 
+**Symmetric answer sets** (``params.answer_sets == "symmetric"``, the default). VASR's
+"changed" distractor carries the key's value v2, so the key is one of the two answers sharing a
+value of c and a blind solver halves the choice; and a value that is never changed *to* only
+ever appears on foils. So, as for glyph matrices, the answers' values of c are chosen first —
+``FOILS + 1`` distinct values, each of which could be the key (v2 of some change of this side) —
+then the key's value uniformly among them, then a change (c, v1, v2) into it and the pairs;
+each foil carries one of the other values (and none of the set's others), the one most like B
+by Jaccard similarity of tags that passes vetting (VASR's hard distractors). Every role is then
+``similar``. A concept with fewer key-able values is dry. ``answer_sets="ua"`` keeps VASR's
+recipe above.
+
 Rejections are counted by reason: foil candidates ``foil-completes-intended`` and
 ``foil-emergent:change``; whole draws ``no-second-pair`` (no (B, B′) disjoint from (A, A′)),
 ``duplicate-instantiation`` (diverse sampling), ``too-few-valid-foils``. A change whose side
@@ -70,6 +81,7 @@ CANDIDATES = 40  # changed-group candidates looked at per puzzle (VASR extracts 
 FOIL_VALUE_CAP = 2  # foils sharing the same values of c
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a change is declared dry
 PAIR_TRIES = 8  # draws of (B, B′) per puzzle before giving up
+SET_TRIES = 6  # draws with the same answer values and key (symmetric sets)
 
 Change = tuple[str, str, str]  # (concept, v1, v2)
 Group = tuple[tuple[GlyphKey, ...], tuple[GlyphKey, ...]]  # glyphs A-side, glyphs A′-side
@@ -228,6 +240,16 @@ class AnalogyGenerator:
                 else:
                     by_concept.setdefault(t[0], []).append(t)
             self.result.dry[part] = dry
+            if self.params.answer_sets == "symmetric":
+                for c in sorted(by_concept):
+                    keys = sorted({t[2] for t in by_concept[c]})
+                    if len(keys) < FOILS + 1:
+                        for t in by_concept.pop(c):
+                            dry[change_name(t)] = (
+                                f"only {len(keys)} value(s) of {c} can be changed to on this "
+                                f"side ({', '.join(keys)}); a symmetric answer set needs "
+                                f"{FOILS + 1}"
+                            )
             fails: Counter[Change] = Counter()
             made = 0
             while made < counts[part]:
@@ -237,8 +259,11 @@ class AnalogyGenerator:
                 concepts = sorted(by_concept)
                 c = concepts[int(self.rng.integers(len(concepts)))]
                 options = by_concept[c]
-                t = options[int(self.rng.integers(len(options)))]
-                puzzle, reason = self._build(t, part, side_name, made)
+                if self.params.answer_sets == "symmetric":
+                    puzzle, reason, t = self._build_symmetric(c, options, part, side_name, made)
+                else:
+                    t = options[int(self.rng.integers(len(options)))]
+                    puzzle, reason = self._build(t, part, side_name, made)
                 if puzzle is None:
                     self.result.rejections[reason] += 1
                     fails[t] += 1
@@ -274,7 +299,52 @@ class AnalogyGenerator:
         xs, ys = groups[gi]
         return xs[r // len(ys)], ys[r % len(ys)]
 
-    def _build(self, t: Change, part: str, side_name: str, index: int) -> tuple[Puzzle | None, str]:
+    def _build_symmetric(
+        self, c: str, options: list[Change], part: str, side_name: str, index: int
+    ) -> tuple[Puzzle | None, str, Change]:
+        """A puzzle whose answers carry ``FOILS + 1`` distinct values of ``c`` that could each
+        be the key; returns the change it used (or tried last)."""
+        keys = sorted({t[2] for t in options})
+        if len(keys) < FOILS + 1:
+            return None, "no-values", options[0]
+        side = self._sides[side_name]
+
+        def admissible(u: str, values: Sequence[str]) -> list[Change]:
+            # changes into u that leave a glyph for every other value's foil (A and B carry v1)
+            return [
+                t
+                for t in options
+                if t[2] == u and (t[1] not in values or len(side.folder(c, t[1])) > 2)
+            ]
+
+        values: list[str] = []
+        for i in self.rng.permutation(len(keys)):
+            trial = [*values, keys[int(i)]]
+            if all(admissible(u, trial) for u in trial):
+                values = trial
+                if len(values) == FOILS + 1:
+                    break
+        if len(values) < FOILS + 1:
+            return None, "asymmetric-values", options[int(self.rng.integers(len(options)))]
+        values.sort()
+        key_value = values[int(self.rng.integers(FOILS + 1))]
+        into = admissible(key_value, values)
+        t = into[int(self.rng.integers(len(into)))]
+        reason = "no-values"
+        for _ in range(SET_TRIES):
+            puzzle, reason = self._build(t, part, side_name, index, values)
+            if puzzle is not None:
+                return puzzle, "", t
+        return None, reason, t
+
+    def _build(
+        self,
+        t: Change,
+        part: str,
+        side_name: str,
+        index: int,
+        answer_values: Sequence[str] | None = None,
+    ) -> tuple[Puzzle | None, str]:
         c, v1, v2 = t
         groups = self.pairs(side_name, t)
         a, a2 = self._draw_pair(groups)
@@ -294,7 +364,11 @@ class AnalogyGenerator:
         if b is None or b2 is None:
             return None, reason
         side = self._sides[side_name]
-        picked = self._foils(t, b, frozenset((a, a2, b, b2)), side)
+        banned = frozenset((a, a2, b, b2))
+        if answer_values is None:
+            picked = self._foils(t, b, banned, side)
+        else:
+            picked = self._symmetric_foils(t, b, banned, side, answer_values)
         if picked is None:
             return None, "too-few-valid-foils"
         foils, roles = picked
@@ -394,6 +468,38 @@ class AnalogyGenerator:
         if len(foils) < FOILS:
             return None
         return foils, roles
+
+    def _symmetric_foils(
+        self,
+        change: Change,
+        b: GlyphKey,
+        banned: frozenset[GlyphKey],
+        side: GlyphSide,
+        answer_values: Sequence[str],
+    ) -> tuple[list[GlyphKey], list[str]] | None:
+        """One foil per answer value other than the key's (v2): the glyph carrying it, and no
+        other value of the set, most like B that passes vetting."""
+        c, _v1, v2 = change
+        carriers = {v: side.folder_sets.get((c, v), frozenset()) for v in answer_values}
+        foils: list[GlyphKey] = []
+        for w in answer_values:
+            if w == v2:
+                continue
+            rivals = frozenset().union(*(carriers[u] for u in answer_values if u != w))
+            pool = [g for g in side.folder(c, w) if g not in banned and g not in rivals]
+            chosen = None
+            for g in self._ranked(pool, b, similar=True)[:CANDIDATES]:
+                found = foil_findings(self.ann, self.book, change, b, g, 0)
+                if found:
+                    self.result.rejections[rejection_reason(found[0])] += 1
+                    continue
+                chosen = g
+                break
+            if chosen is None:
+                return None
+            banned = banned | {chosen}
+            foils.append(chosen)
+        return foils, ["similar"] * len(foils)
 
 
 def generate_analogies(

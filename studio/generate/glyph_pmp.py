@@ -7,8 +7,24 @@ other rule over *any* concept the glyphs share (``find_emergent_rules``' test), 
 UA's own generator only kept foils out of the answer's folder; polysemic glyphs let foils through
 that complete a rule over another concept. Every rejected candidate is counted by reason.
 
-The foil pool is balanced as in UA: at most three candidates per value of the concept. The key's
-position is uniform. Everything random comes from one ``numpy.random.Generator`` seeded by
+**Answer sets** (``params.answer_sets``). ``symmetric`` (the default) chooses the set of answer
+values first — ``ANSWERS`` pairwise distinct values of the intended concept, among the values that
+could each be the key of this (rule, concept) on this side — then the key's value uniformly
+among them, then the context for it, then one foil per remaining value. So, as far as its own
+tags go, every answer could have been the key: a value sits on the key 1/k of the times it sits
+on an answer, the key is not the odd one out, and no value only ever appears as a foil. A draw
+that fails (no glyph, a foil that would complete a rule) is retried with the *same* values and
+key (``SET_TRIES`` times) before new values are drawn, so failures do not tilt the key rates. A
+tuple with fewer than ``ANSWERS`` key-able values is dry (named with what it lacks, see
+:func:`annotation_needs`), never filled with a biased set. ``ua`` keeps UA's foil pool (at most
+three candidates per value of the concept, the key's value never among them — the key is then
+the odd one out), only to reproduce UA. The key's position is uniform either way, and dist3 rows
+are shuffled (never schema order).
+
+**Strict vetting** (``params.strict``, on by default): in a split without context shift, a foil
+that completes some rule under a *shifted* reading (row 2 with its own values) is a second
+defensible answer to a solver who does not know the split is shift-free; it is rejected
+(``foil-strict:<rule>``). Everything random comes from one ``numpy.random.Generator`` seeded by
 (seed, fold), and every iteration order is fixed, so a seed gives the same split byte for byte.
 
 When the annotations cannot supply a tuple (a union needs glyphs carrying two values; a
@@ -35,10 +51,21 @@ from studio.core.schema import Rule, Schema, ValueKind
 from studio.core.tagindex import TagIndex
 from studio.generate.params import SplitParams
 from studio.vet.emergent import completions, key_completes
-from studio.vet.rules import CARDINAL_CELLS, LAYOUT_RULES, NONE, RuleBook, RuleContext
+from studio.vet.rules import (
+    CARDINAL_CELLS,
+    LAYOUT_RULES,
+    NONE,
+    RuleBook,
+    RuleContext,
+    complete,
+    row_instantiations,
+)
 
 FOILS = 3
+ANSWERS = FOILS + 1
 POOL_PER_VALUE = 3
+SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
+ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
 
@@ -266,6 +293,10 @@ class GlyphPMPGenerator:
             pass
         return self.result
 
+    def tuples(self, side_name: str) -> list[Tuple]:
+        """The (rule, concept, shift) tuples offered on a side (``train`` or ``eval``)."""
+        return list(self._tuples[side_name])
+
     def side(self, part: str) -> GlyphSide:
         """The glyphs a part (train, val, test) draws from under the split's hold-out."""
         return self._sides["train" if part == "train" else "eval"]
@@ -297,14 +328,31 @@ class GlyphPMPGenerator:
             ]
             if not both:
                 return f"no glyph carries two values of {concept} (union needs one)"
-        options = self._instantiations(rc, side_name, 1 if shift else 2)
-        if self._values_disjoint:
-            options = [o for o in options if self._values_side(rule, concept, o) == side_name]
-        if rule == "constant" and not shift:
-            options = [o for o in options if o[0] != NONE]
+        if self.params.layout == "odd-one-out":
+            odd = self._odd_options(rc, side_name)
+            least = 2 if self._symmetric else 1
+            if len(odd) < least:
+                return (
+                    f"{len(odd)} value(s) of {concept} have {self.params.group_size - 1} glyphs "
+                    f"on this side; an odd-one-out needs {least}"
+                )
+            return None
+        options = self._options(rc, side_name, shift)
         if not options:
             return f"no values of {concept} with enough glyphs for {rule} on this side"
+        if self._symmetric:
+            keys = self.key_values(rc, side_name, shift)
+            if len(keys) < ANSWERS:
+                shown = ", ".join(keys) if keys else "none"
+                return (
+                    f"only {len(keys)} value(s) of {concept} can be the key of {rule} on this "
+                    f"side ({shown}); a symmetric answer set needs {ANSWERS}"
+                )
         return None
+
+    @property
+    def _symmetric(self) -> bool:
+        return self.params.answer_sets == "symmetric"
 
     def _nrows(self) -> int:
         return {"two-row": 2, "matrix-3x3": 3}.get(self.params.layout, 1)
@@ -312,24 +360,27 @@ class GlyphPMPGenerator:
     def _length(self) -> int:
         return self.params.sequence_length if self.params.layout == "sequence" else 3
 
-    def _instantiations(self, rc: RuleContext, side_name: str, need: int) -> list[tuple[str, ...]]:
-        """Every value tuple for one row of this rule whose values have glyphs on this side
-        (``need`` glyphs per value); cached."""
-        cache_key = (rc.concept, rc.rule.value, hash((side_name, need, self._length())))
+    def requirement(self, rc: RuleContext, inst: tuple[str, ...], shift: bool) -> Counter[str]:
+        """Glyphs each value needs on a side for a row instantiation ``inst`` to be usable: its
+        count in the row, times the rows that repeat it (every row without shift; a dist3 row's
+        values appear in every row either way). A union needs glyphs carrying both values."""
+        per_row = Counter(inst)
+        rows = self._nrows() if (not shift or rc.rule is Rule.DIST3) else 1
+        return Counter({v: n * rows for v, n in per_row.items()})
+
+    def candidate_instantiations(self, rc: RuleContext) -> list[tuple[str, ...]]:
+        """Every row instantiation of this rule over the values the schema allows, whether or
+        not the annotations have glyphs for it (the generator filters; the needs report reads
+        what is missing). Cached per (concept, rule, row length)."""
+        cache_key = (rc.concept, rc.rule.value, self._length())
         got = self._runs.get(cache_key)
         if got is not None:
             return got
-        side = self._sides[side_name]
         L = self._length()
-
-        def has(v: str, k: int = need) -> bool:
-            return len(side.folder(rc.concept, v)) >= k
-
-        vals = sorted(v for v in rc.allowed if has(v))
+        vals = sorted(rc.allowed)
         out: list[tuple[str, ...]] = []
         if rc.rule is Rule.CONSTANT:
-            out = [(v,) * L for v in vals if rc.negate or v != NONE]
-            out = [o for o in out if has(o[0], need * L)]
+            out = [(v,) * L for v in vals]
         elif rc.rule is Rule.PROGRESSION:
             coords = rc.coords
             pts = {v: coords[v] for v in vals if v in coords}
@@ -361,65 +412,130 @@ class GlyphPMPGenerator:
                         c = by_int.get(nc)
                         if c is None or (nb - na) == (nc - nb):
                             continue  # never a progression in disguise
-                        if len({a, b, c}) < 3 and not (has(a, 2 * need) if a == b else True):
-                            continue
                         out.append((a, b, c))
         elif rc.rule is Rule.DIST3:
             for i, a in enumerate(vals):
-                for b in vals[i + 1 :]:
-                    for c in vals[vals.index(b) + 1 :]:
+                for j, b in enumerate(vals[i + 1 :], i + 1):
+                    for c in vals[j + 1 :]:
                         out.append((a, b, c))
         elif rc.rule is Rule.UNION:
             for i, a in enumerate(vals):
                 for b in vals[i + 1 :]:
-                    both = side.folder_sets.get(
-                        (rc.concept, a), frozenset()
-                    ) & side.folder_sets.get((rc.concept, b), frozenset())
-                    if both:
-                        out.append((a, b))
+                    out.append((a, b))
         self._runs[cache_key] = out
         return out
+
+    def _usable(self, rc: RuleContext, inst: tuple[str, ...], side: GlyphSide, shift: bool) -> bool:
+        if rc.rule is Rule.UNION:
+            a, b = inst
+            both = side.folder_sets.get((rc.concept, a), frozenset()) & side.folder_sets.get(
+                (rc.concept, b), frozenset()
+            )
+            return bool(both)
+        need = self.requirement(rc, inst, shift)
+        return all(len(side.folder(rc.concept, v)) >= n for v, n in need.items())
+
+    def _options(self, rc: RuleContext, side_name: str, shift: bool) -> list[tuple[str, ...]]:
+        """Row instantiations this side can build (glyphs enough, values on this side under
+        values extrapolation, a constant without shift never ``none``); cached."""
+        cache_key = ("options", rc.concept, rc.rule.value, side_name, shift, self._length())
+        got = self._runs.get(cache_key)
+        if got is not None:
+            return got
+        side = self._sides[side_name]
+        out = [
+            o
+            for o in self.candidate_instantiations(rc)
+            if self._usable(rc, o, side, shift)
+            and (rc.negate or rc.rule is not Rule.CONSTANT or o[0] != NONE)
+        ]
+        if self._values_disjoint:
+            out = [o for o in out if self._values_side(rc.rule.value, rc.concept, o) == side_name]
+        if rc.rule is Rule.CONSTANT and not shift:
+            out = [o for o in out if o[0] != NONE]
+        self._runs[cache_key] = out
+        return out
+
+    def key_value(self, rc: RuleContext, inst: tuple[str, ...]) -> list[str]:
+        """The values the key of a last row built from ``inst`` may carry: its last value, any
+        of the three for dist3 (rows are shuffled), ``a+b`` for a union."""
+        if rc.rule is Rule.UNION:
+            return ["+".join(inst)]
+        if rc.rule is Rule.DIST3:
+            return list(inst)
+        return [inst[-1]]
+
+    def key_values(self, rc: RuleContext, side_name: str, shift: bool) -> list[str]:
+        """Values that can be the key of this (rule, concept) on this side (``train`` or
+        ``eval``), sorted: the values a symmetric answer set is drawn from."""
+        return sorted(
+            {v for o in self._options(rc, side_name, shift) for v in self.key_value(rc, o)}
+        )
 
     def _row_values(
         self, rc: RuleContext, side_name: str, shift: bool
     ) -> list[tuple[str, ...]] | None:
-        """Values for each row (an empty list when none fit)."""
+        """Values for each row, UA's way: an instantiation first, the key's value follows."""
         rng = self.rng
-        nrows = self._nrows()
-        options = self._instantiations(rc, side_name, 2 if not shift else 1)
-        if self._values_disjoint:
-            options = [
-                o for o in options if self._values_side(rc.rule.value, rc.concept, o) == side_name
-            ]
+        options = self._options(rc, side_name, shift)
         if not options:
             return None
         first = options[int(rng.integers(len(options)))]
-        if rc.rule is Rule.CONSTANT and not shift and first[0] == NONE:
-            return None
         if rc.rule is Rule.DIST3:
-            if shift:  # UA: a shifted dist3 shuffles the order of the earlier rows
-                rows = [tuple(first[int(i)] for i in rng.permutation(3)) for _ in range(nrows - 1)]
-                return [*rows, first]
-            if self.params.layout == "matrix-3x3":
-                return [first[r:] + first[:r] for r in range(nrows)]  # a Latin square
-            return [first] * nrows
-        rows = [first]
+            first = tuple(first[int(i)] for i in rng.permutation(3))  # never schema order
+        return self._rows_ending(rc, options, first, shift)
+
+    def _rows_for_key(
+        self, rc: RuleContext, side_name: str, shift: bool, key: str, last: tuple[str, ...]
+    ) -> list[tuple[str, ...]] | None:
+        """Values for each row whose last row is the instantiation ``last`` with ``key`` as its
+        last value (a symmetric answer set)."""
+        rng = self.rng
+        options = self._options(rc, side_name, shift)
+        if rc.rule is Rule.DIST3:
+            others = [v for v in last if v != key]
+            order = rng.permutation(2)
+            last = (others[int(order[0])], others[int(order[1])], key)
+            if not shift and self.params.layout == "matrix-3x3":
+                # a Latin square whose last row is ``last``: rows are rotations of it
+                return [last[r:] + last[:r] for r in (1, 2, 0)]
+        return self._rows_ending(rc, options, last, shift, last_given=True)
+
+    def _rows_ending(
+        self,
+        rc: RuleContext,
+        options: Sequence[tuple[str, ...]],
+        given: tuple[str, ...],
+        shift: bool,
+        last_given: bool = False,
+    ) -> list[tuple[str, ...]] | None:
+        """Every row's values from one given row (the first, or the last with
+        ``last_given``): the same in every row without shift, other instantiations with."""
+        rng = self.rng
+        nrows = self._nrows()
+        if rc.rule is Rule.DIST3:
+            if shift:  # UA: a shifted dist3 shuffles the order of the other rows
+                rows = [tuple(given[int(i)] for i in rng.permutation(3)) for _ in range(nrows - 1)]
+                return [*rows, given]
+            if self.params.layout == "matrix-3x3" and not last_given:
+                return [given[r:] + given[:r] for r in range(nrows)]  # a Latin square
+            return [given] * nrows
+        if not shift:
+            return [given] * nrows
+        rows = [given]
         for _r in range(1, nrows):
-            if not shift:
-                rows.append(first)
-                continue
-            if rc.rule is Rule.CONSTANT and rc.kind is ValueKind.CARDINAL and first[0] in OPPOSITE:
-                other = (OPPOSITE[first[0]],) * len(first)
-                if other in options:
+            if rc.rule is Rule.CONSTANT and rc.kind is ValueKind.CARDINAL and given[0] in OPPOSITE:
+                other = (OPPOSITE[given[0]],) * len(given)
+                if other in options and other not in rows:
                     rows.append(other)
                     continue
-            others = [o for o in options if o != rows[-1] and o not in rows]
+            others = [o for o in options if o not in rows]
             if rc.rule is Rule.CONSTANT and all(r0[0] == NONE for r0 in rows):
                 others = [o for o in others if o[0] != NONE]
             if not others:
                 return None
             rows.append(others[int(rng.integers(len(others)))])
-        return rows
+        return rows[::-1] if last_given else rows
 
     # ---- one puzzle ----------------------------------------------------------------------------
     def _draw(
@@ -439,13 +555,19 @@ class GlyphPMPGenerator:
         return None
 
     def _cells(
-        self, rc: RuleContext, rows: list[tuple[str, ...]], side: GlyphSide
+        self,
+        rc: RuleContext,
+        rows: list[tuple[str, ...]],
+        side: GlyphSide,
+        avoid_key: frozenset[GlyphKey] = frozenset(),
     ) -> list[list[GlyphKey]] | None:
+        """Glyphs for the rows; the last cell (the key) never among ``avoid_key``."""
         taken: set[GlyphKey] = set()
         out = []
         c = rc.concept
-        for values in rows:
+        for r, values in enumerate(rows):
             row: list[GlyphKey] = []
+            last_row = r == len(rows) - 1
             if rc.rule is Rule.UNION:
                 a, b = values
                 fa, fb = (
@@ -461,7 +583,7 @@ class GlyphPMPGenerator:
                 if gb is None:
                     return None
                 taken.add(gb)
-                gc = self._draw(both, taken)
+                gc = self._draw(both, taken, avoid_key if last_row else frozenset())
                 if gc is None:
                     return None
                 taken.add(gc)
@@ -470,12 +592,13 @@ class GlyphPMPGenerator:
             others = frozenset().union(
                 *(side.folder_sets.get((c, v), frozenset()) for v in set(values))
             )
-            for v in values:
+            for j, v in enumerate(values):
                 # prefer glyphs that carry only this value of the row (UA's mutual exclusivity)
                 excl = others - side.folder_sets.get((c, v), frozenset())
-                g = self._draw(side.folder(c, v), taken, excl)
+                must_avoid = avoid_key if last_row and j == len(values) - 1 else frozenset()
+                g = self._draw(side.folder(c, v), taken, excl | must_avoid)
                 if g is None:
-                    g = self._draw(side.folder(c, v), taken)
+                    g = self._draw(side.folder(c, v), taken, must_avoid)
                 if g is None:
                     return None
                 taken.add(g)
@@ -488,13 +611,123 @@ class GlyphPMPGenerator:
         rc = self.book.get(concept, rule)
         assert rc is not None
         side = self._sides[side_name]
-        layout = self.params.layout
-        if layout == "odd-one-out":
+        if self.params.layout == "odd-one-out":
             return self._build_odd(rc, part, side, side_name, index)
-        rows = self._row_values(rc, side_name, shift)
-        if rows is None:
+        if not self._symmetric:
+            rows = self._row_values(rc, side_name, shift)
+            if rows is None:
+                return None, "no-values"
+            return self._finish(rc, t, part, side, index, rows, None)
+        keys = self.key_values(rc, side_name, shift)
+        if len(keys) < ANSWERS:
             return None, "no-values"
-        cells = self._cells(rc, rows, side)
+        for _ in range(SET_TRIES):
+            chosen = self._answer_values(rc, side_name, shift, keys)
+            if chosen is None:
+                self.result.rejections["asymmetric-values"] += 1
+                continue
+            values, plans = chosen
+            # every value of the set could be the key: now the key, uniformly
+            key_value = values[int(self.rng.integers(ANSWERS))]
+            rows = plans[key_value]
+            reason = "no-glyphs"
+            for _ in range(SET_TRIES):
+                puzzle, reason = self._finish(rc, t, part, side, index, rows, values, key_value)
+                if puzzle is not None:
+                    return puzzle, ""
+                rows = self._admissible_rows(rc, side_name, shift, key_value, values) or rows
+            return None, reason
+        return None, "asymmetric-values"
+
+    def _answer_values(
+        self, rc: RuleContext, side_name: str, shift: bool, keys: Sequence[str]
+    ) -> tuple[list[str], dict[str, list[tuple[str, ...]]]] | None:
+        """``ANSWERS`` values that could each be the key with the others as foils, and rows
+        for each as the key. Values are taken in a random order and kept while the set stays
+        admissible; the key is chosen afterwards, so how the set was found says nothing about
+        which of its values is the key."""
+        chosen: list[str] = []
+        plans: dict[str, list[tuple[str, ...]]] = {}
+        for i in self.rng.permutation(len(keys)):
+            trial = [*chosen, keys[int(i)]]
+            trial_plans = {}
+            for u in trial:
+                rows = self._admissible_rows(rc, side_name, shift, u, trial)
+                if rows is None:
+                    break
+                trial_plans[u] = rows
+            else:
+                chosen, plans = trial, trial_plans
+                if len(chosen) == ANSWERS:
+                    return sorted(chosen), plans
+        return None
+
+    def _admissible_rows(
+        self, rc: RuleContext, side_name: str, shift: bool, key: str, values: Sequence[str]
+    ) -> list[tuple[str, ...]] | None:
+        """Rows whose key is ``key`` and whose last row no other answer value completes (by
+        the values alone; under a shifted reading too when the split is strict), leaving a
+        glyph of every other value for its foil: the answer set can then hold every one of
+        ``values``. None when none of the instantiations ending in ``key`` does."""
+        reading = shift or (self.params.strict and self._nrows() > 1)
+        others = [w for w in values if w != key]
+        side = self._sides[side_name]
+        have = {w: len(self._value_glyphs(rc.concept, w, side)) for w in others}
+        mine = [o for o in self._options(rc, side_name, shift) if key in self.key_value(rc, o)]
+        for i in self.rng.permutation(len(mine))[:ROW_TRIES]:
+            rows = self._rows_for_key(rc, side_name, shift, key, mine[int(i)])
+            if rows is None:
+                continue
+            used = Counter(v for row in rows for v in row)
+            if any(have[w] < used[w] + 1 for w in others):
+                continue  # the context would take every glyph of a foil's value
+            if not any(self._value_completes(rc, rows, w, reading) for w in others):
+                return rows
+        return None
+
+    def _value_completes(
+        self, rc: RuleContext, rows: list[tuple[str, ...]], answer: str, shift: bool
+    ) -> bool:
+        """Would an answer carrying only the value ``answer`` complete these rows of values?"""
+        cells = [self._value_cells(rc, r) for r in rows]
+        cells[-1][-1] = frozenset(answer.split("+")) if rc.rule is Rule.UNION else {answer}
+        insts = [row_instantiations(rc, [frozenset(c) for c in row]) for row in cells]
+        return complete(rc, insts, shift) is not None
+
+    @staticmethod
+    def _value_cells(rc: RuleContext, row: tuple[str, ...]) -> list[set[str]]:
+        if rc.rule is Rule.UNION:
+            a, b = row
+            return [{a}, {b}, {a, b}]
+        return [{v} for v in row]
+
+    def _value_glyphs(self, concept: str, value: str, side: GlyphSide) -> frozenset[GlyphKey]:
+        """Glyphs carrying an answer value (both values, for a union's ``a+b``)."""
+        parts = value.split("+") if "+" in value else [value]
+        sets = [side.folder_sets.get((concept, v), frozenset()) for v in parts]
+        return frozenset.intersection(*sets)
+
+    def _finish(
+        self,
+        rc: RuleContext,
+        t: Tuple,
+        part: str,
+        side: GlyphSide,
+        index: int,
+        rows: list[tuple[str, ...]],
+        answer_values: list[str] | None,
+        key_value: str = "",
+    ) -> tuple[Puzzle | None, str]:
+        """Glyphs, foils and checks for rows of values; ``answer_values`` (symmetric sets) are
+        the answers' values of the concept, ``key_value`` among them."""
+        rule, concept, shift = t
+        avoid_key: frozenset[GlyphKey] = frozenset()
+        if answer_values is not None:
+            mine = self._value_glyphs(concept, key_value, side)
+            avoid_key = frozenset().union(
+                *(self._value_glyphs(concept, v, side) - mine for v in answer_values)
+            )
+        cells = self._cells(rc, rows, side, avoid_key)
         if cells is None:
             return None, "no-glyphs"
         key_glyph = cells[-1][-1]
@@ -506,7 +739,12 @@ class GlyphPMPGenerator:
         full_rows = [list(r) for r in cells]
         if not completions(full_rows, self.ann, self.book, shift, only=rc):
             return None, "key-does-not-complete"
-        foils = self._foils(rc, context, key_glyph, side, shift, rows)
+        if answer_values is None:
+            foils = self._foils(rc, context, key_glyph, side, shift, rows)
+        else:
+            foils = self._symmetric_foils(
+                rc, context, key_glyph, side, shift, answer_values, key_value
+            )
         if foils is None:
             return None, "too-few-valid-foils"
         pos = int(self.rng.integers(FOILS + 1))
@@ -515,7 +753,7 @@ class GlyphPMPGenerator:
         puzzle = Puzzle(
             id=f"{part}-{index:05d}",
             family=self.params.family,
-            layout=layout,
+            layout=self.params.layout,
             rule=rule,
             concept=concept,
             shift=shift,
@@ -549,12 +787,59 @@ class GlyphPMPGenerator:
         rows[-1] = rows[-1] + [candidate]
         found = completions(rows, self.ann, self.book, shift)
         if not found:
+            if self.params.strict and not shift and self._nrows() > 1:
+                shifted = completions(rows, self.ann, self.book, True)
+                if shifted:
+                    return f"foil-strict:{shifted[0][0].rule.value}"
             return None
         for got, _ in found:
             if got.concept == rc.concept and got.rule is rc.rule:
                 return "foil-completes-intended"
         got = found[0][0]
         return f"foil-emergent:{got.rule.value}"
+
+    def _symmetric_foils(
+        self,
+        rc: RuleContext,
+        context: tuple[tuple[GlyphKey, ...], ...],
+        key_glyph: GlyphKey,
+        side: GlyphSide,
+        shift: bool,
+        answer_values: Sequence[str],
+        key_value: str,
+    ) -> list[GlyphKey] | None:
+        """One foil per answer value other than the key's: a glyph carrying that value and no
+        other answer value of the concept, never from the context, vetted."""
+        banned = set(g for r in context for g in r) | {key_glyph}
+        carriers = {v: self._value_glyphs(rc.concept, v, side) for v in answer_values}
+        foils = []
+        for v in answer_values:
+            if v == key_value:
+                continue
+            rivals = frozenset().union(
+                *(carriers[u] - carriers[v] for u in answer_values if u != v)
+            )
+            pool = sorted(carriers[v])
+            n = len(pool)
+            if not n:
+                return None
+            start = int(self.rng.integers(n))
+            chosen = None
+            for j in range(n):
+                g = pool[(start + j) % n]
+                if g in banned or g in rivals:
+                    continue
+                why = self.foil_rejection(context, g, shift, rc)
+                if why is not None:
+                    self.result.rejections[why] += 1
+                    continue
+                chosen = g
+                break
+            if chosen is None:
+                return None
+            banned.add(chosen)
+            foils.append(chosen)
+        return foils
 
     def _foils(
         self,
@@ -565,6 +850,7 @@ class GlyphPMPGenerator:
         shift: bool,
         rows: list[tuple[str, ...]],
     ) -> list[GlyphKey] | None:
+        """UA's foil pool: up to three candidates per other value of the concept."""
         banned = set(g for r in context for g in r) | {key_glyph}
         answer_value = rows[-1][-1] if rc.rule is not Rule.UNION else None
         pool: list[GlyphKey] = []
@@ -599,21 +885,46 @@ class GlyphPMPGenerator:
         return [pool[int(i)] for i in pick]
 
     # ---- odd one out ---------------------------------------------------------------------------
+    def _odd_options(self, rc: RuleContext, side_name: str) -> list[str]:
+        """Values with glyphs enough to be an odd-one-out group on this side."""
+        side = self._sides[side_name]
+        need = self.params.group_size - 1
+        options = [
+            v for v in sorted(rc.allowed) if v != NONE and len(side.folder(rc.concept, v)) >= need
+        ]
+        if self._values_disjoint:
+            options = [
+                v
+                for v in options
+                if self._values_side("odd-one-out", rc.concept, (v,)) == side_name
+            ]
+        return options
+
     def _build_odd(
         self, rc: RuleContext, part: str, side: GlyphSide, side_name: str, index: int
     ) -> tuple[Puzzle | None, str]:
         concept = rc.concept
         size = self.params.group_size
-        options = [
-            v for v in sorted(rc.allowed) if v != NONE and len(side.folder(concept, v)) >= size - 1
-        ]
-        if self._values_disjoint:
-            options = [
-                v for v in options if self._values_side("odd-one-out", concept, (v,)) == side_name
-            ]
+        options = self._odd_options(rc, side_name)
         if not options:
             return None, "no-values"
-        v = options[int(self.rng.integers(len(options)))]
+        if self._symmetric:
+            # the two values first, each able to be the group's or the odd one's; then which
+            # is odd, by a coin: no value is only ever odd (or only ever in the group)
+            if len(options) < 2:
+                return None, "no-values"
+            pair = sorted(int(i) for i in self.rng.choice(len(options), size=2, replace=False))
+            v, u = (options[pair[0]], options[pair[1]])
+            if self.rng.integers(2):
+                v, u = u, v
+            odd_values = [u]
+        else:
+            v = options[int(self.rng.integers(len(options)))]
+            odd_values = [
+                w
+                for w in self.schema.concept(concept).value_ids
+                if w != v and side.folder(concept, w)
+            ]
         taken: set[GlyphKey] = set()
         members = []
         for _ in range(size - 1):
@@ -622,9 +933,6 @@ class GlyphPMPGenerator:
                 return None, "no-glyphs"
             taken.add(g)
             members.append(g)
-        odd_values = [
-            u for u in self.schema.concept(concept).value_ids if u != v and side.folder(concept, u)
-        ]
         if not odd_values:
             return None, "no-values"
         u = odd_values[int(self.rng.integers(len(odd_values)))]

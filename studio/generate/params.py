@@ -12,6 +12,9 @@ ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
 EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values")
 HOLDOUTS = ("none", "basic", "disjoint")
 SAMPLINGS = ("balanced", "diverse")
+#: How an answer set is chosen: ``symmetric`` (every answer could have been the key as far as
+#: its own tags go; the default) or ``ua`` (UA's published foil pool, kept to reproduce UA).
+ANSWER_SETS = ("symmetric", "ua")
 GLYPH_LAYOUTS = ("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy")
 
 
@@ -28,6 +31,12 @@ class SplitParams:
     - ``sampling``: ``balanced`` draws rule–concept tuples uniformly; ``diverse`` also never
       repeats a rule–values–answer instantiation.
     - ``holdout_fraction``: the share held out for val+test (glyphs, tuples, concepts, values).
+    - ``answer_sets``: ``symmetric`` chooses the answers' values first, among values that could
+      each be the key, then the key uniformly among them; ``ua`` is UA's foil pool (biased: the
+      key is the odd one out among the answers), for reproducing UA only.
+    - ``strict``: a foil of a puzzle without context shift may not complete any rule under a
+      shifted reading either (row 2 with its own values): a second defensible answer to a
+      solver that does not know the split is shift-free.
     """
 
     family: str = "glyph-pmp"
@@ -45,6 +54,8 @@ class SplitParams:
     concepts: tuple[str, ...] = ()  # empty: every concept of the schema
     sequence_length: int = 4
     group_size: int = 4
+    answer_sets: str = "symmetric"
+    strict: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -60,6 +71,8 @@ class SplitParams:
             problems.append(f"holdout must be one of {', '.join(HOLDOUTS)}")
         if self.sampling not in SAMPLINGS:
             problems.append(f"sampling must be one of {', '.join(SAMPLINGS)}")
+        if self.answer_sets not in ANSWER_SETS:
+            problems.append(f"answer_sets must be one of {', '.join(ANSWER_SETS)}")
         if len(self.ratios) != 3 or any(r < 0 for r in self.ratios) or sum(self.ratios) <= 0:
             problems.append("ratios must be three non-negative numbers (train, val, test)")
         if self.n < 1:
@@ -97,6 +110,10 @@ class SplitParams:
         if unknown:
             raise StudioError(f"split parameters: unknown field(s) {', '.join(unknown)}")
         kw = dict(d)
+        # splits written before answer sets were chosen symmetrically say neither: they were
+        # made the UA way, without strict vetting
+        kw.setdefault("answer_sets", "ua")
+        kw.setdefault("strict", False)
         for k in ("rules", "ratios", "concepts"):
             if k in kw:
                 kw[k] = tuple(kw[k])

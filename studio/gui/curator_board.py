@@ -70,6 +70,7 @@ from studio.curation import (
 )
 from studio.generate.params import (
     ALL_RULES,
+    ANSWER_SETS,
     EXTRAPOLATIONS,
     HOLDOUTS,
     SAMPLINGS,
@@ -410,6 +411,21 @@ class GenerateSplitDialog(QDialog):
             "balanced: rule–concept tuples drawn uniformly; diverse: also never repeat a "
             "rule–values–answer instantiation (UA's default; needs many annotated glyphs)"
         )
+        self.answer_sets_combo = _combo("answerSetsCombo", ANSWER_SETS, d.answer_sets)
+        self.answer_sets_combo.setToolTip(
+            "symmetric: the answers' values are chosen first, each able to be the key, then the "
+            "key among them, so no answer gives itself away by its own tags; ua: UA's published "
+            "foil pool (the key is the odd one out), only to reproduce UA"
+        )
+        self.strict_box = QCheckBox(
+            "Strict: no foil completes a rule under a shifted reading", objectName="strictBox"
+        )
+        self.strict_box.setChecked(d.strict)
+        self.strict_box.setToolTip(
+            "Without context shift, also refuse a foil that would complete some rule if row 2 "
+            "were read with its own values: a second defensible answer to a solver who does "
+            "not know the split is shift-free"
+        )
         self.folds_spin = QSpinBox(objectName="foldsSpin", minimum=1, maximum=20, value=1)
         ratios = QHBoxLayout()
         self.ratio_spins = []
@@ -435,6 +451,8 @@ class GenerateSplitDialog(QDialog):
         form.addRow("Glyph hold-out", self.holdout_combo)
         form.addRow("Extrapolation", self.extrapolation_combo)
         form.addRow("Sampling", self.sampling_combo)
+        form.addRow("Answer sets", self.answer_sets_combo)
+        form.addRow("", self.strict_box)
         form.addRow("Train / val / test", ratios)
         form.addRow("Folds", self.folds_spin)
         self.error_label = QLabel(objectName="paramsError", wordWrap=True)
@@ -465,6 +483,8 @@ class GenerateSplitDialog(QDialog):
             n=self.n_spin.value(),
             seed=self.seed_spin.value(),
             concepts=(concept,) if concept else (),
+            answer_sets=self.answer_sets_combo.currentData(),
+            strict=self.strict_box.isChecked(),
         )
 
     def name(self) -> str:
@@ -565,7 +585,11 @@ class GenerationJob(QObject):
         for r in results:
             check()
             self.progressed.emit("Vetting puzzles…", len(verdicts), total)
-            verdicts.extend(splits.vet(r.puzzles, inputs.annotations, inputs.schema, features))
+            verdicts.extend(
+                splits.vet(
+                    r.puzzles, inputs.annotations, inputs.schema, features, self.params.strict
+                )
+            )
         check()
         self.progressed.emit("Preparing the import…", total, total)
         prepared = Curator.prepare_import(self.name, self.params, results, verdicts)

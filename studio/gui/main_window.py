@@ -90,6 +90,10 @@ class MainWindow(QMainWindow):
         for key, text in TAG_FILTERS:
             self.state_combo.addItem(text, key)
         self.hide_missing = QCheckBox("Hide missing", objectName="hideMissing")
+        # the "needs glyphs" marker: recomputed off the GUI thread a moment after tags change
+        self._needs_timer = QTimer(self, singleShot=True, interval=600)
+        self._needs_timer.timeout.connect(self._refresh_needs)
+        self._needs_worker = None
         self._filter_timer = QTimer(self, singleShot=True, interval=200)
         self._filter_timer.timeout.connect(self._apply_filter)
         self.search.textChanged.connect(lambda _t: self._filter_timer.start())
@@ -264,6 +268,7 @@ class MainWindow(QMainWindow):
         if self.tree.current() == (None, None):
             self.tree.step_concept(0)
         self._update_status()
+        self._needs_timer.start()
 
     def _font_sources(self) -> dict[str, FontSource]:
         out = {}
@@ -285,11 +290,45 @@ class MainWindow(QMainWindow):
             self.tree.update_counts(self.studio.project.tag_counts())
             self._update_inspector()
             self._update_status()
+            self._needs_timer.start()
         elif event == "schema":
             self.tree.set_schema(self.studio.schema, self.studio.project.tag_counts())
             self.reload()
         elif event == "glyphs":
             self.reload()
+
+    def _refresh_needs(self) -> None:
+        """Read the tags here (the project's connection), compute the needs in a worker."""
+        if self._needs_worker is not None:
+            self._needs_timer.start()  # one at a time; try again shortly
+            return
+        from studio.generate.needs import annotation_needs, project_annotations
+        from studio.generate.params import SplitParams
+
+        project = self.studio.project
+        annotations = project_annotations(project.glyphs(), project.all_tags())
+        schema = self.studio.schema
+
+        def work():  # type: ignore[no-untyped-def]
+            return annotation_needs(SplitParams(), annotations, schema)
+
+        worker = create_worker(work)
+        worker.returned.connect(self._show_needs)
+        worker.errored.connect(
+            lambda e: self.statusBar().showMessage(f"Annotation needs: {e}", 10000)
+        )
+        worker.finished.connect(self._needs_done)
+        self._needs_worker = worker
+        worker.start()
+
+    def _needs_done(self) -> None:
+        self._needs_worker = None
+
+    def _show_needs(self, report: object) -> None:
+        from studio.generate.needs import NeedsReport
+
+        if isinstance(report, NeedsReport):
+            self.tree.update_needs(report.per_value(), report.tuples_of)
 
     def _on_current_value(self, concept: str | None, value: str | None) -> None:
         self.model.set_current(concept, value)
@@ -631,6 +670,11 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if self._worker is not None:
             self._worker.quit()
+        self._needs_timer.stop()
+        if self._needs_worker is not None:
+            from PySide6.QtCore import QThreadPool
+
+            QThreadPool.globalInstance().waitForDone(5000)  # a few milliseconds of work
         self.loader.stop()
         self.board.shutdown()
         self.preview.shutdown()

@@ -1,16 +1,21 @@
-"""The schema tree an annotator steps through: category → concept → value, with tag counts."""
+"""The schema tree an annotator steps through: category → concept → value, with tag counts and
+a "needs glyphs" marker: how many more glyphs of a value the generator lacks for symmetric
+answer sets (:mod:`studio.generate.needs`), so the next round of tagging fills exactly that."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from studio.core.schema import Schema
 
 ROLE = Qt.ItemDataRole.UserRole
+NEEDS_COLUMN = 2
+NEEDS_COLOUR = QColor("#c25e00")
 
 
 class SchemaTree(QTreeWidget):
@@ -22,8 +27,15 @@ class SchemaTree(QTreeWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("schemaTree")
-        self.setHeaderLabels(["Concept / value", "Tags"])
+        self.setHeaderLabels(["Concept / value", "Tags", "Needs"])
+        self.headerItem().setToolTip(
+            NEEDS_COLUMN,
+            "Glyphs to tag so that a default two-row split can give every rule a symmetric "
+            "answer set (4 values that could each be the key); `analogy-studio needs` lists "
+            "them per tuple",
+        )
         self.setColumnWidth(0, 210)
+        self.setColumnWidth(1, 48)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setUniformRowHeights(True)
         self._items: dict[tuple[str, str | None], QTreeWidgetItem] = {}
@@ -77,6 +89,40 @@ class SchemaTree(QTreeWidget):
                 item.setText(1, str(per_concept.get(c, 0)))
             elif (c, v) not in counts:
                 item.setText(1, "0")
+
+    def update_needs(
+        self,
+        needs: Mapping[tuple[str, str], int],
+        tuples_of: Callable[[str, str], list[str]] | None = None,
+    ) -> None:
+        """Show ``+n`` beside each value the generator lacks ``n`` glyphs of (and the sum on
+        its concept); the tooltip names the dry tuples it would mend."""
+        per_concept: Counter[str] = Counter()
+        for (c, _v), n in needs.items():
+            per_concept[c] += n
+        brush = QBrush(NEEDS_COLOUR)
+        for (c, v), item in self._items.items():
+            n = per_concept.get(c, 0) if v is None else needs.get((c, v), 0)
+            item.setText(NEEDS_COLUMN, f"+{n}" if n else "")
+            item.setForeground(NEEDS_COLUMN, brush)
+            if not n:
+                item.setToolTip(NEEDS_COLUMN, "")
+            elif v is None:
+                item.setToolTip(
+                    NEEDS_COLUMN, f"{n} more glyphs over the values of {c} marked below"
+                )
+            else:
+                names = tuples_of(c, v) if tuples_of is not None else []
+                what = f": {', '.join(names)}" if names else ""
+                item.setToolTip(
+                    NEEDS_COLUMN,
+                    f"tag {n} more glyphs with {c} = {v or '(present)'} to mend the dry "
+                    f"tuple(s){what}",
+                )
+
+    def needs_text(self, concept: str, value: str | None) -> str:
+        item = self._items.get((concept, value))
+        return item.text(NEEDS_COLUMN) if item is not None else ""
 
     def current(self) -> tuple[str | None, str | None]:
         item = self.currentItem()

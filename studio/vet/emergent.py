@@ -30,10 +30,14 @@ class Finding:
     """One reason a puzzle is not (or may not be) valid.
 
     ``kind``: ``foil-completes-intended`` (a foil also completes the intended rule),
-    ``emergent`` (a foil completes another rule of the schema), ``key-fails`` (the key does not
-    complete the intended rule), ``duplicate-answer``, ``answer-in-context``, ``second-odd``
-    (odd-one-out: another member is odd by some concept). ``source`` is ``annotations`` or
-    ``image-features`` (then it is a warning: the annotations may have missed it).
+    ``emergent`` (a foil completes another rule of the schema), ``shifted-reading`` (in a puzzle
+    without context shift, a foil completes a rule once row 2 is read with its own values: a
+    second defensible answer to whoever does not know the split is shift-free; an error in a
+    strict split, else a warning with ``source`` ``shifted-reading``), ``key-fails`` (the key
+    does not complete the intended rule), ``duplicate-answer``, ``answer-in-context``,
+    ``second-odd`` (odd-one-out: another member is odd by some concept). ``source`` is
+    ``annotations`` or ``image-features`` (then it is a warning: the annotations may have
+    missed it).
     ``rows`` gives, row by row, the values that instantiate the rule.
     """
 
@@ -51,10 +55,13 @@ class Finding:
 
     def message(self) -> str:
         where = f"answer {self.answer + 1}"
-        if self.kind in ("emergent", "foil-completes-intended"):
+        if self.kind in ("emergent", "foil-completes-intended", "shifted-reading"):
             vals = " | ".join(", ".join(r) for r in self.rows)
             what = "also completes" if self.kind == "foil-completes-intended" else "completes"
-            via = "" if self.source == "annotations" else f" (by {self.source})"
+            if self.kind == "shifted-reading" or self.source == "shifted-reading":
+                via = " under a shifted reading (each row with its own values)"
+            else:
+                via = "" if self.source == "annotations" else f" (by {self.source})"
             return f"{where} {what} {self.rule} over {self.concept} [{vals}]{via}"
         return f"{where}: {self.detail or self.kind}"
 
@@ -248,17 +255,53 @@ def structural_findings(puzzle: Puzzle) -> list[Finding]:
     return out
 
 
+def shifted_reading_findings(
+    puzzle: Puzzle, annotations: TagIndex, book: RuleBook, strict: bool = True
+) -> list[Finding]:
+    """Foils of a puzzle without context shift that complete some rule when each row may use
+    its own values (and complete nothing when they may not): errors when ``strict``, else
+    warnings. Empty for shifted puzzles and layouts with a single row."""
+    if puzzle.shift or puzzle.layout not in ("two-row", "matrix-3x3"):
+        return []
+    indices = list(puzzle.foils)
+    plain = answer_completions(
+        puzzle.context, [puzzle.answers[i] for i in indices], annotations, book, False
+    )
+    shifted = answer_completions(
+        puzzle.context, [puzzle.answers[i] for i in indices], annotations, book, True
+    )
+    out = []
+    for i, done, found in zip(indices, plain, shifted, strict=True):
+        if done:
+            continue  # already an error without any shifted reading
+        for rc, values in found:
+            out.append(
+                Finding(
+                    kind="shifted-reading",
+                    answer=i,
+                    rule=rc.rule.value,
+                    concept=rc.concept,
+                    rows=values,
+                    source="annotations" if strict else "shifted-reading",
+                )
+            )
+    return out
+
+
 def vet_puzzle(
     puzzle: Puzzle,
     annotations: TagIndex,
     schema: Schema | RuleBook,
     warnings_from: TagIndex | None = None,
     warning_book: RuleBook | None = None,
+    strict: bool | None = None,
 ) -> Verdict:
     """Everything that makes a puzzle valid, as findings (empty errors = valid).
 
     ``warnings_from`` (pseudo-annotations from image features, with ``warning_book`` their
-    schema) adds warnings: a foil that completes a feature rule the key does not complete."""
+    schema) adds warnings: a foil that completes a feature rule the key does not complete.
+    ``strict`` (a strict split): foils completing a rule under a shifted reading are errors;
+    ``False``: warnings; ``None`` (default): not looked at."""
     book = schema if isinstance(schema, RuleBook) else RuleBook(schema)
     findings = structural_findings(puzzle)
     if not key_completes(puzzle, annotations, book):
@@ -272,6 +315,8 @@ def vet_puzzle(
             )
         )
     findings.extend(find_emergent_rules(puzzle, annotations, book))
+    if strict is not None:
+        findings.extend(shifted_reading_findings(puzzle, annotations, book, strict))
     if warnings_from is not None and warning_book is not None and puzzle.layout in MATRIX_LAYOUTS:
         findings.extend(feature_warnings(puzzle, warnings_from, warning_book))
     return Verdict(puzzle.id, tuple(findings))

@@ -171,7 +171,7 @@ def test_other_layouts_and_options_from_the_cli(project: str, tmp_path: Path, ca
         "--layout",
         "matrix-3x3",
         "--holdout",
-        "basic",
+        "none",
         "--rules",
         "constant,dist3",
         "--ratios",

@@ -21,9 +21,10 @@ def g(n: int) -> GlyphKey:
 
 
 def planted_index() -> tuple[TagIndex, set[GlyphKey]]:
-    """12 glyphs with 3 dots, all of them also circles; foils with 1, 2 or 4 dots, where the
-    five 2-dot glyphs are ALSO circles (planted): with a context of circles they would
-    complete constant(closure) — a second defensible answer that UA's folder rule lets in."""
+    """12 glyphs with 3 dots, all of them also circles; foils with 1, 2 or 4 dots, where five
+    of the 2-dot glyphs are ALSO circles (planted): with a context of circles they would
+    complete constant(closure) — a second defensible answer that UA's folder rule lets in.
+    Every value has glyphs enough to be a key, as a symmetric answer set needs."""
     tags = []
     for i in range(12):
         tags += [(g(i), "stroke-dot-quantity", "3"), (g(i), "closure", "circle")]
@@ -31,9 +32,11 @@ def planted_index() -> tuple[TagIndex, set[GlyphKey]]:
     for i in range(20, 25):
         tags += [(g(i), "stroke-dot-quantity", "2"), (g(i), "closure", "circle")]
         planted.add(g(i))
-    for i in range(30, 36):
+    for i in range(25, 30):
+        tags.append((g(i), "stroke-dot-quantity", "2"))
+    for i in range(30, 40):
         tags.append((g(i), "stroke-dot-quantity", "1"))
-    for i in range(40, 46):
+    for i in range(40, 50):
         tags.append((g(i), "stroke-dot-quantity", "4"))
     return TagIndex.from_tags(tags), planted
 
@@ -136,7 +139,7 @@ def test_shared_context_work_gives_the_same_completions_as_one_by_one(ua_schema:
         SplitParams(
             rules=("constant",),
             concepts=("stroke-dot-quantity",),
-            holdout="none",
+            holdout="basic",
             sampling="balanced",
             ratios=(1, 0, 0),
             n=40,

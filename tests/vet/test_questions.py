@@ -254,7 +254,8 @@ def ua_index(ua_csv: Path, ua_schema: Schema) -> TagIndex:
 def test_questions_on_generated_puzzles_are_true(
     ua_index: TagIndex, ua_schema: Schema, layout: str, counts: list[str]
 ) -> None:
-    params = SplitParams(layout=layout, n=60, seed=2, sampling="balanced")
+    # every glyph on both sides: the UA set's thin values still give symmetric answer sets
+    params = SplitParams(layout=layout, n=60, seed=2, sampling="balanced", holdout="none")
     make = generate_analogies if layout == "analogy" else generate_split
     result = make(params, ua_index, ua_schema, questions=perception_questions)
     assert result.puzzles

@@ -1,0 +1,318 @@
+"""Symmetric answer sets: as far as its own tags go, every answer could have been the key.
+
+On the real UA annotations and on hypothesis-generated polysemic sets: the answers' values of
+the intended concept are pairwise distinct and each could be a key; every (concept, value) sits
+on the key about 1/k of the times it sits on an answer; dist3 rows are shuffled; ``ua`` keeps
+UA's biased pool (the key is the odd one out) for reproducing UA. Strict vetting refuses a foil
+that completes a rule under a shifted reading. The needs report names what a dry tuple lacks,
+and tagging that many glyphs makes the tuple generate."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.stats import binomtest, chi2
+
+from studio.core.annotations import read_annotation_csv
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.schema import Schema
+from studio.core.tagindex import TagIndex
+from studio.generate.analogy import generate_analogies
+from studio.generate.glyph_pmp import ANSWERS, GenerationShortfall, generate_split
+from studio.generate.needs import annotation_needs
+from studio.generate.params import SplitParams
+from studio.vet.emergent import shifted_reading_findings, vet_puzzle
+from studio.vet.rules import RuleBook
+
+
+@pytest.fixture(scope="module")
+def ua_index(ua_csv: Path, ua_schema: Schema) -> TagIndex:
+    rows = read_annotation_csv(ua_csv, ua_schema)
+    return TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+
+
+def key_rates(puzzles: list[Puzzle], ann: TagIndex) -> tuple[Counter, Counter]:
+    """(concept, value) → times on the key, and times on any answer (intended concept)."""
+    on_key: Counter = Counter()
+    on_answer: Counter = Counter()
+    for p in puzzles:
+        for i, g in enumerate(p.answers):
+            for v in ann.values(g, p.concept):
+                on_answer[(p.concept, v)] += 1
+                on_key[(p.concept, v)] += i == p.key
+    return on_key, on_answer
+
+
+def g_test_p(on_key: Counter, on_answer: Counter, k: int = ANSWERS) -> float:
+    """G-test of the key counts against 1/k of the answer counts, over every value."""
+    import math
+
+    g = 0.0
+    for cv, n in on_answer.items():
+        for observed, expected in ((on_key[cv], n / k), (n - on_key[cv], n - n / k)):
+            if observed:
+                g += 2 * observed * math.log(observed / expected)
+    return float(chi2.sf(g, len(on_answer)))
+
+
+def test_answer_values_are_distinct_keyable_and_the_key_is_not_the_odd_one(
+    ua_index: TagIndex, ua_schema: Schema
+) -> None:
+    params = SplitParams(n=1200, seed=1, sampling="balanced")
+    result = generate_split(params, ua_index, ua_schema)
+    book = RuleBook(ua_schema)
+    keys_of: dict[tuple[str, str], set[str]] = {}
+    for p in result.puzzles:
+        values = [ua_index.values(g, p.concept) for g in p.answers]
+        # one value of the concept per answer, and no two answers share one
+        assert all(len(v) == 1 for v in values), p.id
+        assert len(frozenset().union(*values)) == ANSWERS, p.id
+        keys_of.setdefault((p.rule, p.concept), set()).update(values[p.key])
+        assert vet_puzzle(p, ua_index, book, strict=True).valid
+    on_key, on_answer = key_rates(result.puzzles, ua_index)
+    # every value on an answer is also a key somewhere: none is only ever a foil
+    for (c, v), n in on_answer.items():
+        if n >= 20:
+            assert on_key[(c, v)] > 0, (c, v, n)
+    assert g_test_p(on_key, on_answer) > 0.001
+    # no (rule, concept) keeps a single key value (UA's constant intersection-quantity did)
+    assert all(len(vs) >= 2 for vs in keys_of.values()), keys_of
+    # dist3 keys are not always the last value in schema order
+    dist3 = [p for p in result.puzzles if p.rule == "dist3"]
+    assert dist3 and len({tuple(sorted(p.values[0])) == p.values[0] for p in dist3}) == 2
+
+
+def test_ua_answer_sets_reproduce_uas_bias(ua_index: TagIndex, ua_schema: Schema) -> None:
+    """The explicit ``ua`` option keeps UA's pool: the key's value is shared by no other
+    answer while foils share theirs — the leak a blind solver reads."""
+    params = SplitParams(n=600, seed=1, sampling="balanced", answer_sets="ua")
+    result = generate_split(params, ua_index, ua_schema)
+    key_shares = foil_shares = 0
+    for p in result.puzzles:
+        values = [ua_index.values(g, p.concept) for g in p.answers]
+        for i, v in enumerate(values):
+            shared = any(v & w for j, w in enumerate(values) if j != i)
+            if i == p.key:
+                key_shares += shared
+            else:
+                foil_shares += shared
+    assert key_shares == 0 and foil_shares > len(result.puzzles) // 2
+    on_key, on_answer = key_rates(result.puzzles, ua_index)
+    assert g_test_p(on_key, on_answer) < 1e-6
+
+
+@pytest.mark.parametrize("layout", ["sequence", "odd-one-out", "analogy"])
+def test_other_layouts_are_balanced_too(
+    ua_index: TagIndex, ua_schema: Schema, layout: str
+) -> None:
+    params = SplitParams(n=800, seed=2, sampling="balanced", layout=layout, holdout="basic")
+    make = generate_analogies if layout == "analogy" else generate_split
+    result = make(params, ua_index, ua_schema)
+    odd_or_group: dict[str, Counter] = {}
+    for p in result.puzzles:
+        values = [ua_index.values(g, p.concept) for g in p.answers]
+        if layout == "odd-one-out":
+            # a value is the odd one as often as it is the group's, within noise
+            for i, v in enumerate(values):
+                for x in v:
+                    odd_or_group.setdefault(x, Counter())["odd" if i == p.key else "group"] += 1
+            continue
+        assert len(frozenset().union(*values)) == ANSWERS, p.id
+        assert vet_puzzle(p, ua_index, ua_schema, strict=True).valid, p.id
+    if layout == "odd-one-out":
+        odd = sum(c["odd"] for c in odd_or_group.values())
+        group = sum(c["group"] for c in odd_or_group.values())
+        assert group == 3 * odd
+        for x, c in odd_or_group.items():
+            puzzles_with = c["odd"] + c["group"] // 3
+            if puzzles_with >= 30:
+                assert binomtest(c["odd"], puzzles_with, 0.5).pvalue > 1e-4, (x, c)
+        return
+    on_key, on_answer = key_rates(result.puzzles, ua_index)
+    assert g_test_p(on_key, on_answer) > 0.001
+
+
+def g(n: int) -> GlyphKey:
+    return GlyphKey(0x4E00 + n, "han")
+
+
+@st.composite
+def polysemic_sets(draw: st.DrawFn) -> TagIndex:
+    """Up to 120 glyphs over three integer concepts of the UA schema, 1–3 tags each."""
+    concepts = {
+        "stroke-dot-quantity": ["1", "2", "3", "4", "5"],
+        "shape-sides": ["1", "2", "3", "4", "5"],
+        "components-solid": ["1", "2", "3", "4"],
+    }
+    n = draw(st.integers(60, 120))
+    tags = []
+    for i in range(n):
+        chosen = draw(st.sets(st.sampled_from(sorted(concepts)), min_size=1, max_size=3))
+        for c in sorted(chosen):
+            tags.append((g(i), c, draw(st.sampled_from(concepts[c]))))
+    return TagIndex.from_tags(tags)
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(ann=polysemic_sets(), seed=st.integers(0, 1000))
+def test_key_rates_stay_within_noise_on_polysemic_sets(
+    ua_schema: Schema, ann: TagIndex, seed: int
+) -> None:
+    params = SplitParams(
+        n=300,
+        seed=seed,
+        sampling="balanced",
+        holdout="basic",  # every glyph but a rounding on the train side (no eval parts)
+        holdout_fraction=0.01,
+        rules=("constant", "progression", "arithmetic"),
+        concepts=("stroke-dot-quantity", "shape-sides", "components-solid"),
+        ratios=(1, 0, 0),
+    )
+    try:
+        result = generate_split(params, ann, ua_schema)
+    except GenerationShortfall:
+        return  # a thin draw: dry tuples are named, never filled with a biased set
+    book = RuleBook(ua_schema)
+    for p in result.puzzles:
+        assert vet_puzzle(p, ann, book, strict=True).valid
+        values = [ann.values(x, p.concept) for x in p.answers]
+        # the answers' values of the intended concept: each answer one of the set, no sharing
+        for i, v in enumerate(values):
+            assert not any(v & w for j, w in enumerate(values) if j != i), p.id
+    on_key, on_answer = key_rates(result.puzzles, ann)
+    # Bonferroni over the values: none sits on the key far from 1/k of its answers
+    for cv, n in on_answer.items():
+        assert binomtest(on_key[cv], n, 1 / ANSWERS).pvalue > 1e-3 / len(on_answer), (cv, n)
+
+
+# ---- strict vetting ----------------------------------------------------------------------------
+def shifted_puzzle() -> tuple[Puzzle, TagIndex]:
+    """Constant over dots (3) without shift; foil 1 carries 1 dot like nothing else, but row 2's
+    glyphs and it share a closure (square) that row 1 does not: read row 2 on its own values and
+    the foil completes constant(closure) — a second defensible answer in a shift-free split."""
+    tags = []
+    for i in range(6):
+        tags.append((g(i), "stroke-dot-quantity", "3"))
+    for i in (0, 1, 2):
+        tags.append((g(i), "closure", "circle"))
+    for i in (3, 4):
+        tags.append((g(i), "closure", "square"))
+    tags += [(g(10), "stroke-dot-quantity", "1"), (g(10), "closure", "square")]
+    tags += [(g(11), "stroke-dot-quantity", "2"), (g(12), "stroke-dot-quantity", "4")]
+    p = Puzzle(
+        id="p",
+        family="glyph-pmp",
+        layout="two-row",
+        rule="constant",
+        concept="stroke-dot-quantity",
+        shift=False,
+        context=((g(0), g(1), g(2)), (g(3), g(4))),
+        answers=(g(5), g(10), g(11), g(12)),
+        key=0,
+        split="test",
+        seed=1,
+    )
+    return p, TagIndex.from_tags(tags)
+
+
+def test_strict_vetting_rejects_a_shifted_reading_foil(ua_schema: Schema) -> None:
+    p, ann = shifted_puzzle()
+    book = RuleBook(ua_schema)
+    assert vet_puzzle(p, ann, book).valid  # not a shift split: invisible to plain vetting
+    strict = vet_puzzle(p, ann, book, strict=True)
+    assert not strict.valid
+    [f] = strict.errors
+    assert (f.kind, f.answer, f.rule, f.concept) == (
+        "shifted-reading",
+        1,
+        "constant",
+        "closure",
+    )
+    assert "shifted reading" in f.message()
+    lenient = vet_puzzle(p, ann, book, strict=False)
+    assert lenient.valid and [w.kind for w in lenient.warnings] == ["shifted-reading"]
+    # a puzzle with context shift is judged by the shifted reading already
+    assert shifted_reading_findings(p.with_answer(1, g(11)), ann, book) == []
+
+
+def test_strict_generation_never_emits_a_shifted_reading_foil(ua_schema: Schema) -> None:
+    """Polysemic glyphs where shifted readings abound: strict splits have none, and the
+    candidates it cost are counted; without strict some slip through."""
+    tags = []
+    for i in range(60):
+        tags.append((g(i), "stroke-dot-quantity", str(1 + i % 5)))
+        tags.append((g(i), "closure", "circle" if i < 30 else "square"))
+    ann = TagIndex.from_tags(tags)
+    book = RuleBook(ua_schema)
+    base = dict(
+        n=200,
+        seed=4,
+        sampling="balanced",
+        holdout="basic",
+        holdout_fraction=0.01,
+        rules=("constant",),
+        concepts=("stroke-dot-quantity",),
+        ratios=(1, 0, 0),
+    )
+    strict = generate_split(SplitParams(**base), ann, ua_schema)  # type: ignore[arg-type]
+    assert strict.puzzles
+    assert sum(n for r, n in strict.rejections.items() if r.startswith("foil-strict:")) > 0
+    assert all(not shifted_reading_findings(p, ann, book) for p in strict.puzzles)
+    lenient = generate_split(
+        SplitParams(**base, strict=False),  # type: ignore[arg-type]
+        ann,
+        ua_schema,
+    )
+    assert any(shifted_reading_findings(p, ann, book) for p in lenient.puzzles)
+
+
+# ---- the needs report --------------------------------------------------------------------------
+def test_needs_name_what_a_dry_tuple_lacks_and_tagging_it_mends_it(ua_schema: Schema) -> None:
+    """Four dot values but one has two glyphs: constant is dry with 3 key-able values; the
+    report asks for the missing glyphs of that value, and adding them makes it generate."""
+    tags = []
+    for v, n in (("1", 8), ("2", 8), ("3", 8), ("4", 2)):
+        for i in range(n):
+            tags.append((GlyphKey(0x2600 + 16 * int(v) + i, "symbola"), "stroke-dot-quantity", v))
+    params = SplitParams(
+        n=40,
+        sampling="balanced",
+        holdout="basic",
+        holdout_fraction=0.01,
+        rules=("constant",),
+        concepts=("stroke-dot-quantity",),
+        ratios=(1, 0, 0),
+    )
+    ann = TagIndex.from_tags(tags)
+    with pytest.raises(GenerationShortfall) as e:
+        generate_split(params, ann, ua_schema)
+    assert "only 3 value(s) of stroke-dot-quantity can be the key" in str(e.value)
+    report = annotation_needs(params, ann, ua_schema)
+    [need] = [t for t in report.tuples if t.tuple == "constant/stroke-dot-quantity/noshift"]
+    assert need.mendable and need.keyable == ("1", "2", "3")
+    [value] = need.values
+    assert (value.value, value.have, value.more) == ("4", 2, 4)  # a row of 3, twice
+    assert report.per_value() == {("stroke-dot-quantity", "4"): 4}
+    assert "tag 4 +4" in need.message()
+    more = [(GlyphKey(0x2640 + 8 + i, "symbola"), "stroke-dot-quantity", "4") for i in range(4)]
+    mended = TagIndex.from_tags([*tags, *more])
+    assert len(generate_split(params, mended, ua_schema).puzzles) == 40
+    assert annotation_needs(params, mended, ua_schema).tuples == []
+
+
+def test_needs_say_when_the_schema_cannot_give_enough_values(
+    ua_index: TagIndex, ua_schema: Schema
+) -> None:
+    report = annotation_needs(SplitParams(rules=("progression",)), ua_index, ua_schema)
+    aspect = [t for t in report.tuples if t.tuple == "progression/aspect/noshift"]
+    assert aspect and not aspect[0].mendable and aspect[0].values == ()
+    assert "cannot give 4" in aspect[0].message()
