@@ -739,6 +739,10 @@ class GlyphPMPGenerator:
         full_rows = [list(r) for r in cells]
         if not completions(full_rows, self.ann, self.book, shift, only=rc):
             return None, "key-does-not-complete"
+        if answer_values is not None and self._key_completes_another(rc, full_rows, shift):
+            # foils may complete no rule at all; a key completing a second one (over a
+            # nuisance concept the rows share) would be told apart by that value alone
+            return None, "key-completes-another"
         if answer_values is None:
             foils = self._foils(rc, context, key_glyph, side, shift, rows)
         else:
@@ -774,6 +778,21 @@ class GlyphPMPGenerator:
         if self.params.sampling == "diverse":
             self._seen.add((rule, concept, shift, tuple(rows), key_glyph))
         return puzzle, ""
+
+    def _key_completes_another(
+        self, rc: RuleContext, rows: list[list[GlyphKey]], shift: bool
+    ) -> bool:
+        """Does the key complete a rule over another concept than the intended one, under the
+        same reading a foil is judged by (a shifted one too in a strict split)? (Another rule
+        over the intended concept — a progression that is also a sum — is the key's value
+        itself, which the answer set balances.)"""
+        found = completions(rows, self.ann, self.book, shift)
+        if any(got.concept != rc.concept for got, _ in found):
+            return True
+        if self.params.strict and not shift and self._nrows() > 1:
+            found = completions(rows, self.ann, self.book, True)
+            return any(got.concept != rc.concept for got, _ in found)
+        return False
 
     def foil_rejection(
         self,

@@ -21,13 +21,16 @@ def g(n: int) -> GlyphKey:
 
 
 def planted_index() -> tuple[TagIndex, set[GlyphKey]]:
-    """12 glyphs with 3 dots, all of them also circles; foils with 1, 2 or 4 dots, where five
-    of the 2-dot glyphs are ALSO circles (planted): with a context of circles they would
-    complete constant(closure) — a second defensible answer that UA's folder rule lets in.
+    """12 glyphs with 3 dots that are also circles, 4 that are squares; foils with 1, 2 or 4
+    dots, where five of the 2-dot glyphs are ALSO circles (planted): with a context of circles
+    they would complete constant(closure) — a second defensible answer that UA's folder rule
+    lets in.
     Every value has glyphs enough to be a key, as a symmetric answer set needs."""
     tags = []
     for i in range(12):
         tags += [(g(i), "stroke-dot-quantity", "3"), (g(i), "closure", "circle")]
+    for i in range(60, 64):  # a key completing no second rule (closure) can be drawn
+        tags += [(g(i), "stroke-dot-quantity", "3"), (g(i), "closure", "square")]
     planted = set()
     for i in range(20, 25):
         tags += [(g(i), "stroke-dot-quantity", "2"), (g(i), "closure", "circle")]
@@ -105,7 +108,7 @@ def test_the_generator_never_draws_the_planted_foils(ua_schema: Schema, shift: b
         sampling="balanced",
         ratios=(1, 0, 0),
         n=150,
-        seed=7,
+        seed=6,
         shift=shift,
     )
     gen = GlyphPMPGenerator(params, ann, ua_schema)
