@@ -28,6 +28,7 @@ bench: setup
 	$(PY) bench/run.py preview3d
 	$(PY) bench/run.py polyominoes
 	QT_QPA_PLATFORM=offscreen $(PY) bench/run.py worker
+	$(PY) bench/run.py answersets
 
 package: setup
 	bash packaging/build.sh

@@ -24,6 +24,7 @@ BENCHMARKS: dict[str, str] = {
     "polyominoes": "polyominoes_bench",
     "preview3d": "preview3d_bench",
     "worker": "worker_bench",
+    "answersets": "answersets_bench",
 }
 
 

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from studio import __version__
 from studio.core.errors import StudioError
@@ -240,6 +241,8 @@ def _stimulus_options(args: argparse.Namespace) -> dict:
         options["pieces"] = args.level
     if args.size is not None:
         options["size"] = args.size
+    if getattr(args, "design", None) is not None:
+        options["design"] = args.design
     return options
 
 
@@ -368,12 +371,17 @@ def cmd_vet_stimuli(args: argparse.Namespace) -> int:
 
     results = vet_stimulus_split(args.split_dir)
     valid = sum(v.valid for _, v in results)
+    audit = _stimulus_audit(args.split_dir)
     if args.json:
         out = {"split_dir": str(args.split_dir), "items": len(results), "valid": valid}
+        if audit is not None:
+            out["audit"] = audit
         out["verdicts"] = [{"id": i, **v.to_json()} for i, v in results]
         print(json.dumps(out, indent=1))
         return 0
     print(f"{len(results)} items: {valid} valid, {len(results) - valid} invalid")
+    if audit is not None:
+        _print_audit(audit)
     for item_id, v in results:
         for c in v.errors:
             print(f"{item_id}: INVALID: {c.check} ({c.measure}): {c.detail}")
@@ -383,8 +391,29 @@ def cmd_vet_stimuli(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stimulus_audit(split_dir: str) -> dict[str, Any] | None:
+    """The answer-set audit of a stimulus split (None where the family has no symbolic
+    answer attributes yet)."""
+    from studio.stimuli.split import read_stimulus_split
+    from studio.vet.audit import audit_stimulus_records
+
+    meta, records = read_stimulus_split(split_dir)
+    return audit_stimulus_records(str(meta.get("family", "")), records)
+
+
+def _print_audit(audit: dict[str, Any], worst: int = 5) -> None:
+    """The answer-set audit in a few lines: per fold where there are several."""
+    from studio.vet.audit import audit_lines
+
+    folds = audit if "key_rates" not in audit else {"": audit}
+    for name, a in folds.items():
+        print(f"answer-set audit{f' ({name})' if name else ''}:")
+        for line in audit_lines(a, worst=worst):
+            print(f"  {line}")
+
+
 def cmd_vet(args: argparse.Namespace) -> int:
-    from studio.splits import verdict_counts, vet_dir
+    from studio.splits import audit_dir, verdict_counts, vet_dir
     from studio.stimuli.split import is_stimulus_split
 
     if is_stimulus_split(args.split_dir):
@@ -394,6 +423,7 @@ def cmd_vet(args: argparse.Namespace) -> int:
         source = _open_studio(args.project)
     try:
         verdicts = vet_dir(args.split_dir, source, features=not args.no_features)
+        audit = audit_dir(args.split_dir, source)
     finally:
         if source is not None:
             source.close()
@@ -404,6 +434,7 @@ def cmd_vet(args: argparse.Namespace) -> int:
                 {
                     "split_dir": str(args.split_dir),
                     **counts,
+                    "audit": audit,
                     "verdicts": [v.to_json() for v in verdicts],
                 },
                 indent=1,
@@ -414,6 +445,7 @@ def cmd_vet(args: argparse.Namespace) -> int:
         f"{counts['puzzles']} puzzles: {counts['valid']} valid, {counts['invalid']} invalid, "
         f"{counts['with_warnings']} with image-feature warnings"
     )
+    _print_audit(audit)
     for v in verdicts:
         if not v.valid:
             print(f"{v.puzzle_id}: INVALID")
@@ -459,6 +491,10 @@ def _baseline_table(report: dict) -> list[str]:
         else:
             flags = "-"
         lines.append(f"{model:<20} {o['accuracy']:>8.3f}  {ci:<15} {o['chance']:>6.3f}  {flags}")
+    for model, e in report["models"].items():  # the answers-only probes name their features
+        top = list((e.get("features") or {}).items())[:3]
+        if top:
+            lines.append(f"{model} weighs most: " + "; ".join(f"{f} ({w:+.2f})" for f, w in top))
     for s in report.get("skipped", []):
         lines.append(f"skipped {s['model']}: {s['reason']}")
     return lines
@@ -647,6 +683,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--level", type=int, help="polycube-rotation: 1-3 (3-5 arms); shape-composition: 2-5 pieces"
     )
     s.add_argument("--size", type=int, help="image size in pixels (non-glyph families)")
+    s.add_argument(
+        "--design",
+        choices=("balanced", "published"),
+        help="non-glyph families: balanced answer sets (default) or the published design",
+    )
     _add_split_arguments(s)
     s.set_defaults(func=cmd_generate)
 
@@ -676,10 +717,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train and run baselines on a split folder (one fold). MODELS are ids or "
         "groups: blind, context, similarity (pixel-similarity, feature-similarity, "
         "elimination, arithmetic), partial (partial-answers, partial-row1, partial-row2), "
-        "spatial (cnn-mlp, siamese, cnn-max).",
+        "spatial (cnn-mlp, siamese, cnn-max), probes (probe-tags, probe-image: answers-only "
+        "models over each answer's tags and image features, with the features behind each "
+        "prediction).",
     )
     s.add_argument("split_dir", metavar="SPLIT_DIR")
-    s.add_argument("--models", default="blind,context,similarity,partial")
+    s.add_argument("--models", default="blind,context,similarity,partial,probes")
     s.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     s.add_argument("--seeds", type=int, default=3)
     s.add_argument("--epochs", type=int, help="at most this many epochs per fit (default 10)")

@@ -393,11 +393,35 @@ def vet_dir(
     return out
 
 
+def audit_dir(
+    split_dir: str | Path, project_or_annotations: Project | Studio | TagIndex | None = None
+) -> dict[str, Any]:
+    """The answer-set audit (:func:`studio.vet.audit.audit_puzzles`) of an exported split,
+    from its own annotations (or a project's / an index's): one audit for a one-fold split,
+    ``{"fold-<k>": audit}`` for several folds (each fold is a split of its own)."""
+    from studio.vet.audit import audit_puzzles
+
+    folder = Path(split_dir)
+    read_split_json(folder)
+    dirs = fold_dirs(folder)
+    out: dict[str, Any] = {}
+    for d in dirs:
+        data, puzzles = read_fold(d)
+        if project_or_annotations is not None and not isinstance(project_or_annotations, TagIndex):
+            schema = getattr(project_or_annotations, "schema", None) or split_schema(d, data)
+        else:
+            schema = split_schema(d, data)
+        annotations = _annotations_of(project_or_annotations, d, schema)
+        out[d.name] = audit_puzzles(puzzles, annotations)
+    return out[dirs[0].name] if dirs == [folder] else out
+
+
 __all__ = [
     "FAMILIES",
     "Cancelled",
     "SplitInputs",
     "annotation_index",
+    "audit_dir",
     "check_params",
     "feature_index",
     "frames_of_split",

@@ -13,6 +13,8 @@ Modules, and what they may import:
   Holm-corrected group flags, puzzle flags, MARVEL group accuracy;
 - :mod:`studio.baselines.training_free` (numpy): pixel and feature similarity, distractor
   elimination, embedding arithmetic over a fixed hand-designed encoder;
+- :mod:`studio.baselines.probes` (numpy/scipy): the answers-only shortcut probes (a
+  conditional logit over each answer's tags or image pseudo-tags), cross-fitted, with reasons;
 - :mod:`studio.baselines.perception` (numpy): perception questions answered by a probe on a
   model's encoder, for MARVEL's group accuracy;
 - :mod:`studio.baselines.nets` and :mod:`studio.baselines.trained` (torch): the trained models;
@@ -43,9 +45,14 @@ MODEL_GROUPS: dict[str, tuple[str, ...]] = {
     "similarity": ("pixel-similarity", "feature-similarity", "elimination", "arithmetic"),
     "partial": ("partial-answers", "partial-row1", "partial-row2"),
     "spatial": ("cnn-mlp", "siamese", "cnn-max"),
+    "probes": ("probe-tags", "probe-image"),
 }
+
+#: What a job and ``analogy-studio baseline`` run when no models are named: the probes are
+#: cheap (seconds on a CPU) and catch answer-set leaks the blind CNN misses.
+DEFAULT_MODELS: tuple[str, ...] = ("blind", "context", "similarity", "partial", "probes")
 
 #: Every built-in model id, in report order.
 ALL_MODELS: tuple[str, ...] = tuple(m for ms in MODEL_GROUPS.values() for m in ms)
 
-__all__ = ["ALL_MODELS", "MODEL_GROUPS", "BaselineCancelled"]
+__all__ = ["ALL_MODELS", "DEFAULT_MODELS", "MODEL_GROUPS", "BaselineCancelled"]

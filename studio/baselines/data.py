@@ -86,6 +86,10 @@ class PuzzleArrays:
     piece_counts: np.ndarray | None = None
     #: items left out, with why (e.g. an item whose images are incomplete)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    #: per puzzle, per answer (in answer order): attribute -> the values that answer carries
+    #: (a glyph's annotation tags; a stimulus item's symbolic record), for the answers-only
+    #: probe ``probe-tags``; None when the source has none
+    answer_attributes: list[list[dict[str, frozenset[str]]]] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -98,6 +102,8 @@ class PuzzleArrays:
             raise ValueError("frames and ids disagree in length")
         if sum(self.rows) != self.context_u8.shape[1]:
             raise ValueError(f"rows {self.rows} do not add up to {self.context_u8.shape[1]}")
+        if self.answer_attributes is not None and len(self.answer_attributes) != n:
+            raise ValueError(f"answer_attributes: {len(self.answer_attributes)} for {n} puzzles")
 
     # ---- sizes and structure ---------------------------------------------------------------
     @property
@@ -120,8 +126,15 @@ class PuzzleArrays:
     @property
     def odd(self) -> bool:
         """The key is the answer unlike the others (odd-one-out) or unlike the question
-        (polycube rotation: three views are rotations, the key is not)."""
-        return self.layout in ODD_TASKS or self.family in ODD_FAMILIES
+        (polycube rotation's published design: three views are rotations, the key is not; in
+        the balanced design the key is the only rotation, so it is the one *like* the
+        question)."""
+        if self.layout in ODD_TASKS:
+            return True
+        return self.family in ODD_FAMILIES and self.source.get("design", "published") in (
+            "published",
+            "mixed",
+        )
 
     @property
     def row_length(self) -> int:
@@ -176,6 +189,9 @@ class PuzzleArrays:
             pieces_u8=None if self.pieces_u8 is None else self.pieces_u8[idx],
             piece_counts=None if self.piece_counts is None else self.piece_counts[idx],
             skipped=list(self.skipped),
+            answer_attributes=None
+            if self.answer_attributes is None
+            else [self.answer_attributes[i] for i in idx],
         )
 
     def fingerprint(self) -> str:
@@ -249,11 +265,55 @@ def _labels(rule: list[str], concept: list[str], layout: list[str], family: list
     }
 
 
+def glyph_answer_attributes(
+    puzzles: Sequence[Puzzle], tags_of: Callable[[Any], Mapping[str, frozenset[str]]]
+) -> list[list[dict[str, frozenset[str]]]]:
+    """Per puzzle, each answer glyph's tags (concept -> values) as ``tags_of(key)`` gives them
+    (a :class:`~studio.core.tagindex.TagIndex`'s ``by_glyph.get``, say)."""
+    out = []
+    for p in puzzles:
+        out.append([{c: frozenset(v) for c, v in (tags_of(k) or {}).items()} for k in p.answers])
+    return out
+
+
+def read_split_annotations(path: Path) -> dict[Any, dict[str, frozenset[str]]]:
+    """A split's ``annotations.csv`` (exchange CSV) as glyph key -> concept -> values. Rows
+    are read as written (the split's schema already vetted them when it was generated)."""
+    import csv
+    import io
+    from collections import defaultdict
+
+    from studio.core.keys import GlyphKey
+
+    try:
+        text = path.read_text("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise StudioError(f"cannot be read: {e}", path) from None
+    per: dict[Any, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None or [h.strip().lower() for h in header] != [
+        "concept", "value", "codepoint", "font"
+    ]:  # fmt: skip
+        raise StudioError("is not an annotation CSV (header concept,value,codepoint,font)", path)
+    for record in reader:
+        if len(record) != 4:
+            continue
+        concept, value, cp, font = (f.strip() for f in record)
+        try:
+            key = GlyphKey.from_csv(cp, font)
+        except ValueError as e:
+            raise StudioError(f"line {reader.line_num}: {e}", path) from None
+        per[key][concept].add(value)
+    return {k: {c: frozenset(v) for c, v in cs.items()} for k, cs in per.items()}
+
+
 def _from_puzzles(
     puzzles: Sequence[Puzzle],
     frames: Sequence[np.ndarray],
     path: Path,
     source: dict[str, Any],
+    answer_attributes: list[list[dict[str, frozenset[str]]]] | None = None,
 ) -> PuzzleArrays:
     """Arrays from puzzle records and each puzzle's frames (0/1 ink, context then answers)."""
     shapes = [
@@ -287,6 +347,7 @@ def _from_puzzles(
         layout=layout,
         family=families[0] if len(families) == 1 else "mixed",
         source=source,
+        answer_attributes=answer_attributes,
     )
 
 
@@ -294,7 +355,7 @@ def _from_puzzles(
 def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
     """A glyph split folder (one fold). A split with several folds names its fold folders;
     pass one of them (``SPLIT/fold-0``)."""
-    from studio.generate.export import NPZ, fold_dirs, read_fold, read_npz_frames
+    from studio.generate.export import ANNOTATIONS_CSV, NPZ, fold_dirs, read_fold, read_npz_frames
 
     folder = Path(folder)
     dirs = fold_dirs(folder)
@@ -329,7 +390,11 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
         if progress is not None and (k % 200 == 0 or k == len(puzzles) - 1):
             progress(k + 1, len(puzzles))
     source = {"kind": "split-dir", "path": str(folder.resolve()), "set_id": None}
-    return _from_puzzles(puzzles, frames, folder, source)
+    attributes = None
+    if (folder / ANNOTATIONS_CSV).is_file():
+        tags = read_split_annotations(folder / ANNOTATIONS_CSV)
+        attributes = glyph_answer_attributes(puzzles, tags.get)
+    return _from_puzzles(puzzles, frames, folder, source, attributes)
 
 
 # ---- stimulus split folder ---------------------------------------------------------------------
@@ -402,7 +467,8 @@ def _stimulus_layout(family: str, record: Mapping[str, Any], path: Path) -> dict
     if family in ("polycube-rotation", "shape-composition", "cube-net"):
         n = len(record.get("candidates", ())) or 4
         if family == "polycube-rotation":
-            rule, concept = "rotation", str(record.get("odd_kind", ""))
+            # published: the odd candidate's kind; balanced: the design (no odd candidate)
+            rule, concept = "rotation", str(record.get("odd_kind") or record.get("design", ""))
         elif family == "shape-composition":
             rule, concept = "composition", f"{record.get('m', '?')} pieces"
         else:
@@ -418,6 +484,35 @@ def _stimulus_layout(family: str, record: Mapping[str, Any], path: Path) -> dict
             "layout": "question-candidates",
         }
     raise StudioError(f"family {family!r}: the baselines do not know how to read it", path)
+
+
+def _design_of(records: Sequence[Mapping[str, Any]]) -> str:
+    """The records' answer-set design (``published`` for records older than the option)."""
+    designs = {str(r.get("design", "published")) for r in records}
+    return designs.pop() if len(designs) == 1 else "mixed"
+
+
+def stimulus_answer_attributes(
+    family: str, records: Sequence[Mapping[str, Any]], n_answers: int
+) -> list[list[dict[str, frozenset[str]]]] | None:
+    """Each item's answers described by its symbolic record
+    (:func:`studio.baselines.symbolic.answer_attributes`), or None when that module is not
+    installed or does not know the family (the tag probe is then skipped, with why)."""
+    try:
+        from studio.baselines.symbolic import answer_attributes
+    except ImportError:
+        return None
+    out = []
+    for r in records:
+        try:
+            answers = answer_attributes(family, r)
+        except (KeyError, ValueError, NotImplementedError, StudioError):
+            return None
+        answers = [{str(k): frozenset(v) for k, v in a.items()} for a in answers]
+        if len(answers) != n_answers:
+            return None
+        out.append(answers)
+    return out
 
 
 def load_stimulus_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
@@ -460,6 +555,7 @@ def load_stimulus_split(folder: str | Path, progress: Progress | None = None) ->
         if progress is not None and (i % 100 == 0 or i == n - 1):
             progress(i + 1, n)
     parts = [str(r.get("part", "")) for r, _ in specs]
+    attributes = stimulus_answer_attributes(family, [r for r, _ in specs], n_answers)
     return PuzzleArrays(
         ids=[str(r["id"]) for r, _ in specs],
         parts=_check_parts(parts, folder / ITEMS),
@@ -476,9 +572,15 @@ def load_stimulus_split(folder: str | Path, progress: Progress | None = None) ->
         questions=[() for _ in specs],
         layout=layout,
         family=family,
-        source={"kind": "split-dir", "path": str(folder.resolve()), "set_id": None},
+        source={
+            "kind": "split-dir",
+            "path": str(folder.resolve()),
+            "set_id": None,
+            "design": _design_of([r for r, _ in specs]),
+        },
         pieces_u8=pieces,
         piece_counts=counts,
+        answer_attributes=attributes,
     )
 
 
@@ -492,7 +594,7 @@ def load_project_set(
     from studio.app import Studio
     from studio.core.keys import GlyphKey
     from studio.generate.export import ua_frame
-    from studio.splits import glyph_images
+    from studio.splits import annotation_index, glyph_images
     from studio.store.project import Project
 
     path = Path(project_path)
@@ -510,6 +612,8 @@ def load_project_set(
             except (ValueError, TypeError) as e:
                 raise StudioError(f"set {set_id}, puzzle {s.puzzle_id}: {e}", path) from None
         keys: list[GlyphKey] = sorted({k for p in puzzles for k in p.all_keys()})
+        index = annotation_index(project)
+        attributes = glyph_answer_attributes(puzzles, index.by_glyph.get)
         images = glyph_images(studio, keys)
         frame: dict[GlyphKey, np.ndarray] = {k: ua_frame(images.get(k)) for k in keys}
         frames = []
@@ -520,7 +624,7 @@ def load_project_set(
     finally:
         studio.close()
     source = {"kind": "project-set", "path": str(path.resolve()), "set_id": int(set_id)}
-    return _from_puzzles(puzzles, frames, path, source)
+    return _from_puzzles(puzzles, frames, path, source, attributes)
 
 
 # ---- dispatch ------------------------------------------------------------------------------------
@@ -559,10 +663,13 @@ __all__ = [
     "PARTS",
     "PuzzleArrays",
     "cut_pieces",
+    "glyph_answer_attributes",
     "load_glyph_split",
     "load_project_set",
     "load_source",
     "load_stimulus_split",
+    "read_split_annotations",
     "rows_of",
+    "stimulus_answer_attributes",
     "stimulus_ink",
 ]

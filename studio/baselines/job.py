@@ -5,6 +5,7 @@ Parameters (``ctx.params``, as the dashboard submits them)::
     {"source": {"kind": "project-set", "project": "/path/x.studio", "set_id": 3}
                | {"kind": "split-dir", "path": "/path/split"},
      "models": ["blind", "context", "pixel-similarity"],   # ids or group names
+               # (default: blind and the answers-only probes, JOB_DEFAULT_MODELS)
      "seeds": 3, "device": "auto", "epochs": null}
 
 A relative split path or project path is read against the project's folder. The source
@@ -16,9 +17,10 @@ training-free one — its result goes into the job's checkpoint (``{"fingerprint
 source changed since (its fingerprint differs: then everything runs again).
 
 The result is the baseline report (:mod:`studio.baselines.run`), plus ``"puzzle_flags":
-{"set_id": N, "flags": [...]}`` for a project set (the worker stores them so the curator's
-board shows shortcut-prone badges). ``report.json`` is written into ``ctx.work_dir``, and the
-plots (when :mod:`studio.baselines.plots` is there) into ``ctx.work_dir / "plots"``.
+{"set_id": N, "models": [...], "flags": [...]}`` for a project set (the worker stores them,
+with each probe flag's reason, so the curator's board shows shortcut-prone badges and why).
+``report.json`` is written into ``ctx.work_dir``, and the plots (when
+:mod:`studio.baselines.plots` is there) into ``ctx.work_dir / "plots"``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_text
 
 REPORT_NAME = "report.json"
+#: Models a job runs when its parameters name none: the context-blind CNN and the answers-only
+#: probes (seconds on a CPU; they find tag-level leaks the CNN misses, issue 11).
+JOB_DEFAULT_MODELS = ("blind", "probes")
 
 
 def _source(params: dict[str, Any], project_path: Path | None) -> dict[str, Any]:
@@ -111,7 +116,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
     try:
         report = run_baselines(
             data,
-            params.get("models") or ["blind"],
+            params.get("models") or list(JOB_DEFAULT_MODELS),
             seeds=params.get("seeds", 3),
             device=device,
             epochs=params.get("epochs"),
@@ -133,12 +138,15 @@ def run_job(ctx: Any) -> dict[str, Any]:
     report["plots"] = {k: str(Path(v).relative_to(work)) for k, v in plots.items()}
     write_report(report, work / REPORT_NAME)
     if source.get("kind") == "project-set":
+        # every flag as the report has it (the probes' ``reason`` included: the board shows
+        # why), and every model that ran, so one that flags nothing now clears its old flags
         report["puzzle_flags"] = {
             "set_id": int(source["set_id"]),
+            "models": sorted(report["models"]),
             "flags": list(report["flags"]["puzzles"]),
         }
     ctx.progress(1.0, "done")
     return report
 
 
-__all__ = ["REPORT_NAME", "run_job", "try_plots", "write_report"]
+__all__ = ["JOB_DEFAULT_MODELS", "REPORT_NAME", "run_job", "try_plots", "write_report"]

@@ -17,6 +17,9 @@
   chooses the key, with mean confidence (its probability for the key) at least
   ``chance + (1 - chance) / 2`` (0.625 with four answers). Seeds whose prediction is missing
   are not counted.
+- flags of the answers-only probes (:mod:`studio.baselines.probes`) carry a ``reason``: the
+  features that carried the prediction (puzzle flags) or the most frequent first feature among
+  the group's right answers (split-level flags).
 - :func:`marvel_group_accuracy`: MARVEL's group accuracy (§4–6): a puzzle counts only when the
   model answers it *and* every perception question about it.
 """
@@ -117,11 +120,13 @@ def flag_groups(
     by: Sequence[str] = FLAG_GROUPS_BY,
     excess: float = GROUP_EXCESS,
     alpha: float = ALPHA,
+    reasons: Mapping[tuple[str, str], str] | None = None,
 ) -> list[dict[str, Any]]:
     """Flag the groups (``groups[by][value]``, as :func:`group_table` makes them) whose
     accuracy exceeds chance by more than ``excess`` and whose Holm-adjusted p-value (over every
     group of ``by`` together) is below ``alpha``. Sets ``flagged`` and ``p_holm`` on each
-    tested group and returns the flags (report format)."""
+    tested group and returns the flags (report format). ``reasons[(by, value)]``, when given
+    (the answers-only probes), becomes the flag's ``reason``."""
     tested = [(b, v, g) for b in by for v, g in sorted(groups.get(b, {}).items())]
     adjusted = holm([g["p_value"] for _, _, g in tested])
     flags = []
@@ -143,6 +148,8 @@ def flag_groups(
                     "p_holm": g["p_holm"],
                 }
             )
+            if reasons is not None and (b, v) in reasons:
+                flags[-1]["reason"] = reasons[(b, v)]
     return flags
 
 
@@ -158,9 +165,11 @@ def puzzle_flags(
     choices: np.ndarray,
     confidence: np.ndarray,
     chance: float,
+    reasons: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Shortcut-prone puzzles of one model (module docstring). ``choices`` and
-    ``confidence`` are (seeds × n); a choice of -1 marks a missing prediction."""
+    ``confidence`` are (seeds × n); a choice of -1 marks a missing prediction. ``reasons``
+    (per puzzle, the answers-only probes' "why") becomes each flag's ``reason``."""
     choices = np.atleast_2d(np.asarray(choices))
     confidence = np.atleast_2d(np.asarray(confidence, dtype=float))
     threshold = confidence_threshold(chance)
@@ -184,6 +193,8 @@ def puzzle_flags(
                     "seeds": seeds,
                 }
             )
+            if reasons is not None and reasons[j]:
+                flags[-1]["reason"] = reasons[j]
     return flags
 
 

@@ -65,6 +65,9 @@ NOTES = (
     "over chance with a Holm-corrected p < 0.05 (over that model's rule and concept groups)",
     "puzzle flags (shortcut-prone): a blind or partial-input model chooses the key in every "
     "seed with mean confidence >= chance + (1 - chance) / 2",
+    "answers-only probes (probe-tags, probe-image): a conditional logit over each answer's "
+    "tags or image pseudo-tags, never the context; cross-fitted like the trained models; "
+    "'why' per prediction and 'reason' per flag name the features that carry it",
     "training-free models use the studio's hand-designed image features and a 16x16 pooled "
     "image (no pretrained network ships offline)",
     "group_accuracy (MARVEL): puzzle and all its perception questions right; counting "
@@ -178,7 +181,11 @@ class _Runner:
         idx = np.arange(self.data.n)
         probs = baseline.predict(self.data, idx)
         seconds = time.perf_counter() - prepared
+        # the answers-only probes say why they chose (per-puzzle reasons, fitted weights)
+        explain = getattr(baseline, "explain", None)
+        extra = explain() if callable(explain) else {}
         return {
+            **extra,
             "choices": [int(x) for x in probs.argmax(axis=1)],
             "confidence": [round(float(x), 4) for x in probs.max(axis=1)],
             "curve": [],
@@ -311,6 +318,30 @@ def _model_entry(
     return entry, choices, confidence
 
 
+def _group_reasons(
+    data: PuzzleArrays, choices: np.ndarray, why: Sequence[str] | None, eval_idx: np.ndarray
+) -> dict[tuple[str, str], str] | None:
+    """Per (rule or concept, value): the reason a probe gives most often for the puzzles of
+    that group (in the eval part) it answered right (its first feature), for the split-level
+    flags."""
+    if why is None:
+        return None
+    from collections import Counter
+
+    right = eval_idx[choices[0, eval_idx] == data.keys[eval_idx]]
+    out: dict[tuple[str, str], str] = {}
+    for by in ("rule", "concept"):
+        counts: dict[str, Counter[str]] = {}
+        for i in right:
+            first = why[i].split("; ")[0].rsplit(" (", 1)[0]
+            if first:
+                counts.setdefault(str(data.labels[by][i]), Counter())[first] += 1
+        for value, c in counts.items():
+            text, n = c.most_common(1)[0]
+            out[(by, value)] = f"{text} ({n} of its right answers here)"
+    return out
+
+
 def build_report(
     data: PuzzleArrays,
     models: Sequence[str],
@@ -347,15 +378,21 @@ def build_report(
         mine = [(s, units[unit_key(model, s)]) for s in unit_seeds]
         entry, choices, confidence = _model_entry(model, meta, mine, data, eval_idx)
         report_models[model] = entry
+        why = mine[0][1].get("why") if len(mine) == 1 else None
+        if mine and "features" in mine[0][1]:
+            entry["features"] = dict(mine[0][1]["features"])
         for i, p in enumerate(predictions):
             p["models"][model] = {
                 "choices": [int(c) for c in choices[:, i]],
                 "confidence": [round(float(c), 4) for c in confidence[:, i]],
             }
+            if why is not None:
+                p["models"][model]["why"] = why[i]
         if meta.get("flags_shortcuts"):
-            flags["groups"] += flag_groups(model, entry["groups"], data.chance)
+            reasons = _group_reasons(data, choices, why, eval_idx)
+            flags["groups"] += flag_groups(model, entry["groups"], data.chance, reasons=reasons)
             flags["puzzles"] += puzzle_flags(
-                model, data.ids, data.keys, choices, confidence, data.chance
+                model, data.ids, data.keys, choices, confidence, data.chance, reasons=why
             )
     parts = {p: int((data.parts == p).sum()) for p in PARTS}
     return {

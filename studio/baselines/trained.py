@@ -351,7 +351,11 @@ class SiameseBaseline(TorchBaseline):
             return "the rotation task's model (polycube rotation: which view is not a rotation)"
         return None
 
+    #: published design: the key is the one view that is not a rotation; balanced: the only one
+    key_is_odd = True
+
     def build(self, data: PuzzleArrays) -> nn.Module:
+        self.key_is_odd = data.odd
         return SiameseNet()
 
     def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
@@ -359,12 +363,18 @@ class SiameseBaseline(TorchBaseline):
         return self.net(dd.ink("context", idx)[:, 0], dd.ink("answers", idx))
 
     def loss(self, out: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        same = torch.ones_like(out)
-        same[torch.arange(len(keys), device=out.device), keys] = 0.0
+        rows = torch.arange(len(keys), device=out.device)
+        if self.key_is_odd:
+            same = torch.ones_like(out)
+            same[rows, keys] = 0.0
+        else:
+            same = torch.zeros_like(out)
+            same[rows, keys] = 1.0
         return F.binary_cross_entropy_with_logits(out, same)
 
     def choice_scores(self, out: torch.Tensor) -> torch.Tensor:
-        return -out  # the lowest "same" logit is the odd view
+        # the lowest "same" logit is the odd view; in the balanced design the highest is the key
+        return -out if self.key_is_odd else out
 
 
 class CnnMaxBaseline(TorchBaseline):

@@ -32,6 +32,19 @@ says so. **Vetting after rendering.** Every trial is then vetted on its pictures
 for either object (a round object turned, a symmetric one mirrored), the options distinct. A
 trial that fails is drawn again; :attr:`KivaGenerator.rejections` counts why.
 
+**Designs** (``design``, recorded per trial). In ``"published"`` the key of the extrapolation
+question is the shown change, the sibling change and "no change" the distractors, and 10 % of
+trials are no-change trials — so the option that shows no change is the key one time in ten and
+the shown change sits on the key every time it appears while its siblings mostly do not: the
+answers alone find the key well above chance (issue 11: ``color:red`` and ``size:x2`` flagged).
+``"balanced"`` (the default) chooses the answer set first and the key uniformly among it, the
+I-RAVEN way: the two changes are drawn as an unordered pair (either may be the shown one: only
+pairs where each is a valid trial with the other as its sibling are offered, and which is shown
+is a fair coin), and a third of the trials are no-change trials, so every option — each change
+and "no change" — is the key one time in three, whatever it shows. A draw refused only for the
+training object's pictures keeps its answers and draws another training object, so refusals do
+not tilt which change is shown.
+
 Determinism: the set's no-change positions and domain schedule come from one seeded generator,
 each trial from its own (seed, index) generator, so trial i is the same whatever ``count``.
 
@@ -79,6 +92,12 @@ NO_CHANGE = "no-change"
 DOESNT_APPLY = "doesnt-apply"
 DOESNT_APPLY_LABEL = "doesn't apply"
 OPTION_LETTERS = ("A", "B", "C", "D")
+#: Answer-set designs (module docstring); the first is the default.
+DESIGNS: tuple[str, ...] = ("balanced", "published")
+#: The no-change share of each design when none is given.
+NO_CHANGE_SHARES: dict[str, float] = {"balanced": 1 / 3, "published": 0.1}
+#: Balanced design: training objects tried for one answer set refused only for its pictures.
+TRAIN_OBJECT_TRIES = 6
 #: Draws of one trial before generation gives up and says which checks kept failing.
 MAX_ATTEMPTS = 60
 
@@ -218,6 +237,23 @@ def domain_choices(
     return choices, why_not
 
 
+def swappable_choices(choices: Sequence[Choice]) -> list[Choice]:
+    """The choices narrowed to siblings that could as well have been the shown change: b is kept
+    as a's sibling only when (b, same inputs) is a choice with a among its siblings, so the pair
+    {a, b} can be drawn either way round (the balanced design). Choices left with no sibling go."""
+    index = {(c.spec, c.train, c.test): c for c in choices}
+    out = []
+    for c in choices:
+        siblings = tuple(
+            b
+            for b in c.siblings
+            if (other := index.get((b, c.train, c.test))) is not None and c.spec in other.siblings
+        )
+        if siblings:
+            out.append(Choice(c.spec, c.train, c.test, siblings))
+    return out
+
+
 def _resolve_object(name: str) -> Object3D:
     from studio.render3d.objects import library_names, library_object, load_object
 
@@ -254,14 +290,20 @@ class KivaGenerator:
     def __init__(
         self,
         mode: str = "kiva",
-        no_change_share: float = 0.1,
+        no_change_share: float | None = None,
         size: int = 224,
         objects: Sequence[str] | None = None,
         domains: Sequence[str] | None = None,
         camera: Camera | None = None,
+        design: str = "balanced",
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if design not in DESIGNS:
+            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {design!r}")
+        self.design = design
+        if no_change_share is None:
+            no_change_share = NO_CHANGE_SHARES[design]
         if not 0.0 <= float(no_change_share) <= 1.0:
             raise ValueError(f"no_change_share must be within 0..1, not {no_change_share}")
         if not 8 <= int(size) <= 4096:
@@ -290,8 +332,13 @@ class KivaGenerator:
         self._choices: dict[str, list[Choice]] = {}
         for d in self.domains:
             choices, why_not = domain_choices(d, mode, self.candidates)
+            if design == "balanced":
+                choices = swappable_choices(choices)
             self._choices[d] = choices
             self.narrowed.update(why_not)
+        self._by_inputs = {
+            (c.spec, c.train, c.test): c for d in self.domains for c in self._choices[d]
+        }
         empty = [d for d in self.domains if not self._choices[d]]
         if empty:
             raise ValueError(f"no trial of {', '.join(empty)} can be made in {mode} mode")
@@ -359,6 +406,61 @@ class KivaGenerator:
                 renderer.close()
 
     # ---- one trial ------------------------------------------------------------------------
+    def _pick(
+        self, rng: np.random.Generator, domain: str
+    ) -> tuple[TransformSpec, Choice, TransformSpec, str, str]:
+        """One draw of a trial's symbolic content: (shown change, its choice of inputs, the
+        sibling change, training object, test object). Balanced design: the pair is swapped
+        on a fair coin, so either change of the pair is the shown one equally often."""
+        by_value: dict[TransformSpec, list[Choice]] = {}
+        for c in self._choices[domain]:
+            by_value.setdefault(c.spec, []).append(c)
+        values = list(by_value)
+        spec = values[int(rng.integers(len(values)))]
+        options = by_value[spec]
+        choice = options[int(rng.integers(len(options)))]
+        pick = rng.choice(len(self.objects), size=2, replace=False)
+        train_name, test_name = self.objects[int(pick[0])], self.objects[int(pick[1])]
+        sibling = choice.siblings[int(rng.integers(len(choice.siblings)))]
+        if self.design == "balanced" and rng.random() < 0.5:
+            spec, sibling = sibling, spec
+            choice = self._by_inputs[(spec, choice.train, choice.test)]
+        return spec, choice, sibling, train_name, test_name
+
+    def records(self, count: int, seed: int) -> Iterator[dict[str, Any]]:
+        """The symbolic records of ``count`` trials without rendering or pixel vetting (no
+        fits or measures; a rendered trial may differ where a draw was refused for its
+        pictures): for answer-set audits of thousands of trials in seconds."""
+        schedule, no_change = self.plan(count, seed)
+        camera = self.camera
+        for i in range(count):
+            rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
+            spec, choice, sibling, train_name, test_name = self._pick(rng, schedule[i])
+            states = {
+                "train_before": choice.train,
+                "train_after": choice.train if no_change[i] else apply(spec, choice.train),
+                "test_before": choice.test,
+            }
+            drawn = _Drawn(states, {}, [], {}, ItemVerdict())
+            names = {n: _NamedOnly(n) for n in (train_name, test_name)}
+            record, _ = _record(
+                self.mode,
+                schedule[i],
+                spec,
+                choice,
+                sibling,
+                no_change[i],
+                train_name,
+                test_name,
+                names,  # type: ignore[arg-type]
+                drawn,
+                camera,  # type: ignore[arg-type]
+                self.size,
+                rng,
+            )
+            record.update(seed=seed, index=i, design=self.design)
+            yield record
+
     def _trial(
         self,
         index: int,
@@ -371,33 +473,48 @@ class KivaGenerator:
         objects: dict[str, Object3D],
     ) -> StimulusItem:
         failed: Counter[str] = Counter()
-        by_value: dict[TransformSpec, list[Choice]] = {}
-        for c in self._choices[domain]:
-            by_value.setdefault(c.spec, []).append(c)
-        values = list(by_value)
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            spec = values[int(rng.integers(len(values)))]
-            options = by_value[spec]
-            choice = options[int(rng.integers(len(options)))]
-            pick = rng.choice(len(self.objects), size=2, replace=False)
-            train_name, test_name = self.objects[int(pick[0])], self.objects[int(pick[1])]
-            sibling = choice.siblings[int(rng.integers(len(choice.siblings)))]
-            for name in (train_name, test_name):
-                if name not in objects:
-                    objects[name] = _resolve_object(name)
-            trial = _draw_trial(
-                self.mode,
-                spec,
-                choice,
-                sibling,
-                no_change,
-                objects[train_name],
-                objects[test_name],
-                renderers,
-                camera,
-                self.size,
-                self.candidates,
-            )
+            spec, choice, sibling, train_name, test_name = self._pick(rng, domain)
+
+            def draw(
+                train_name: str,
+                spec: TransformSpec = spec,
+                choice: Choice = choice,
+                sibling: TransformSpec = sibling,
+                test_name: str = test_name,
+            ) -> _Drawn:
+                for name in (train_name, test_name):
+                    if name not in objects:
+                        objects[name] = _resolve_object(name)
+                return _draw_trial(
+                    self.mode,
+                    spec,
+                    choice,
+                    sibling,
+                    no_change,
+                    objects[train_name],
+                    objects[test_name],
+                    renderers,
+                    camera,
+                    self.size,
+                    self.candidates,
+                )
+
+            trial = draw(train_name)
+            tries = 1
+            while (
+                self.design == "balanced"
+                and not trial.verdict.valid
+                and tries < TRAIN_OBJECT_TRIES
+                and all(c.check.startswith("train-") for c in trial.verdict.errors)
+            ):
+                # the answers are fine; only the training object drew the change badly
+                for c in trial.verdict.errors:
+                    self.rejections[c.check] += 1
+                others = [o for o in self.objects if o != test_name]
+                train_name = others[int(rng.integers(len(others)))]
+                trial = draw(train_name)
+                tries += 1
             if not trial.verdict.valid:
                 for c in trial.verdict.errors:
                     self.rejections[c.check] += 1
@@ -418,7 +535,7 @@ class KivaGenerator:
                 self.size,
                 rng,
             )
-            record.update(seed=seed, index=index, attempts=attempt)
+            record.update(seed=seed, index=index, attempts=attempt, design=self.design)
             images = trial.images(order)
             return StimulusItem(
                 id=f"{FAMILY}-{seed}-{index:05d}",
@@ -433,6 +550,17 @@ class KivaGenerator:
             f"no valid {domain} trial (item {index}) after {MAX_ATTEMPTS} draws; failed checks: "
             f"{reasons}. Offer more objects or other domains."
         )
+
+
+@dataclass(frozen=True)
+class _NamedOnly:
+    """An object known by name only (symbolic records: :meth:`KivaGenerator.records`)."""
+
+    name: str
+
+    @property
+    def source(self) -> str:
+        return "library"
 
 
 @dataclass
@@ -648,7 +776,7 @@ def _record(
         | {"test_key": unshuffled_states[key_j].to_json()},
         "fits": {k: round(v, 9) for k, v in trial.fits.items()},
         "questions": questions,
-        "camera": _camera_json(camera),
+        "camera": _camera_json(camera) if camera is not None else None,
         "size": size,
         "measures": {
             c.check: None if c.measure is None else round(float(c.measure), 6)

@@ -13,6 +13,7 @@ R reject, D return to draft, C comment, F replace a foil, G regenerate, Ctrl+G g
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -102,9 +103,11 @@ def flag_text(flags: Sequence[Any]) -> str:
 
 
 def flag_lines(flags: Sequence[Any]) -> list[str]:
+    """One line per flag; an answers-only probe's flag adds why it chose (its ``reason``)."""
     return [
         f"Shortcut-prone: {f.model} chose the key in {f.seeds_correct} of {f.seeds} seeds,"
         f" mean confidence {f.confidence:.2f} (job {f.job_id})"
+        + (f": {f.reason}" if getattr(f, "reason", "") else "")
         for f in sorted(flags, key=lambda f: -f.confidence)
     ]
 STATUS_COLOURS = {
@@ -638,6 +641,8 @@ class CuratorBoard(QWidget):
         self._stats_job: Any = None
         self._stats_dirty = False
         self._stats_set_id: int | None = None
+        # the audit's clicked value and the puzzles listed for it (None: no such filter)
+        self._value_filter: tuple[str, list[str]] | None = None
         self._closed = False
         self._stats_timer = QTimer(self, singleShot=True, interval=250)
         self._stats_timer.timeout.connect(self._compute_stats)
@@ -698,10 +703,21 @@ class CuratorBoard(QWidget):
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_current())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
         self.count_label = QLabel(objectName="puzzleCount")
+        # shown while the list holds the puzzles of a value clicked in the answer-set audit
+        self.value_filter_bar = QWidget(objectName="valueFilterBar")
+        vb = QHBoxLayout(self.value_filter_bar)
+        vb.setContentsMargins(0, 0, 0, 0)
+        self.value_filter_label = QLabel(objectName="valueFilter", wordWrap=True)
+        self.value_filter_clear = QPushButton("Show all", objectName="clearValueFilter")
+        self.value_filter_clear.clicked.connect(lambda: self.clear_value_filter())
+        vb.addWidget(self.value_filter_label, 1)
+        vb.addWidget(self.value_filter_clear)
+        self.value_filter_bar.setVisible(False)
 
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.value_filter_bar)
         ll.addWidget(self.table, 1)
         ll.addWidget(self.count_label)
 
@@ -741,6 +757,7 @@ class CuratorBoard(QWidget):
 
         self.stats_panel = SplitStatsPanel()
         self.stats_panel.setMinimumWidth(280)
+        self.stats_panel.value_clicked.connect(self.show_value_puzzles)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
@@ -786,6 +803,7 @@ class CuratorBoard(QWidget):
     def reload(self) -> None:
         """Read the sets, the open set's puzzles and the filters' choices from the project."""
         self._loaded = True
+        self._set_value_filter(None)
         self._current_cache = None
         self._records = None
         self._fonts = None
@@ -831,7 +849,8 @@ class CuratorBoard(QWidget):
 
     def apply_filter(self) -> None:
         current = self.current_id()
-        puzzles = self.curator.summaries(self.current_filter())
+        ids = self._value_filter[1] if self._value_filter is not None else None
+        puzzles = self.curator.summaries(self.current_filter(), ids=ids)
         self.model.set_puzzles(puzzles, self.curator.shortcut_flags())
         header = self.table.horizontalHeader()
         if header.sortIndicatorSection() >= 0 and header.sortIndicatorSection() < len(COLUMNS):
@@ -873,6 +892,7 @@ class CuratorBoard(QWidget):
             self.curator.open_set(set_id)
             self._refill_sets()
             self._refill_filters()
+        self._set_value_filter(None)
         for combo in (self.rule_combo, self.concept_combo, self.status_combo, self.warning_combo):
             combo.blockSignals(True)
             combo.setCurrentIndex(0)
@@ -880,6 +900,42 @@ class CuratorBoard(QWidget):
         self.apply_filter()
         self._schedule_stats()
         return self.select_puzzle(puzzle_id)
+
+    def show_value_puzzles(self, value: str, ids: Sequence[str], total: int = 0) -> None:
+        """List only the puzzles whose answers carry ``value`` (a ``concept=value`` the
+        answer-set audit found off; ``ids`` as the audit listed them, of ``total`` that carry
+        it), clearing the other filters that would hide some, and open the first."""
+        for combo in (self.rule_combo, self.concept_combo, self.status_combo, self.warning_combo):
+            combo.blockSignals(True)
+            combo.setCurrentIndex(0)
+            combo.blockSignals(False)
+        self._set_value_filter((value, list(ids)), total)
+        self.apply_filter()
+        if self.model.rowCount() and self.current_id() not in set(ids):
+            self.select_row(0)
+
+    def clear_value_filter(self) -> None:
+        """Back to the whole list (the value filter's Show all button)."""
+        self._set_value_filter(None)
+        self.apply_filter()
+
+    def value_filter(self) -> str | None:
+        """The audit value the list is limited to, if any."""
+        return self._value_filter[0] if self._value_filter is not None else None
+
+    def _set_value_filter(self, value_filter: tuple[str, list[str]] | None, total: int = 0) -> None:
+        self._value_filter = value_filter
+        if value_filter is None:
+            self.value_filter_bar.setVisible(False)
+            return
+        value, ids = value_filter
+        n = len(ids)
+        of = f" (of {total})" if total > n else ""
+        self.value_filter_label.setText(
+            f"Answers carry <b>{html.escape(value)}</b>: {n} puzzle{'s' if n != 1 else ''}"
+            f"{of} listed by the answer-set audit"
+        )
+        self.value_filter_bar.setVisible(True)
 
     def refresh_flags(self) -> None:
         """Re-read the shortcut flags (a baseline job ended)."""
@@ -942,7 +998,9 @@ class CuratorBoard(QWidget):
             f"<br><span style='color:#666'>values {_values(p.values)} · key: answer "
             f"{p.key + 1}</span>"
             + "".join(
-                f"<br><span style='color:{SHORTCUT.name()}'>⚠ {line}</span>"
+                # escaped: a probe's reason quotes tag values, which the annotators typed
+                f"<br><span style='color:{SHORTCUT.name()}'>⚠ {html.escape(line, quote=False)}"
+                "</span>"
                 for line in flag_lines(self.model.shortcuts.get(p.id, ()))
             )
         )
@@ -1064,6 +1122,7 @@ class CuratorBoard(QWidget):
         if set_id is None or set_id == self.curator.set_id:
             return
         self.curator.open_set(int(set_id))
+        self._set_value_filter(None)
         self._refill_filters()
         self.apply_filter()
         self._schedule_stats()

@@ -97,8 +97,8 @@ COL_ID, COL_TITLE, COL_STATUS, COL_PROGRESS, COL_DEVICE, COL_STARTED, COL_DURATI
 DEVICES = ("auto", "cpu", "cuda")
 #: Model groups in the order the new-job dialog lists them, and those ticked by default (the
 #: spatial models apply to the polycube and shape-composition families only).
-GROUP_ORDER = ("blind", "context", "similarity", "partial", "spatial")
-DEFAULT_GROUPS = ("blind", "context", "similarity", "partial")
+GROUP_ORDER = ("blind", "context", "similarity", "partial", "spatial", "probes")
+DEFAULT_GROUPS = ("blind", "context", "similarity", "partial", "probes")
 #: Roles of the job list's cells.
 JOB_ROLE = Qt.ItemDataRole.UserRole + 1  # the JobRecord
 PROGRESS_ROLE = Qt.ItemDataRole.UserRole + 2  # (fraction, text) for the progress delegate
@@ -1042,10 +1042,11 @@ class BaselineDashboard(QWidget):
         set_id = report_set_id(job)
         frows = []
         for f in flags.get("puzzles") or []:
-            pid = _item(str(f.get("id", "")))
+            reason = str(f.get("reason") or "")  # the answers-only probes say why
+            pid = _item(str(f.get("id", "")), tip=reason)
             pid.setData(str(f.get("id", "")), PUZZLE_ROLE)
             seeds = f"{f.get('seeds_correct', '?')}/{f.get('seeds', '?')}"
-            frows.append([pid, _item(str(f.get("model", ""))),
+            frows.append([pid, _item(str(f.get("model", "")), tip=reason),
                           _number(f.get("confidence"), ".2f"),
                           _item(seeds, f.get("seeds_correct", 0))])  # fmt: skip
         _fill(self.flagged_table, self.flagged_model, frows)
@@ -1067,9 +1068,10 @@ class BaselineDashboard(QWidget):
 
         grows = []
         for g in flags.get("groups") or []:
+            why = str(g.get("reason") or "")
             grows.append([
-                _item(str(g.get("model", ""))), _item(str(g.get("by", ""))),
-                _item(str(g.get("value", ""))), _number(g.get("n"), ","),
+                _item(str(g.get("model", "")), tip=why), _item(str(g.get("by", ""))),
+                _item(str(g.get("value", "")), tip=why), _number(g.get("n"), ","),
                 _number(g.get("accuracy"), ".1%"), _number(g.get("chance"), ".0%"),
                 _number(g.get("excess_points"), "+.1f"), _p_text(g.get("p_value")),
                 _p_text(g.get("p_holm")),

@@ -134,7 +134,7 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(centre)
         self.splitter.addWidget(self.inspector)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([280, 720, 280])
+        self.splitter.setSizes([320, 680, 280])
         # the annotator and the curator's board are the window's two modes, one tab each
         self.board = CuratorBoard(self.studio)
         self.tabs = QTabWidget(objectName="modeTabs")

@@ -762,6 +762,9 @@ class TaskPreview(QWidget):
         self.mode = QComboBox(objectName="taskMode")
         self.mode.addItems(["kiva", "kiva-adults"])
         self.level = QSpinBox(objectName="taskLevel", minimum=1, maximum=5, value=1)
+        # answer sets: balanced (no candidate-only giveaway, the default) or the published design
+        self.design = QComboBox(objectName="taskDesign")
+        self.design.addItems(["balanced", "published"])
         self.seed = QSpinBox(objectName="taskSeed", minimum=0, maximum=2**31 - 1, value=1)
         self.next_button = QPushButton("Next seed", objectName="taskNext")
         self.next_button.clicked.connect(lambda: self.seed.setValue(self.seed.value() + 1))
@@ -776,6 +779,8 @@ class TaskPreview(QWidget):
             self.mode,
             QLabel("Level"),
             self.level,
+            QLabel("Design"),
+            self.design,
             QLabel("Seed"),
             self.seed,
             self.next_button,
@@ -789,7 +794,7 @@ class TaskPreview(QWidget):
         lay.addWidget(self.checks, 2)
         self.requester = _Requester(self, service, self._job, self._show, self._error)
         self.family.currentIndexChanged.connect(self._family_changed)
-        for w in (self.mode,):
+        for w in (self.mode, self.design):
             w.currentIndexChanged.connect(lambda _i: self.requester.request())
         for s in (self.level, self.seed):
             s.valueChanged.connect(lambda _v: self.requester.request())
@@ -815,12 +820,15 @@ class TaskPreview(QWidget):
 
     def options(self) -> dict[str, Any]:
         family = self.family.currentText()
+        design = {"design": self.design.currentText()}
         if family == "kiva":
-            return {"mode": self.mode.currentText()}
+            return {"mode": self.mode.currentText(), **design}
         if family == "polycube-rotation":
-            return {"level": self.level.value()}
+            return {"level": self.level.value(), **design}
         if family == "shape-composition":
-            return {"pieces": self.level.value()}
+            return {"pieces": self.level.value(), **design}
+        if family == "cube-net":
+            return design
         return {}
 
     def _job(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:

@@ -34,8 +34,9 @@ class SchemaTree(QTreeWidget):
             "answer set (4 values that could each be the key); `analogy-studio needs` lists "
             "them per tuple",
         )
-        self.setColumnWidth(0, 210)
-        self.setColumnWidth(1, 48)
+        self.setColumnWidth(0, 200)
+        self.setColumnWidth(1, 44)
+        self.setColumnWidth(NEEDS_COLUMN, 44)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setUniformRowHeights(True)
         self._items: dict[tuple[str, str | None], QTreeWidgetItem] = {}

@@ -1,8 +1,12 @@
 """The split statistics panel of the curator's board: what a puzzle set is made of and whether
 its answers give anything away (``Curator.stats``, i.e. ``studio.vet.balance.split_stats``
 plus the generator's rejection reasons): curation statuses, counts per rule and per concept,
-the key's answer-position histogram with its chi-square p, the foil-value balance per concept
-(p-values, the most frequent value's share), the rejection reasons and the tuples that ran dry.
+the key's answer-position histogram with its chi-square p, the answer-set audit
+(``studio.vet.audit``: the overall key-rate G-test verdict, the "answers sharing my value"
+distribution of the key against the foils, and the values furthest off; clicking one emits
+:attr:`SplitStatsPanel.value_clicked` with the puzzles whose answers carry it), the foil-value
+balance per concept (p-values, the most frequent value's share), the rejection reasons and the
+tuples that ran dry.
 
 Bars are painted with QPainter; the panel only displays a dict computed elsewhere (the board
 computes it on a worker thread).
@@ -10,10 +14,11 @@ computes it on a worker thread).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,6 +38,10 @@ from PySide6.QtWidgets import (
 PARTS = (("all", "All parts"), ("train", "Train"), ("val", "Val"), ("test", "Test"))
 BAR = QColor("#5c7cba")
 LOW_P = 0.05  # p-values below are shown in red
+OFF = "#c62828"
+BALANCED = "#2e7d32"
+AUDIT_SCOPES = (("intended", "Intended concept"), ("all", "All concepts"))
+VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class BarChart(QWidget):
@@ -101,14 +110,63 @@ def _p_text(p: float | None) -> str:
     return f"p = {p:.3f}" if p >= 0.001 else "p < 0.001"
 
 
+def _p_html(p: float | None) -> str:
+    """``_p_text`` for rich text (its ``<`` would open a tag)."""
+    return html.escape(_p_text(p))
+
+
+def _p_short(p: float | None) -> str:
+    if p is None:
+        return "—"
+    return f"{p:.3f}" if p >= 0.001 else "< 0.001"
+
+
+def _mean(x: float | None) -> str:
+    return "—" if x is None else f"{x:.2f}"
+
+
 def _heading(text: str) -> QLabel:
     label = QLabel(f"<b>{text}</b>")
     label.setContentsMargins(0, 8, 0, 2)
     return label
 
 
+def _verdict_html(verdict: str | None) -> str:
+    colour = {"off": OFF, "balanced": BALANCED}.get(verdict or "", "#555")
+    return f"<b style='color:{colour}'>{verdict or '—'}</b>"
+
+
+def sharing_html(sharing: Mapping[str, Any]) -> str:
+    """The key's and the foils' "other answers sharing my value" distributions as a small
+    table of shares (one column per count, ``untagged`` last where there are any)."""
+    hist = sharing.get("histogram", {})
+    key, foil = hist.get("key", {}), hist.get("foil", {})
+    cols = [c for c in dict.fromkeys([*key, *foil]) if key.get(c, 0) + foil.get(c, 0) > 0]
+    if not cols:
+        return "—"
+
+    def row(name: str, h: Mapping[str, int]) -> str:
+        total = sum(h.values()) or 1
+        cells = "".join(f"<td align='right'>&nbsp;{h.get(c, 0) / total:.0%}</td>" for c in cols)
+        return f"<tr><td>{name}</td>{cells}</tr>"
+
+    head = "".join(f"<td align='right'>&nbsp;{'–' if c == 'untagged' else c}</td>" for c in cols)
+    return (
+        "<table cellspacing='0' cellpadding='1'>"
+        f"<tr><td><i>others sharing</i></td>{head}</tr>"
+        f"{row('key', key)}{row('foils', foil)}</table>"
+    )
+
+
 class SplitStatsPanel(QScrollArea):
-    """Shows ``Curator.stats()``; ``set_stats(None)`` shows that there is nothing yet."""
+    """Shows ``Curator.stats()``; ``set_stats(None)`` shows that there is nothing yet.
+
+    ``value_clicked(value, puzzle_ids, total)`` fires (GUI thread) when the curator clicks one
+    of the audit's worst values: ``value`` is ``concept=value``, ``puzzle_ids`` the puzzles
+    whose answers carry it as the audit listed them (those that show the leak first, at most
+    ``studio.vet.audit.MAX_IDS``), ``total`` how many puzzles carry it."""
+
+    value_clicked = Signal(str, list, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -146,6 +204,7 @@ class SplitStatsPanel(QScrollArea):
         lay.addWidget(self.position_chart)
         self.position_label = QLabel(objectName="positionTest", wordWrap=True)
         lay.addWidget(self.position_label)
+        self._build_audit(lay)
         lay.addWidget(_heading("Foil-value balance (χ² per concept)"))
         self.foil_label = QLabel(objectName="foilBalance", wordWrap=True)
         lay.addWidget(self.foil_label)
@@ -177,6 +236,147 @@ class SplitStatsPanel(QScrollArea):
         lay.addStretch(1)
         self.setWidget(body)
         self.set_stats(None)
+
+    def _build_audit(self, lay: QVBoxLayout) -> None:
+        """The answer-set audit: verdicts, the sharing table, the worst values (clickable)."""
+        head = QHBoxLayout()
+        head.addWidget(_heading("Answer-set audit (answers only)"), 1)
+        self.audit_scope = QComboBox(objectName="auditScope")
+        for key, text in AUDIT_SCOPES:
+            self.audit_scope.addItem(text, key)
+        self.audit_scope.setToolTip(
+            "Intended concept: only the values of each puzzle's own concept; all concepts: "
+            "every tag of every answer (nuisance concepts too)"
+        )
+        self.audit_scope.currentIndexChanged.connect(lambda _i: self._show())
+        head.addWidget(self.audit_scope)
+        lay.addLayout(head)
+        self.audit_label = QLabel(objectName="auditVerdict", wordWrap=True)
+        self.audit_label.setTextFormat(Qt.TextFormat.RichText)
+        self.audit_label.setToolTip(
+            "Can the key be found from the answers alone? Each value's key rate against its "
+            "answer rate (G-test; expected: 1 in k), how many other answers share the key's "
+            "value against a foil's, and the key's position."
+        )
+        lay.addWidget(self.audit_label)
+        self.sharing_label = QLabel(objectName="auditSharing", wordWrap=True)
+        self.sharing_label.setTextFormat(Qt.TextFormat.RichText)
+        self.sharing_label.setToolTip(
+            "How many other answers of its puzzle share a value with the key, and with a foil "
+            "(– : the answer has no value of the concept). Alike when the answers give nothing "
+            "away."
+        )
+        lay.addWidget(self.sharing_label)
+        self.worst_heading = QLabel(
+            "Values furthest off (click one to list its puzzles)", wordWrap=True
+        )
+        self.worst_heading.setContentsMargins(0, 4, 0, 0)
+        lay.addWidget(self.worst_heading)
+        self.worst_table = QTreeWidget(objectName="auditWorst")
+        self.worst_table.setColumnCount(3)
+        self.worst_table.setHeaderLabels(["Value", "Key/exp.", "p (Holm)"])
+        self.worst_table.setRootIsDecorated(False)
+        self.worst_table.setUniformRowHeights(True)
+        self.worst_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.worst_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.worst_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.worst_table.setCursor(Qt.CursorShape.PointingHandCursor)
+        header = self.worst_table.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.worst_table.setFixedHeight(150)
+        self.worst_table.itemClicked.connect(self._on_value_clicked)
+        self.worst_table.itemActivated.connect(self._on_value_clicked)
+        lay.addWidget(self.worst_table)
+
+    def _on_value_clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        data = item.data(0, VALUE_ROLE)
+        if data:
+            value, ids, total = data
+            self.value_clicked.emit(str(value), list(ids), int(total))
+
+    def audit_scope_key(self) -> str:
+        return self.audit_scope.currentData() or "intended"
+
+    def _show_audit(self, audit: Mapping[str, Any] | None) -> None:
+        """The overall verdicts in words, the worst values of the chosen scope, and the
+        sharing distribution (key against foils)."""
+        self.worst_table.clear()
+        if not audit or not audit.get("puzzles"):
+            self.audit_label.setText("—")
+            self.sharing_label.setText("")
+            self.audit_scope.setVisible(False)
+            self.worst_heading.setVisible(False)
+            self.worst_table.setVisible(False)
+            return
+        from studio.vet.audit import same_scopes
+
+        same = same_scopes(audit)
+        self.audit_scope.setVisible(not same)
+        scope = "intended" if same else self.audit_scope_key()
+        kr = audit.get("key_rates", {}).get(scope, {})
+        sh = audit.get("sharing", {}).get(scope, {})
+        pos = audit.get("positions", {})
+        alpha = float(audit.get("alpha", LOW_P))
+        lines = []
+        if kr.get("values"):
+            lines.append(
+                f"Key rate per value: {_verdict_html(kr.get('verdict'))} — G = {kr['G']:.1f}, "
+                f"df = {kr['df']}, {_p_html(kr.get('p'))}; {kr.get('off', 0)} of "
+                f"{kr['values']} values off after Holm"
+            )
+        else:
+            lines.append("Key rate per value: no value to test")
+        if sum(sh.get("answers", {}).values()):
+            mean = sh.get("mean", {})
+            test = f"{_p_html(sh.get('p'))}" if sh.get("df") else "one category"
+            lines.append(
+                f"Answers sharing a value: {_verdict_html(sh.get('verdict'))} — key "
+                f"{_mean(mean.get('key'))}, foils {_mean(mean.get('foil'))} others on "
+                f"average; {test}"
+            )
+        if pos.get("p") is not None:
+            lines.append(
+                f"Key position: {_verdict_html(pos.get('verdict'))} — χ² {_p_html(pos['p'])}"
+            )
+        if same and kr.get("values"):
+            lines.append(
+                "<i>Answers are tagged in their puzzle's concept only: all concepts = the "
+                "intended one.</i>"
+            )
+        self.audit_label.setText("<br>".join(lines))
+        self.sharing_label.setText(sharing_html(sh) if sum(sh.get("answers", {}).values()) else "")
+        for r in kr.get("worst", []):
+            item = QTreeWidgetItem(
+                [r["value"], f"{r['on_key']}/{r['expected_key']:.3g}", _p_short(r["p_holm"])]
+            )
+            item.setData(
+                0,
+                VALUE_ROLE,
+                (r["value"], list(r.get("puzzles", [])), int(r.get("puzzles_total", 0))),
+            )
+            item.setToolTip(
+                0,
+                f"{r['value']}: on the key {r['on_key']} of {r['on_answers']} times it is on an "
+                f"answer (expected {r['expected_key']:.3g}); on answers of "
+                f"{r['puzzles_total']} puzzles. Click to list them"
+                + (
+                    f" (the first {len(r.get('puzzles', []))})"
+                    if len(r.get("puzzles", [])) < r["puzzles_total"]
+                    else ""
+                )
+                + ".",
+            )
+            item.setToolTip(1, "times on the key / times expected by chance (1 in k answers)")
+            if r["p_holm"] < alpha:
+                for col in range(3):
+                    item.setForeground(col, QColor(OFF))
+            self.worst_table.addTopLevelItem(item)
+        has_rows = self.worst_table.topLevelItemCount() > 0
+        self.worst_heading.setVisible(has_rows)
+        self.worst_table.setVisible(has_rows)
 
     def _show_foils(self, fv: Mapping[str, Any]) -> None:
         """One row per concept, the least balanced first; p < 0.05 in red."""
@@ -224,6 +424,7 @@ class SplitStatsPanel(QScrollArea):
             ):
                 chart.set_rows([])
             self.position_label.setText("")
+            self._show_audit(None)
             self.foil_label.setText("")
             self.foil_table.clear()
             self.dry_label.setText("")
@@ -248,6 +449,7 @@ class SplitStatsPanel(QScrollArea):
             f"χ² against uniform: {_p_text(pos.get('p'))}"
             + ("  (red line: expected by chance)" if hist else "")
         )
+        self._show_audit(part.get("audit"))
         self._show_foils(part.get("foil_values", {}))
         self.rejection_chart.set_rows(
             sorted(stats.get("rejections", {}).items(), key=lambda kv: (-kv[1], kv[0]))

@@ -104,6 +104,7 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
     reg["families"].register(
         "kiva",
         "studio.generate.kiva:KivaGenerator",
+        designs=("balanced", "published"),
         kind="stimulus",
         vet_record="studio.generate.kiva:vet_trial_record",
         modes=("kiva", "kiva-adults"),
@@ -112,6 +113,7 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
     reg["families"].register(
         "polycube-rotation",
         "studio.stimuli.polycube_task:PolycubeRotationGenerator",
+        designs=("balanced", "published"),
         kind="stimulus",
         vet_record="studio.stimuli.polycube_task:vet_polycube_item",
         description="which of four views is not a rotation of the polycube (k = 3-5 arms)",
@@ -119,6 +121,7 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
     reg["families"].register(
         "shape-composition",
         "studio.stimuli.composition:ShapeCompositionGenerator",
+        designs=("balanced", "published"),
         kind="stimulus",
         vet_record="studio.stimuli.composition:vet_composition_item",
         description="which set of m = 2-5 pieces reassembles the shape",
@@ -126,6 +129,7 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
     reg["families"].register(
         "cube-net",
         "studio.stimuli.cube_net:CubeNetGenerator",
+        designs=("balanced", "published"),
         kind="stimulus",
         vet_record="studio.stimuli.cube_net:vet_cube_net_item",
         description="which cube folds from the marked net (MARVEL reassembling)",
@@ -243,6 +247,27 @@ _BASELINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
                   "piece (connected ink regions of the candidate); the dimension-wise "
                   "maximum of the piece vectors is the candidate vector; an MLP scores the "
                   f"pair. {_TRAINING}.",
+    }),
+    ("probe-tags", "studio.baselines.probes:ProbeTags", {
+        "label": "Answers-only probe: tags", "group": "probes", "trained": False,
+        "flags_shortcuts": True, "applies_to": "sources whose answers carry annotations or "
+                                               "symbolic records",
+        "recipe": "Inputs: the answers only, each as its annotation tags (glyphs) or its "
+                  "symbolic record's fields (stimulus families); never the context. Model: "
+                  "conditional logit (softmax over one puzzle's answers) over one-hot "
+                  "(attribute, value) features plus, per attribute, how many other answers "
+                  "share the answer's value (left out for odd-one-out). Training: L-BFGS, L2 "
+                  "1.0, on the train part; train cross-fitted on halves; seconds on a CPU. "
+                  "Tests: whether the answer set's tags give the key away (issue 11; I-RAVEN's "
+                  "answers-only check); each prediction names the features that carry it.",
+    }),
+    ("probe-image", "studio.baselines.probes:ProbeImage", {
+        "label": "Answers-only probe: image features", "group": "probes", "trained": False,
+        "flags_shortcuts": True, "applies_to": "any",
+        "recipe": "As the tag probe, over the studio's image pseudo-tags of each answer "
+                  "frame (components, holes, aspect, size, ink, mirror and rotation symmetry; "
+                  "studio.vet.features.feature_tags), so no annotations are needed. Tests: "
+                  "answer-set leaks the tags do not show.",
     }),
 )  # fmt: skip
 

@@ -38,6 +38,16 @@ Choices the paper leaves open, and ours:
   RAVEN flaw the conventions warn about). Likewise the number of distractors whose changed
   piece is smaller than the key's is drawn uniformly (``key_area_rank``), so the key's total
   area is not the middle one more often than chance.
+- **Designs** (``design``, recorded per item). In ``"published"`` (the paper's foils above) the
+  scaled distractor's changed piece has the key's changed piece's exact form, only larger or
+  smaller, while the replaced ones have other forms: comparing the candidates alone, the key is
+  one of the two candidates whose changed pieces are alike (issue 11). ``"balanced"`` (the
+  default) drops the scaled foil and chooses the answer set first, the I-RAVEN way: four
+  shapes are cut into m pieces each and one piece of each is taken so that the four pieces'
+  areas lie pairwise within 3–25 % of each other; the key is then drawn uniformly among the
+  four, its shape becomes the question and the other three are the donors of three replaced
+  distractors. Every changed piece is thus a natural piece of a cut shape like every other, the
+  key's rank by area is uniform, and only the question tells which piece belongs.
 - The question is the shape at its place in the 224 image. A candidate shows its m pieces packed
   in rows (tallest first, never overlapping), all pieces of all four candidates at one common
   scale (``piece_scale``, at most 1), so sizes compare across candidates and the scaled piece
@@ -83,6 +93,12 @@ SAME_PIECE_IOU = 0.999
 _DECIMALS = 3
 _RASTER_SCALE = 2
 _LABELS = ("1", "2", "3", "4")
+#: Answer-set designs (module docstring); the first is the default.
+DESIGNS: tuple[str, ...] = ("balanced", "published")
+#: Balanced design: the larger of two varying pieces' areas over the smaller, for every pair.
+BALANCED_AREA_RATIO: tuple[float, float] = (1.03, 1.25)
+#: Balanced design: shapes cut before an item gives up on finding four pieces of like area.
+BALANCED_SHAPE_TRIES = 16
 
 
 def piece_area_limits(m: int) -> tuple[float, float]:
@@ -792,6 +808,29 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
 # Generator
 
 
+def _pairwise_triple(
+    pool: Sequence[tuple[int, int, float]], anchor: float, rng: np.random.Generator
+) -> list[tuple[int, int]] | None:
+    """Three pieces of the pool from three different shapes whose areas, with the anchor's, lie
+    pairwise within :data:`BALANCED_AREA_RATIO` (a random one of them, or None)."""
+    lo, hi = BALANCED_AREA_RATIO
+
+    def close(a: float, b: float) -> bool:
+        return lo <= max(a, b) / min(a, b) <= hi
+
+    order = [pool[int(i)] for i in rng.permutation(len(pool))]
+    for i, x in enumerate(order):
+        for j in range(i + 1, len(order)):
+            y = order[j]
+            if y[0] == x[0] or not close(x[2], y[2]):
+                continue
+            for z in order[j + 1 :]:
+                if z[0] in (x[0], y[0]) or not (close(x[2], z[2]) and close(y[2], z[2])):
+                    continue
+                return [(x[0], x[1]), (y[0], y[1]), (z[0], z[1])]
+    return None
+
+
 class ShapeCompositionGenerator:
     """Shape-composition items at one level (m pieces), deterministic for a seed.
 
@@ -800,9 +839,12 @@ class ShapeCompositionGenerator:
 
     family = FAMILY
 
-    def __init__(self, pieces: int = 3, size: int = 224) -> None:
+    def __init__(self, pieces: int = 3, size: int = 224, design: str = "balanced") -> None:
         if pieces not in LEVELS:
             raise ValueError(f"pieces must be one of {LEVELS}, not {pieces}")
+        if design not in DESIGNS:
+            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {design!r}")
+        self.design = design
         self.pieces = pieces
         self.size = size
         self.rejections: dict[str, int] = {}
@@ -846,6 +888,68 @@ class ShapeCompositionGenerator:
                 progress(i + 1, count)
 
     def _record(self, rng: np.random.Generator) -> dict[str, Any]:
+        """One item's record in the generator's design (raises _Rejected for a dead end)."""
+        if self.design == "balanced":
+            return self._record_balanced(rng)
+        return self._record_published(rng)
+
+    def _record_balanced(self, rng: np.random.Generator) -> dict[str, Any]:
+        """The balanced design: four pieces, one from each of four cut shapes, whose areas all
+        lie pairwise within :data:`BALANCED_AREA_RATIO` of each other; then the key uniformly
+        among them — its shape is the question, the other three shapes are the donors."""
+        m, size = self.pieces, self.size
+        lo, hi = BALANCED_AREA_RATIO
+        shapes: list[tuple[Polygon, list[dict[str, Any]], list[Polygon], list[dict[str, Any]]]] = []
+        first_target = -1
+        found: list[tuple[int, int]] | None = None
+        pool: list[tuple[int, int, float]] = []  # (shape, piece, area) near the first piece
+        for _ in range(BALANCED_SHAPE_TRIES):
+            try:
+                shape, shape_cuts = make_shape(rng, size)
+                pieces, piece_cuts = cut_into_pieces(shape, m, rng, size)
+            except _Rejected:
+                continue
+            shape_r = _as_points(round_polygon(shape))
+            pieces_r = [_as_points(round_polygon(p)) for p in pieces]
+            shapes.append((shape_r, shape_cuts, pieces_r, piece_cuts))
+            d = len(shapes) - 1
+            if first_target < 0:
+                first_target = int(rng.integers(m))
+                anchor = polygon_area(pieces_r[first_target])
+                continue
+            for k, p in enumerate(pieces_r):
+                a = polygon_area(p)
+                if lo <= max(a, anchor) / min(a, anchor) <= hi:
+                    pool.append((d, k, a))
+            found = _pairwise_triple(pool, anchor, rng)
+            if found is not None:
+                break
+        if found is None:
+            raise _Rejected("no-similar-donor")
+        members = [(0, first_target), *found]
+        key_member = int(rng.integers(4))
+        key_shape, target = members[key_member]
+        foils = [mb for i, mb in enumerate(members) if i != key_member]
+        shape_r, shape_cuts, pieces_r, piece_cuts = shapes[key_shape]
+        shape_area = polygon_area(shape_r)
+        key_area = polygon_area(pieces_r[target])
+        donors = [shapes[d][2] for d, _ in foils]
+        donor_shapes = [shapes[d][0] for d, _ in foils]
+        foil_areas = [polygon_area(donors[i][k]) for i, (_, k) in enumerate(foils)]
+        if min(abs(a - key_area) for a in foil_areas) < 2 * AREA_TOLERANCE * shape_area:
+            raise _Rejected("no-similar-donor")
+        rank = sum(1 for a in foil_areas if a < key_area)
+        return self._assemble(
+            rng,
+            (shape_r, shape_cuts, pieces_r, piece_cuts),
+            target,
+            (donors, donor_shapes),
+            ["key", "replaced", "replaced", "replaced"],
+            [None, *((i, k) for i, (_, k) in enumerate(foils))],
+            rank,
+        ) | {"design": "balanced"}
+
+    def _record_published(self, rng: np.random.Generator) -> dict[str, Any]:
         m, size = self.pieces, self.size
         shape, shape_cuts = make_shape(rng, size)
         pieces, piece_cuts = cut_into_pieces(shape, m, rng, size)
@@ -895,6 +999,34 @@ class ShapeCompositionGenerator:
         factor = round(float(rng.uniform(*band)), 3)
 
         kinds = ["key", "replaced", "replaced", "scaled"]
+        return self._assemble(
+            rng,
+            (shape_r, shape_cuts, pieces_r, piece_cuts),
+            target,
+            (donors, donor_shapes),
+            kinds,
+            [None, first, second, factor],
+            below_count,
+        )
+
+    def _assemble(
+        self,
+        rng: np.random.Generator,
+        original: tuple[Polygon, list[dict[str, Any]], list[Polygon], list[dict[str, Any]]],
+        target: int,
+        donor_sets: tuple[list[list[Polygon]], list[Polygon]],
+        kinds: list[str],
+        changes: list[Any],
+        key_area_rank: int,
+    ) -> dict[str, Any]:
+        """The record: candidate k of ``kinds`` (k = 0 the key) shows the shape's pieces with
+        the target piece replaced by donor piece ``changes[k]`` (d, k) or scaled by it; the
+        candidates in random order, each piece turned at random, pieces shuffled, laid out."""
+        m, size = self.pieces, self.size
+        shape_r, shape_cuts, pieces_r, piece_cuts = original
+        donors, donor_shapes = donor_sets
+        areas = [polygon_area(p) for p in pieces_r]
+        shape_area = polygon_area(shape_r)
         order = rng.permutation(4).tolist()  # candidate position → kind index
         key = order.index(0)
         cand_specs: list[list[dict[str, Any]]] = []
@@ -907,7 +1039,7 @@ class ShapeCompositionGenerator:
                     "modification": None,
                 }
                 if j == target and kind == "replaced":
-                    d, k = first if order[pos] == 1 else second
+                    d, k = changes[order[pos]]
                     entry["source"] = {"shape": f"donor-{d}", "piece": k}
                     entry["modification"] = {
                         "kind": "replaced",
@@ -915,7 +1047,7 @@ class ShapeCompositionGenerator:
                         "area_ratio": round(polygon_area(donors[d][k]) / areas[j], 4),
                     }
                 elif j == target and kind == "scaled":
-                    entry["modification"] = {"kind": "scaled", "factor": factor}
+                    entry["modification"] = {"kind": "scaled", "factor": changes[order[pos]]}
                 entry["rotation"] = int(ROTATIONS[int(rng.integers(4))])
                 spec.append(entry)
             perm = rng.permutation(m).tolist()
@@ -982,7 +1114,7 @@ class ShapeCompositionGenerator:
                 for ds, dp in zip(donor_shapes, donors, strict=True)
             ],
             "target_piece": target,
-            "key_area_rank": below_count,
+            "key_area_rank": key_area_rank,
             "candidates": candidates,
             "key": key,
             "piece_scale": scale,

@@ -25,6 +25,15 @@ Conventions (all symbolic, so that the vet re-derives everything from the record
   counted in clockwise quarter turns (seen from outside) from the slot's reference direction:
   +z (the vertical edge) for the two side faces and −x for the top face (which appears as the
   edge running up and to the right).
+- **Designs** (``design``, recorded per item). In ``"published"`` every distractor is the cube
+  with one change, so the key is the centre of the set: its faces agree with each foil's except
+  where that foil was changed, and comparing the candidates' neighbouring marks alone favours it
+  (issue 11). ``"balanced"`` (the default) draws the answer set as an *orbit*: the folded cube
+  and its images under a group of changes — one face's mark in its four quarter turns, or two
+  commuting changes on disjoint faces (a swap of two faces' marks or a half turn of one), all
+  four combinations — so every cube of the set relates to the other three exactly as the true
+  one does. Each is seen from a random corner that no other cube of the set shows the same way;
+  the key is the folded net's cube, and the marks are random, so any of the four could be it.
 - Marks are glyphs with no rotational symmetry, so every quarter turn is visible. Mirror images
   never arise: folding and rotating a cube keep handedness.
 """
@@ -75,6 +84,8 @@ FACE_REFERENCE: dict[str, str] = {
 }
 ROTATIONS: tuple[int, ...] = (0, 90, 180, 270)
 DISTRACTOR_KINDS: tuple[str, ...] = ("swap", "rotate")
+#: Answer-set designs (module docstring); the first is the default.
+DESIGNS: tuple[str, ...] = ("balanced", "published")
 
 
 # --------------------------------------------------------------------------------------------
@@ -484,8 +495,11 @@ class CubeNetGenerator:
 
     family = FAMILY
 
-    def __init__(self, size: int = 224) -> None:
+    def __init__(self, size: int = 224, design: str = "balanced") -> None:
+        if design not in DESIGNS:
+            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {design!r}")
         self.size = size
+        self.design = design
         self.rejections: dict[str, int] = {}
 
     def _reject(self, reason: str) -> None:
@@ -522,6 +536,121 @@ class CubeNetGenerator:
                 progress(i + 1, count)
 
     def _record(self, rng: np.random.Generator) -> dict[str, Any] | None:
+        """One item's record in the generator's design (None: a draw to throw away)."""
+        if self.design == "balanced":
+            return self._record_balanced(rng)
+        return self._record_published(rng)
+
+    def _net(self, rng: np.random.Generator) -> tuple[int, list[Cell], list[dict[str, Any]]]:
+        nets = cube_nets()
+        net_index = int(rng.integers(len(nets)))
+        sym = SYMMETRIES_2D[int(rng.integers(len(SYMMETRIES_2D)))]
+        cells = [(int(a), int(b)) for a, b in apply_matrix(nets[net_index], sym)]
+        order = rng.permutation(len(MARK_NAMES)).tolist()
+        marks = [
+            {
+                "cell": [c, r],
+                "mark": MARK_NAMES[order[k]],
+                "rotation": int(ROTATIONS[int(rng.integers(4))]),
+            }
+            for k, (c, r) in enumerate(cells)
+        ]
+        return net_index, cells, marks
+
+    def _record_balanced(self, rng: np.random.Generator) -> dict[str, Any] | None:
+        """The balanced design (module docstring): the folded cube's orbit under a group of
+        modifications, each cube seen from a random corner that no other cube of the set shows
+        the same way, in random order."""
+        net_index, cells, marks = self._net(rng)
+        cube = cube_from_net(marks)
+        faces = [FACES[int(i)] for i in rng.permutation(len(FACES))]
+        if rng.random() < 0.5:  # one face's mark in its four turns
+            f = faces[0]
+            cubes = [turn_face(cube, f, 90 * k) for k in range(4)]
+            steps = [[{"kind": "rotate", "face": f, "by": 90 * k}] if k else [] for k in range(4)]
+        else:  # two commuting changes on disjoint faces: swaps of two faces or half turns
+            moves = []
+            free = list(faces)
+            for _ in range(2):
+                if rng.random() < 0.5:
+                    a, b = free.pop(0), free.pop(0)
+                    moves.append({"kind": "swap", "faces": sorted([a, b])})
+                else:
+                    moves.append({"kind": "rotate", "face": free.pop(0), "by": 180})
+            subsets: list[list[dict[str, Any]]] = [[], [moves[0]], [moves[1]], moves]
+            cubes = []
+            for sub in subsets:
+                c = cube
+                for mv in sub:
+                    c = (
+                        swap_faces(c, *mv["faces"])
+                        if mv["kind"] == "swap"
+                        else turn_face(c, mv["face"], 180)
+                    )
+                cubes.append(c)
+            steps = subsets
+        view_sets = [set(all_views(c)) for c in cubes]
+        if any(view_sets[i] == view_sets[j] for i in range(4) for j in range(i + 1, 4)):
+            self._reject("equivalent-cubes")
+            return None
+        rotations = cube_rotations()
+        candidates: list[dict[str, Any]] = []
+        for i, c in enumerate(cubes):
+            others = set().union(*(v for j, v in enumerate(view_sets) if j != i))
+            allowed = [r for r in rotations if view_of(c, r) not in others]
+            if not allowed:
+                self._reject("no-telling-view")
+                return None
+            rot = allowed[int(rng.integers(len(allowed)))]
+            kinds = sorted({st["kind"] for st in steps[i]})
+            candidates.append(
+                {
+                    "kind": "key" if i == 0 else "+".join(kinds),
+                    "view": view_of(c, rot),
+                    "orientation": rot,
+                    "modification": None
+                    if i == 0
+                    else {"kind": "+".join(kinds), "steps": steps[i]},
+                }
+            )
+        return self._finish(rng, net_index, cells, marks, candidates) | {"design": "balanced"}
+
+    def _finish(
+        self,
+        rng: np.random.Generator,
+        net_index: int,
+        cells: list[Cell],
+        marks: list[dict[str, Any]],
+        candidates: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The record with the candidates (the key first) in random order."""
+        perm = rng.permutation(4).tolist()
+        candidates = [candidates[p] for p in perm]
+        key = perm.index(0)
+        folded = fold(cells)
+        return {
+            "task": FAMILY,
+            "size": self.size,
+            "net": {"cells": [list(c) for c in cells], "net_index": net_index},
+            "marks": marks,
+            "folded": [
+                {"cell": list(c), "face": folded[c].face, "up": folded[c].up} for c in cells
+            ],
+            "slots": [{"slot": s, "face": n, "reference": r} for s, n, r in SLOTS],
+            "candidates": [
+                {
+                    "kind": c["kind"],
+                    "view": view_to_json(c["view"]),
+                    "orientation": [list(row) for row in c["orientation"]],
+                    "modification": c["modification"],
+                }
+                for c in candidates
+            ],
+            "distractor_kinds": [c["kind"] for c in candidates if c["kind"] != "key"],
+            "key": key,
+        }
+
+    def _record_published(self, rng: np.random.Generator) -> dict[str, Any] | None:
         nets = cube_nets()
         net_index = int(rng.integers(len(nets)))
         sym = SYMMETRIES_2D[int(rng.integers(len(SYMMETRIES_2D)))]

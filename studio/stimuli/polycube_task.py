@@ -8,6 +8,19 @@ turn yields the mirror image the odd candidate is labelled ``"mirror"``, else ``
 half of the items aim for a mirror on purpose when the question is chiral, because the mirror is
 the classic mental-rotation foil. ``key`` is the position of the odd candidate.
 
+**Designs** (``design``, recorded per item). ``"published"`` is the paper's: three candidates
+are rotations of the question and the key is the one that is not — so the key is also the one
+candidate that is no rotation of the *other candidates*, and comparing the four candidates alone,
+never looking at the question, finds it every time (issue 11). ``"balanced"`` (the default) asks
+the opposite question, "which view is the question turned?", over an answer set that is
+symmetric when the question is hidden: a chiral chain A and a chain B made from it by turning
+one joint (also chiral, not A nor its mirror) give four shapes {A, A′, B, B′} (′: the mirror
+image); one of the four, drawn uniformly, is the question, and the candidates are the four,
+each turned by its own random rotation. Every candidate then has exactly one mirror twin and one
+joint-turn neighbour among the others, so no candidate is singled out by comparing candidates;
+only the question tells which one it is. A question with no mirror twin (an achiral, planar
+chain) cannot make such a set and is redrawn (``rejections["achiral"]``).
+
 Choices made where the paper leaves room (all recorded per item):
 
 - Arms never touch except at their joints (no two cubes of different, non-consecutive parts of
@@ -32,6 +45,7 @@ Core layer: numpy, Pillow, trimesh and :mod:`studio.render3d` (imported lazily);
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import pairwise
@@ -45,6 +59,7 @@ from studio.stimuli.polycube import (
     ROTATIONS_3D,
     canonical_polycube,
     common_scale,
+    is_chiral_polycube,
     is_mirror_of,
     is_rotation_of,
     mirror_polycube,
@@ -72,6 +87,10 @@ VIEW_TRIES = 12
 #: Shades of the two alternating cube colours.
 CUBE_COLORS = ((236, 156, 62), (150, 190, 245))
 CANDIDATE_LABELS = ("A", "B", "C", "D")
+#: Answer-set designs (see the module docstring); the first is the default.
+DESIGNS: tuple[str, ...] = ("balanced", "published")
+#: Balanced design: what each candidate is relative to the question (the key is "rotation").
+BALANCED_KINDS: tuple[str, ...] = ("rotation", "mirror", "different", "different-mirror")
 
 Cell = tuple[int, int, int]
 Progress = Callable[[int, int], None]
@@ -250,9 +269,12 @@ class PolycubeRotationGenerator:
 
     family = FAMILY
 
-    def __init__(self, level: int = 1, size: int = 224) -> None:
+    def __init__(self, level: int = 1, size: int = 224, design: str = "balanced") -> None:
         if level not in LEVEL_ARMS:
             raise ValueError(f"level must be one of {sorted(LEVEL_ARMS)}, not {level}")
+        if design not in DESIGNS:
+            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {design!r}")
+        self.design = design
         if not 32 <= size <= 1024:
             raise ValueError(f"size must be within 32..1024, not {size}")
         self.level = level
@@ -316,8 +338,13 @@ class PolycubeRotationGenerator:
     # -- items -------------------------------------------------------------------------------
 
     def _try_item(
-        self, rng: np.random.Generator, key: int, renderer: Renderer
+        self, rng: np.random.Generator, key: int, renderer: Renderer | None
     ) -> dict[str, Any] | None:
+        """One item's record with the key at ``key`` (None: a draw to throw away). Without a
+        ``renderer`` the views are drawn but not checked for hidden cubes (symbolic records for
+        answer-set audits, :meth:`records`)."""
+        if self.design == "balanced":
+            return self._try_balanced(rng, key, renderer)
         lengths, directions = self._sample_chain(rng)
         base = chain_cells(lengths, directions)
         q_rot = ROTATIONS_3D[int(rng.integers(len(ROTATIONS_3D)))]
@@ -342,22 +369,9 @@ class PolycubeRotationGenerator:
                 {"cells": [list(c) for c in cells], "rotation": r.tolist(), "same": same}
             )
         scale = common_scale([question, odd_source])
-        # Five azimuth quadrants covering all four, one twice, in random order.
-        quadrants = [*rng.permutation(4).tolist(), int(rng.integers(4))]
-        quadrants = [quadrants[int(i)] for i in rng.permutation(5)]
-        shapes = [question, *[c["cells"] for c in candidates]]
-        threshold = min_visible_pixels(self.size)
-        views = []
-        for shape, quadrant in zip(shapes, quadrants, strict=True):
-            for _ in range(VIEW_TRIES):
-                view = sample_view(rng, quadrant)
-                if fewest_visible_pixels(renderer, shape, scale, view) >= threshold:
-                    views.append(view)
-                    break
-                self.rejections["hidden-cube"] += 1
-            else:
-                self.rejections["hidden-cube-shape"] += 1
-                return None
+        views = self._views(rng, [question, *[c["cells"] for c in candidates]], scale, renderer)
+        if views is None:
+            return None
         for c, view in zip(candidates, views[1:], strict=True):
             c["view"] = view
         odd_kind = "mirror" if is_mirror_of(question, candidates[key]["cells"]) else "different"
@@ -379,7 +393,176 @@ class PolycubeRotationGenerator:
             "odd": {"kind": odd_kind, **odd_how, "source_cells": [list(c) for c in odd_source]},
             "key": key,
             "odd_kind": odd_kind,
+            "design": "published",
         }
+
+    def _views(
+        self,
+        rng: np.random.Generator,
+        shapes: Sequence[Sequence[Cell]],
+        scale: float,
+        renderer: Renderer | None,
+    ) -> list[dict[str, float]] | None:
+        """Five views (question, four candidates) over azimuth quadrants covering all four, one
+        twice, in random order; each redrawn within its quadrant while it hides a cube (not
+        checked without a renderer). None when a shape shows every cube in no view."""
+        quadrants = [*rng.permutation(4).tolist(), int(rng.integers(4))]
+        quadrants = [quadrants[int(i)] for i in rng.permutation(5)]
+        threshold = min_visible_pixels(self.size)
+        views = []
+        for shape, quadrant in zip(shapes, quadrants, strict=True):
+            for _ in range(VIEW_TRIES):
+                view = sample_view(rng, quadrant)
+                if (
+                    renderer is None
+                    or fewest_visible_pixels(renderer, shape, scale, view) >= threshold
+                ):
+                    views.append(view)
+                    break
+                self.rejections["hidden-cube"] += 1
+            else:
+                self.rejections["hidden-cube-shape"] += 1
+                return None
+        return views
+
+    def _try_balanced(
+        self, rng: np.random.Generator, key: int, renderer: Renderer | None
+    ) -> dict[str, Any] | None:
+        """The balanced design (module docstring): the set {A, A′, B, B′} first, then which of
+        them is the question (uniformly), then each candidate turned at random."""
+        lengths, directions = self._sample_chain(rng)
+        a = chain_cells(lengths, directions)
+        if not is_chiral_polycube(a):
+            self.rejections["achiral"] += 1
+            return None
+        turned = self._turned_joint(rng, lengths, directions, a)
+        if turned is None:
+            self.rejections["no-odd"] += 1
+            return None
+        b, how = turned
+        if not is_chiral_polycube(b):
+            self.rejections["achiral"] += 1
+            return None
+        # the four shapes; which one is the question is drawn uniformly
+        shapes = [a, [(-x, y, z) for x, y, z in a], b, [(-x, y, z) for x, y, z in b]]
+        names = ["A", "A-mirror", "B", "B-mirror"]
+        q_index = int(rng.integers(4))
+        q_rot = ROTATIONS_3D[int(rng.integers(len(ROTATIONS_3D)))]
+        question = _rotate(shapes[q_index], q_rot)
+        # relative to the question: its twin is the mirror; the other pair is "different"
+        twin = q_index ^ 1
+        kinds = {q_index: "rotation", twin: "mirror"}
+        for j in range(4):
+            if j not in kinds:
+                kinds[j] = "different" if (j & 1) == (q_index & 1) else "different-mirror"
+        others = [j for j in (twin, *(j for j in range(4) if j not in (q_index, twin)))]
+        order = [int(v) for v in rng.permutation(3)]
+        foil_iter = iter(others[i] for i in order)
+        candidates: list[dict[str, Any]] = []
+        for pos in range(4):
+            j = q_index if pos == key else next(foil_iter)
+            r = ROTATIONS_3D[int(rng.integers(len(ROTATIONS_3D)))]
+            cells = _rotate(question if j == q_index else shapes[j], r)
+            candidates.append(
+                {
+                    "cells": [list(c) for c in cells],
+                    "rotation": r.tolist(),
+                    "same": j == q_index,
+                    "kind": kinds[j],
+                    "shape": names[j],
+                }
+            )
+        scale = common_scale([question, *shapes])
+        views = self._views(rng, [question, *[c["cells"] for c in candidates]], scale, renderer)
+        if views is None:
+            return None
+        for c, view in zip(candidates, views[1:], strict=True):
+            c["view"] = view
+        return {
+            "level": self.level,
+            "arms": self.arms,
+            "arm_lengths": arm_lengths_of(question),
+            "size": self.size,
+            "scale": round(scale, 8),
+            "projection": "orthographic",
+            "extent": EXTENT,
+            "question": {
+                "cells": [list(c) for c in question],
+                "rotation": q_rot.tolist(),
+                "view": views[0],
+                "shape": names[q_index],
+            },
+            "candidates": candidates,
+            "set": {
+                "shapes": {n: [list(c) for c in s] for n, s in zip(names, shapes, strict=True)},
+                "turned_joint": how,
+            },
+            "key": key,
+            "design": "balanced",
+        }
+
+    def _turned_joint(
+        self,
+        rng: np.random.Generator,
+        lengths: list[int],
+        directions: list[Cell],
+        cells: list[Cell],
+    ) -> tuple[list[Cell], dict[str, Any]] | None:
+        """A clean chain made by turning one joint (arms j … k−1 about arm j−1's axis) that is
+        chiral and neither a rotation nor a mirror image of ``cells``; with three arms every
+        such turn gives a planar chain or the mirror image, so there the arm lengths are
+        permuted instead (the same cubes, arms in another order)."""
+        turns = [(j, q) for j in range(2, self.arms) for q in (1, 2, 3)]
+        for t in rng.permutation(len(turns)):
+            j, quarters = turns[int(t)]
+            r = _axis_rotation(directions[j - 1], quarters)
+            new_dirs = directions[:j] + [
+                tuple(int(v) for v in r @ np.array(d)) for d in directions[j:]
+            ]
+            out = chain_cells(lengths, new_dirs)  # type: ignore[arg-type]
+            if (
+                chain_is_clean(out)
+                and is_chiral_polycube(out)
+                and not is_rotation_of(out, cells)
+                and not is_mirror_of(cells, out)
+            ):
+                return out, {"joint": j, "quarter_turns": quarters}
+        perms = [p for p in itertools.permutations(range(len(lengths))) if list(p) != sorted(p)]
+        for t in rng.permutation(len(perms)):
+            permuted = [lengths[i] for i in perms[int(t)]]
+            out = chain_cells(permuted, directions)
+            if (
+                chain_is_clean(out)
+                and is_chiral_polycube(out)
+                and not is_rotation_of(out, cells)
+                and not is_mirror_of(cells, out)
+            ):
+                return out, {"arm_lengths": permuted}
+        return None
+
+    def _keys(self, count: int, seed: int) -> list[int]:
+        """The key's position per item: each permutation of A–D per block of four."""
+        key_rng = np.random.default_rng([seed, self.level, 0x6B6579])
+        keys: list[int] = []
+        for i in range(count):
+            if i % 4 == 0:
+                keys.extend(int(k) for k in key_rng.permutation(4))
+        return keys
+
+    def records(self, count: int, seed: int) -> Iterator[dict[str, Any]]:
+        """The symbolic records of :meth:`items` without rendering: views are drawn but not
+        checked for hidden cubes, so a record may differ from the rendered item's (answer-set
+        audits need the shapes only, and 2,000 of these take seconds, not minutes)."""
+        keys = self._keys(count, seed)
+        for i in range(count):
+            rng = np.random.default_rng([seed, self.level, i])
+            for _ in range(MAX_ATTEMPTS):
+                record = self._try_item(rng, keys[i], None)
+                if record is not None:
+                    break
+            else:
+                raise RuntimeError(f"no polycube record after {MAX_ATTEMPTS} shapes")
+            yield record
 
     def items(
         self,
@@ -393,11 +576,8 @@ class PolycubeRotationGenerator:
         so positions are balanced. Streams also depend on the level, so levels made with one
         seed do not share their first arms. Renders with ``renderer`` or this thread's own."""
         renderer = _renderer_for(self.size, renderer)
-        key_rng = np.random.default_rng([seed, self.level, 0x6B6579])
-        keys: list[int] = []
+        keys = self._keys(count, seed)
         for i in range(count):
-            if i % 4 == 0:
-                keys.extend(int(k) for k in key_rng.permutation(4))
             rng = np.random.default_rng([seed, self.level, i])
             for _ in range(MAX_ATTEMPTS):
                 record = self._try_item(rng, keys[i], renderer)
@@ -450,15 +630,125 @@ def _angle_ok(angle: float) -> bool:
 def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = None) -> ItemVerdict:
     """Check an item from its record alone (an independent pass over what the generator made).
 
-    Errors: the layout (four candidates, one odd at ``key``); every shape a clean chain with the
-    recorded arm lengths; every "same" candidate a rotation of the question (one-sided canonical
+    Published design — errors: the layout (four candidates, one odd at ``key``); every shape a
+    clean chain with the recorded arm lengths; every "same" candidate a rotation of the question
+    (one-sided canonical
     forms) and equal to its recorded rotation of it; the odd one not a rotation, its label right
     (mirror or different); every view angle inside its interval; every cube visible in every view
-    (measure: the fewest pixels any cube shows; rendered with ``renderer`` or this thread's)."""
+    (measure: the fewest pixels any cube shows; rendered with ``renderer`` or this thread's).
+    Balanced design (``record["design"]``): the key the only rotation, the foils' kinds, the
+    set two mirror pairs (:func:`_balanced_checks`); the chains and views as above."""
     checks: list[Check] = []
     question = [tuple(c) for c in record["question"]["cells"]]
     cands = list(record["candidates"])
     key = int(record["key"])
+    if record.get("design", "published") == "balanced":
+        checks += _balanced_checks(record, question, cands, key)
+    else:
+        checks += _published_checks(record, question, cands, key)
+    checks += _view_checks(record, question, cands, renderer)
+    return ItemVerdict(tuple(checks))
+
+
+def _chain_check(record: Mapping[str, Any], question: list[Any], cands: list[Any]) -> Check:
+    """Every shape a clean chain of the recorded arm lengths (balanced design: the question of
+    them, a candidate of them in some order — three-arm foils permute the arms)."""
+    lengths = [int(v) for v in record["arm_lengths"]]
+    balanced = record.get("design") == "balanced"
+    expected_arms = LEVEL_ARMS.get(int(record["level"]))
+    bad_chains = []
+    for name, cells in [
+        ("question", question),
+        *((f"candidate-{i}", c["cells"]) for i, c in enumerate(cands)),
+    ]:
+        read = arm_lengths_of(cells)
+        if balanced and name != "question" and read is not None:
+            read = read if sorted(read) != sorted(lengths) else lengths
+        if read != lengths or not chain_is_clean(cells):
+            bad_chains.append(name)
+    lengths_ok = len(lengths) == expected_arms and all(ARM_MIN <= v <= ARM_MAX for v in lengths)
+    return Check(
+        "arm-structure",
+        lengths_ok and not bad_chains,
+        measure=float(len(bad_chains)),
+        detail=f"arms {lengths}"
+        + (f"; not clean chains of them: {bad_chains}" if bad_chains else ""),
+    )
+
+
+def _balanced_checks(
+    record: Mapping[str, Any], question: list[Any], cands: list[Any], key: int
+) -> list[Check]:
+    """The balanced design: the key alone is a rotation of the question (and its recorded
+    rotation of it); each foil's kind is what it is; the four candidates are two mirror pairs,
+    no two of them rotations of each other (so none is singled out by the candidates alone)."""
+    checks: list[Check] = []
+    same_positions = [i for i, c in enumerate(cands) if c["same"]]
+    checks.append(
+        Check(
+            "layout",
+            len(cands) == 4 and same_positions == [key],
+            measure=float(len(same_positions)),
+            detail=f"{len(cands)} candidates, rotations at {same_positions}, key {key}",
+        )
+    )
+    checks.append(_chain_check(record, question, cands))
+    q_canon = canonical_polycube(question)
+    forms = [canonical_polycube(c["cells"]) for c in cands]
+    rotations = [i for i, f in enumerate(forms) if f == q_canon]
+    checks.append(
+        Check(
+            "key-only-rotation",
+            rotations == [key],
+            measure=float(len(rotations)),
+            detail=f"rotations of the question at {rotations}, key {key}",
+        )
+    )
+    faithful = 0 <= key < len(cands) and _rotate(question, np.asarray(cands[key]["rotation"])) == [
+        tuple(v) for v in cands[key]["cells"]
+    ]
+    checks.append(
+        Check(
+            "recorded-rotations",
+            bool(faithful),
+            detail="" if faithful else "the key's cells differ from rotation × question",
+        )
+    )
+    mislabelled = []
+    for i, c in enumerate(cands):
+        if i == key:
+            continue
+        mirror = is_mirror_of(question, c["cells"])
+        if (c.get("kind") == "mirror") != mirror:
+            mislabelled.append(i)
+    checks.append(
+        Check(
+            "foil-kind-labels",
+            not mislabelled,
+            measure=float(len(mislabelled)),
+            detail=f"kinds wrong at {mislabelled}" if mislabelled else "",
+        )
+    )
+    mirrors = [canonical_polycube(mirror_polycube(c["cells"])) for c in cands]
+    twins = [sum(1 for f in forms if f == m) for m in mirrors]
+    symmetric = len(set(forms)) == len(forms) and twins == [1] * len(cands)
+    checks.append(
+        Check(
+            "symmetric-set",
+            symmetric,
+            measure=float(len(set(forms))),
+            detail="two mirror pairs, no two candidates rotations of each other"
+            if symmetric
+            else f"{len(set(forms))} distinct shapes, mirror twins per candidate {twins}",
+        )
+    )
+    return checks
+
+
+def _published_checks(
+    record: Mapping[str, Any], question: list[Any], cands: list[Any], key: int
+) -> list[Check]:
+    checks: list[Check] = []
     odd_positions = [i for i, c in enumerate(cands) if not c["same"]]
     checks.append(
         Check(
@@ -468,25 +758,7 @@ def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = Non
             detail=f"{len(cands)} candidates, odd at {odd_positions}, key {key}",
         )
     )
-    lengths = [int(v) for v in record["arm_lengths"]]
-    expected_arms = LEVEL_ARMS.get(int(record["level"]))
-    bad_chains = []
-    for name, cells in [
-        ("question", question),
-        *((f"candidate-{i}", c["cells"]) for i, c in enumerate(cands)),
-    ]:
-        if arm_lengths_of(cells) != lengths or not chain_is_clean(cells):
-            bad_chains.append(name)
-    lengths_ok = len(lengths) == expected_arms and all(ARM_MIN <= v <= ARM_MAX for v in lengths)
-    checks.append(
-        Check(
-            "arm-structure",
-            lengths_ok and not bad_chains,
-            measure=float(len(bad_chains)),
-            detail=f"arms {lengths}"
-            + (f"; not clean chains of them: {bad_chains}" if bad_chains else ""),
-        )
-    )
+    checks.append(_chain_check(record, question, cands))
     q_canon = canonical_polycube(question)
     same = [(i, c) for i, c in enumerate(cands) if c["same"]]
     not_rotations = [i for i, c in same if canonical_polycube(c["cells"]) != q_canon]
@@ -532,6 +804,13 @@ def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = Non
                 detail=f"labelled {record.get('odd_kind')!r}, is {kind!r}",
             )
         )
+    return checks
+
+
+def _view_checks(
+    record: Mapping[str, Any], question: list[Any], cands: list[Any], renderer: Renderer | None
+) -> list[Check]:
+    checks: list[Check] = []
     views = [record["question"]["view"], *(c["view"] for c in cands)]
     angles = [(float(v["azimuth"]), float(v["elevation"])) for v in views]
     bad_views = [
@@ -566,4 +845,4 @@ def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = Non
             detail=f"a cube shows fewer than {threshold} px in images {hidden}" if hidden else "",
         )
     )
-    return ItemVerdict(tuple(checks))
+    return checks

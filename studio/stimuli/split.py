@@ -121,6 +121,7 @@ def generate_stimulus_split(
     parts = assign_parts(n, ratios, seed)
     out.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
+    records: list[dict[str, Any]] = []
     failed: Counter[str] = Counter()
     valid = 0
     for i, item in enumerate(generator.items(n, seed, progress)):
@@ -128,6 +129,7 @@ def generate_stimulus_split(
             raise StudioError("generation was cancelled; the split folder is unfinished", out)
         record = {**item.to_json(), "part": parts[i]}
         lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
+        records.append(record)
         valid += item.verdict.valid
         failed.update(c.check for c in item.verdict.errors)
         _write_item(out, item)
@@ -143,7 +145,15 @@ def generate_stimulus_split(
         "rejections": dict(sorted(getattr(generator, "rejections", {}).items())),
         "failed_checks": dict(sorted(failed.items())),
     }
-    atomic_write_text(out / REPORT_JSON, json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    report = dict(summary)
+    # the answer-set audit (can the key be found from the answers alone?), where the family's
+    # records have symbolic answer attributes (studio.baselines.symbolic)
+    from studio.vet.audit import audit_stimulus_records
+
+    audit = audit_stimulus_records(family, records)
+    if audit is not None:
+        report["audit"] = audit
+    atomic_write_text(out / REPORT_JSON, json.dumps(report, indent=1, sort_keys=True) + "\n")
     meta = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,

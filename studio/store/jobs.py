@@ -106,7 +106,9 @@ class LogLine:
 @dataclass(frozen=True, slots=True)
 class PuzzleFlag:
     """A puzzle a baseline (context-blind or partial-input) answered from a shortcut: the key in
-    ``seeds_correct`` of ``seeds`` seeds, with mean confidence ``confidence``."""
+    ``seeds_correct`` of ``seeds`` seeds, with mean confidence ``confidence``. ``reason`` is why,
+    where the model can say (the answers-only probes name the features that carried the choice,
+    so a curator reads what gives the key away); empty otherwise."""
 
     job_id: int
     set_id: int
@@ -116,6 +118,7 @@ class PuzzleFlag:
     seeds_correct: int
     seeds: int
     created_at: str
+    reason: str = ""
 
 
 _JOB_COLUMNS = (
@@ -470,7 +473,9 @@ class JobQueue:
     ) -> None:
         """Store a job's puzzle flags for a set. They replace the set's flags from earlier jobs
         of the same models: those named in ``flags``, plus ``models`` (pass every model the job
-        ran, so one that no longer flags anything has its old flags cleared)."""
+        ran, so one that no longer flags anything has its old flags cleared). Each flag is a dict
+        as a baseline report's ``flags["puzzles"]`` lists them: ``id``, ``model``,
+        ``confidence``, ``seeds_correct``, ``seeds`` and, when the model says why, ``reason``."""
         with self._engine.begin() as conn:
             _replace_flags(conn, job_id, set_id, flags, models)
 
@@ -480,14 +485,15 @@ class JobQueue:
             rows = conn.execute(
                 text(
                     "SELECT job_id, set_id, puzzle_id, model, confidence, seeds_correct, seeds,"
-                    " created_at FROM baseline_flags WHERE set_id=:s ORDER BY puzzle_id, model"
+                    " created_at, reason FROM baseline_flags WHERE set_id=:s"
+                    " ORDER BY puzzle_id, model"
                 ),
                 {"s": set_id},
             ).all()
         out: dict[str, list[PuzzleFlag]] = {}
         for r in rows:
             flag = PuzzleFlag(
-                int(r[0]), int(r[1]), r[2], r[3], float(r[4]), int(r[5]), int(r[6]), r[7]
+                int(r[0]), int(r[1]), r[2], r[3], float(r[4]), int(r[5]), int(r[6]), r[7], r[8]
             )
             out.setdefault(flag.puzzle_id, []).append(flag)
         return out
@@ -514,6 +520,7 @@ def _replace_flags(
                     "k": int(f.get("seeds_correct", 0)),
                     "n": int(f.get("seeds", 0)),
                     "t": now,
+                    "r": str(f.get("reason") or ""),
                 }
             )
         except (KeyError, TypeError, ValueError) as e:
@@ -532,7 +539,8 @@ def _replace_flags(
         conn.execute(
             text(
                 "INSERT INTO baseline_flags (job_id, set_id, puzzle_id, model, confidence,"
-                " seeds_correct, seeds, created_at) VALUES (:j, :s, :p, :m, :c, :k, :n, :t)"
+                " seeds_correct, seeds, created_at, reason)"
+                " VALUES (:j, :s, :p, :m, :c, :k, :n, :t, :r)"
             ),
             rows,
         )
@@ -544,10 +552,12 @@ def _check_project(path: Path) -> None:
     meta = read_project_meta(path, quick_check=False)
     version = int(meta.get("format_version") or 0)
     if version < FORMAT_VERSION:
+        # the job queue came with format 4; a later format is refused all the same (its tables
+        # lack columns this build writes, such as a flag's reason in format 5)
+        what = "which has no job queue" if version < 4 else "older than this studio's"
         raise ProjectError(
-            f"is a project of format {version}, which has no job queue (format "
-            f"{FORMAT_VERSION} has); open it in Analogy Studio first, which upgrades it "
-            "and keeps a backup",
+            f"is a project of format {version}, {what} (format {FORMAT_VERSION}); open it in "
+            "Analogy Studio first, which upgrades it and keeps a backup",
             path,
         )
     if version > FORMAT_VERSION:

@@ -18,6 +18,10 @@ Format history
   ``job_logs`` (their log lines, bounded per job) and ``baseline_flags`` (puzzles a baseline
   answered from a shortcut: which model, how confidently, over how many seeds). A format-3
   project gains the three empty tables.
+- 5: a baseline flag says why (``baseline_flags.reason``): the answers-only probes name the
+  features that carried their choice ("no other answer shares the key's value of ..."), so the
+  curator's board can show a curator why a puzzle is shortcut-prone, not only that it is. Flags
+  migrated from format 4 (and those of models that give no reason) have an empty reason.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 
 # The format-1 layout, kept verbatim so tests can write a real format-1 project and open it.
 FORMAT_1_DDL = (
@@ -122,7 +126,16 @@ def _v3_to_v4(conn: Connection) -> None:
         conn.execute(text(ddl))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn: Connection) -> None:
+    conn.execute(text("ALTER TABLE baseline_flags ADD COLUMN reason TEXT NOT NULL DEFAULT ''"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+    4: _v4_to_v5,
+}
 
 
 def create_current(conn: Connection) -> None:

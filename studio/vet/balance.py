@@ -13,7 +13,11 @@ and ``all``), plain JSON-serialisable numbers:
   puzzle over that concept (a foil carrying several values counts once for each), a chi-square
   test against a uniform spread over the values seen, and the largest share of one value; a
   foil with no value of the concept is counted as ``untagged`` and left out of the test. Over
-  concepts: ``min_p`` (and its concept) and ``max_share`` (and its ``concept=value``).
+  concepts: ``min_p`` (and its concept) and ``max_share`` (and its ``concept=value``);
+- ``audit``: the answer-set audit (:func:`studio.vet.audit.audit_puzzles`): can the key be
+  found from the answers alone? Key rate per (concept, value) against the answer rate with
+  G-tests and the values furthest off (with their puzzle ids), the "answers sharing my value"
+  distribution of the key against the foils, and the key's position balance.
 
 A p-value is ``null`` where the test says nothing (fewer than two categories, or no counts).
 Everything is ordered (schema order for concepts and values, sorted otherwise), so the same
@@ -32,6 +36,7 @@ from scipy.stats import chisquare
 from studio.core.puzzle import SPLITS, Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
+from studio.vet.audit import audit_puzzles
 
 PARTS = (*SPLITS, "all")
 UNTAGGED = "untagged"
@@ -154,6 +159,7 @@ def part_stats(
         ),
         "answer_position": answer_positions(puzzles),
         "foil_values": foil_values(puzzles, annotations, schema),
+        "audit": audit_puzzles(puzzles, annotations),
     }
 
 

@@ -228,3 +228,24 @@ def test_generate_again_over_a_split_with_baseline_results(
     assert main(["-q", "generate", project, str(again), *GEN]) == 0
     assert not (again / "baselines").exists()
     assert files_of(again) == files_of(split)
+
+
+def test_needs_lists_what_to_tag_and_a_shortfall_points_to_it(
+    project: str, tmp_path: Path, capsys
+) -> None:
+    code, out, _ = run(capsys, "needs", project, "--rules", "constant")
+    assert code == 0
+    assert "tuple(s) run dry for lack of glyphs" in out
+    assert "constant/closure/noshift" in out and "To tag next" in out
+    code, out, _ = run(capsys, "needs", project, "--rules", "constant", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["answers"] == 4
+    asks = {(v["concept"], v["value"]): v["more"] for v in doc["values"]}
+    assert asks and all(n > 0 for n in asks.values())
+    mendable = [t for t in doc["tuples"] if t["mendable"]]
+    assert mendable and all(t["values"] for t in mendable)
+    # a split that cannot be made names the dry tuples and says where to look
+    code, _, err = run(
+        capsys, "generate", project, str(tmp_path / "x"), "--n", "50", "--rules", "union"
+    )
+    assert code != 0 and "ran dry" in err and f"analogy-studio needs {project}" in err

@@ -107,9 +107,7 @@ def test_ua_answer_sets_reproduce_uas_bias(ua_index: TagIndex, ua_schema: Schema
 
 
 @pytest.mark.parametrize("layout", ["sequence", "odd-one-out", "analogy"])
-def test_other_layouts_are_balanced_too(
-    ua_index: TagIndex, ua_schema: Schema, layout: str
-) -> None:
+def test_other_layouts_are_balanced_too(ua_index: TagIndex, ua_schema: Schema, layout: str) -> None:
     params = SplitParams(n=800, seed=2, sampling="balanced", layout=layout, holdout="basic")
     make = generate_analogies if layout == "analogy" else generate_split
     result = make(params, ua_index, ua_schema)

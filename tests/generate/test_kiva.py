@@ -70,10 +70,14 @@ def test_ids_images_and_determinism(kiva_items: list[StimulusItem]) -> None:
 
 
 def test_the_no_change_share_is_exact() -> None:
-    gen = KivaGenerator(size=SIZE, objects=OBJECTS)
+    # the published design keeps KiVA's 10 %; the balanced default makes "no change" the key
+    # one time in three, as often as each change (issue 11)
+    gen = KivaGenerator(size=SIZE, objects=OBJECTS, design="published")
+    balanced = KivaGenerator(size=SIZE, objects=OBJECTS)
     for count in (1, 10, 37, 200):
         schedule, flags = gen.plan(count, seed=3)
         assert sum(flags) == round(0.1 * count) and len(schedule) == count
+        assert sum(balanced.plan(count, seed=3)[1]) == round(count / 3)
         per_domain = Counter(schedule)
         assert max(per_domain.values()) - min(per_domain.values()) <= 1  # balanced domains
     assert gen.plan(50, 3) == gen.plan(50, 3) and gen.plan(50, 3) != gen.plan(50, 4)
@@ -224,3 +228,23 @@ def test_registered_like_a_plugin() -> None:
 
     assert checks.get("kiva-ambiguity") is vet_transform
     assert checks.get("kiva-options") is vet_options
+
+
+def test_balanced_design_draws_either_change_of_a_pair() -> None:
+    """Balanced (default): each offered sibling could itself be the shown change with the same
+    inputs, and over trials the shown change and its sibling swap places about equally."""
+    gen = KivaGenerator(size=SIZE, objects=OBJECTS)
+    for choices in gen._choices.values():
+        index = {(c.spec, c.train, c.test): c for c in choices}
+        for c in choices:
+            for b in c.siblings:
+                assert c.spec in index[(b, c.train, c.test)].siblings
+    records = list(gen.records(600, 2))
+    assert all(r["design"] == "balanced" for r in records)
+    pairs = Counter((r["spec"], r["sibling"]) for r in records if r["domain"] == "size")
+    for (a, b), n in pairs.items():
+        assert abs(n - pairs.get((b, a), 0)) <= 4 * (n + pairs.get((b, a), 0)) ** 0.5
+    item = next(iter(gen.items(1, seed=3)))
+    assert item.verdict.valid and item.record["design"] == "balanced"
+    with pytest.raises(ValueError, match="design"):
+        KivaGenerator(design="fair")

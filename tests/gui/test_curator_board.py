@@ -386,3 +386,177 @@ def test_shortcut_flags_show_filter_and_open(qtbot, project_path: Path) -> None:
     assert board.current_id() == ids[7]
     assert board.warning_combo.currentData() == ""
     assert not board.show_puzzle(set_id + 99, ids[7])
+
+
+# ---- the answer-set audit in the statistics panel ------------------------------------------------
+def import_leaky(window: MainWindow, n: int = 120) -> None:
+    """A split with UA's own foil pool (``answer_sets="ua"``): the key is the answer whose
+    value no other answer shares, a leak the audit must show."""
+    studio = window.studio
+    params = SplitParams(n=n, sampling="balanced", seed=3, answer_sets="ua")
+    inputs = splits.split_inputs(studio)
+    results = splits.generate(studio, params, inputs=inputs)
+    verdicts = splits.vet(results[0].puzzles, inputs.annotations, studio.schema)
+    window.board.curator.import_results("ua answers", params, results, verdicts)
+
+
+def click_tree_row(qtbot, tree, row: int) -> str:
+    item = tree.topLevelItem(row)
+    tree.scrollToItem(item)
+    rect = tree.visualItemRect(item)
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    return item.text(0)
+
+
+def test_audit_shows_the_leak_and_a_value_lists_its_puzzles(qtbot, project_path: Path) -> None:
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    import_leaky(window)
+    assert board.wait_for_stats()
+    panel = board.stats_panel
+    verdict = panel.audit_label.text()
+    assert "Key rate per value: <b style='color:#c62828'>off</b>" in verdict
+    assert "Answers sharing a value: <b style='color:#c62828'>off</b>" in verdict
+    assert "Key position: " in verdict
+    # the key shares its value with nobody; foils do with each other
+    audit = panel.stats["all"]["audit"]
+    assert audit["sharing"]["intended"]["mean"]["key"] == 0.0
+    sharing = panel.sharing_label.text()
+    assert "<td>key</td><td align='right'>&nbsp;100%</td>" in sharing
+    assert "<td>foils</td>" in sharing
+    # the worst values, the furthest off first, red where off after Holm
+    worst = audit["key_rates"]["intended"]["worst"]
+    assert panel.worst_table.topLevelItemCount() == len(worst) > 0
+    first = panel.worst_table.topLevelItem(0)
+    assert first.text(0) == worst[0]["value"]
+    assert first.text(1) == f"{worst[0]['on_key']}/{worst[0]['expected_key']:.3g}"
+
+    # clicking a value lists the puzzles whose answers carry it, and opens one of them
+    value = click_tree_row(qtbot, panel.worst_table, 0)
+    assert board.value_filter() == value
+    ids = worst[0]["puzzles"]
+    listed = sorted(board.model.puzzle(r).id for r in range(board.model.rowCount()))
+    assert listed == sorted(ids)
+    assert board.count_label.text() == f"{len(ids)} of 120 puzzles shown"
+    assert board.value_filter_bar.isVisible() and value in board.value_filter_label.text()
+    total = worst[0]["puzzles_total"]
+    assert f"{len(ids)} puzzle" in board.value_filter_label.text()
+    assert (f"(of {total})" in board.value_filter_label.text()) == (total > len(ids))
+    assert board.current_id() in ids
+    concept, _, v = value.partition("=")
+    for pid in ids:
+        answers = board.curator.puzzle(pid).puzzle.answers
+        assert any(v in board.curator.annotations.values(g, concept) for g in answers)
+
+    # another value replaces the filter; the other filters are cleared by a click
+    board.rule_combo.setCurrentIndex(1)
+    second = click_tree_row(qtbot, panel.worst_table, 1)
+    assert board.value_filter() == second and board.rule_combo.currentIndex() == 0
+    assert board.model.rowCount() == len(worst[1]["puzzles"])
+
+    # Show all: back to the whole list
+    qtbot.mouseClick(board.value_filter_clear, Qt.MouseButton.LeftButton)
+    assert board.value_filter() is None and not board.value_filter_bar.isVisible()
+    assert board.count_label.text() == "120 of 120 puzzles shown"
+
+
+def test_audit_of_a_generated_split_and_of_a_part(qtbot, project_path: Path) -> None:
+    """A split generated in the GUI: the panel shows its audit, and the part combo switches
+    it to the audit of one part."""
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    generate_in_gui(qtbot, window, n=60)
+    assert board.wait_for_stats()
+    panel = board.stats_panel
+    audit = panel.stats["all"]["audit"]
+    assert audit["puzzles"] == 60
+    assert "Key rate per value:" in panel.audit_label.text()
+    panel.part_combo.setCurrentIndex(panel.part_combo.findData("test"))
+    test_audit = panel.stats["test"]["audit"]
+    assert test_audit["puzzles"] == panel.stats["test"]["puzzles"] < 60
+    assert panel.worst_table.topLevelItemCount() == len(
+        test_audit["key_rates"]["intended"]["worst"]
+    )
+
+
+def test_stats_panel_audit_scopes_and_capped_value_lists(qtbot, ua_csv: Path, ua_schema) -> None:
+    """The panel alone on a real 600-puzzle split of UA's answer sets: a value carried by more
+    puzzles than the audit lists says so when clicked; with tags of several concepts per
+    answer (image-feature tags merged in) the scope combo appears and switches the table."""
+    from studio.core.annotations import read_annotation_csv
+    from studio.core.tagindex import TagIndex
+    from studio.gui.split_stats import SplitStatsPanel
+    from studio.vet.audit import MAX_IDS
+    from studio.vet.balance import split_stats
+
+    rows = read_annotation_csv(ua_csv, ua_schema)
+    ua = TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+    params = SplitParams(n=600, sampling="balanced", seed=3, answer_sets="ua")
+    [result] = splits.generate_from(ua, ua_schema, params)
+    panel = SplitStatsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(320, 900)
+    panel.show()
+    panel.set_stats(split_stats(result.puzzles, ua, ua_schema))
+    assert not panel.audit_scope.isVisible()  # UA tags each glyph in one concept
+    worst = panel.stats["all"]["audit"]["key_rates"]["intended"]["worst"]
+    row = next(i for i, r in enumerate(worst) if r["puzzles_total"] > MAX_IDS)
+    with qtbot.waitSignal(panel.value_clicked) as clicked:
+        click_tree_row(qtbot, panel.worst_table, row)
+    value, ids, total = clicked.args
+    assert value == worst[row]["value"] and len(ids) == MAX_IDS < total
+    assert total == worst[row]["puzzles_total"]
+
+    # a second concept on every answer glyph: the all-concepts scope differs and can be shown
+    extra = {g: {"parity": frozenset({"even" if g.codepoint % 2 else "odd"})} for g in ua.glyphs()}
+    panel.set_stats(split_stats(result.puzzles, ua.merged(extra), ua_schema))
+    assert panel.audit_scope.isVisible()
+    panel.audit_scope.setCurrentIndex(panel.audit_scope.findData("all"))
+    shown = [panel.worst_table.topLevelItem(i).text(0) for i in range(10)]
+    all_worst = panel.stats["all"]["audit"]["key_rates"]["all"]["worst"]
+    assert shown == [r["value"] for r in all_worst]
+
+
+# ---- the answers-only probes' reasons on the board -----------------------------------------------
+def test_a_probe_flag_shows_why_on_the_board(qtbot, project_path: Path, tmp_path: Path) -> None:
+    """A baseline job runs the answers-only tag probe on a set with UA's own foil pool (the key
+    is the answer whose value nobody shares): the flags it stores carry the probe's reason, and
+    the board shows that reason where a curator reads the flag (the Shortcut column's tooltip
+    and under the puzzle's title), so a curator reads why the puzzle gives its key away."""
+    from studio.baselines.job import run_job
+    from studio.worker.context import LocalContext
+
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    import_leaky(window)
+    set_id = board.curator.set_id
+    params = {
+        "source": {"kind": "project-set", "project": str(project_path), "set_id": set_id},
+        "models": ["probe-tags"],
+        "seeds": 1,
+        "device": "cpu",
+    }
+    jobs = window.studio.project.jobs
+    job = jobs.submit("baseline", params)
+    assert jobs.claim(job, pid=1)
+    result = run_job(LocalContext(params, work_dir=tmp_path / "job"))
+    flags = result["puzzle_flags"]["flags"]
+    assert flags and all(f["model"] == "probe-tags" and f["reason"] for f in flags)
+    assert jobs.finish(job, "done", result=result, pid=1)
+    window.studio.baseline_flags_changed(set_id)
+
+    stored = board.curator.shortcut_flags()
+    assert {pid: [f.reason for f in fs] for pid, fs in stored.items()} == {
+        f["id"]: [f["reason"]] for f in flags
+    }
+    flag = max(flags, key=lambda f: f["confidence"])
+    row = board.model.row_of(flag["id"])
+    assert row is not None
+    cell = board.model.index(row, COLUMNS.index("Shortcut"))
+    assert cell.data() == f"probe-tags {flag['confidence']:.2f}"
+    assert f"seeds, mean confidence {flag['confidence']:.2f} (job {job}): {flag['reason']}" in (
+        cell.data(Qt.ItemDataRole.ToolTipRole)
+    )
+    click_row(qtbot, board, flag["id"])
+    assert "Shortcut-prone: probe-tags chose the key in 1 of 1 seeds" in board.title.text()
+    assert flag["reason"] in board.title.text()

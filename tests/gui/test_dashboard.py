@@ -20,6 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
 from studio.app import Studio
+from studio.baselines import DEFAULT_MODELS
 from studio.core.schema import Schema
 from studio.gui.dashboard import (
     COL_PROGRESS,
@@ -357,10 +358,13 @@ def test_new_job_dialog_submits_a_baseline_job(
     click(qtbot, dash.new_button)
     dlg = dash.job_dialog
     assert dlg is not None and dlg.isVisible()
-    assert list(dlg.group_boxes) == ["blind", "context", "similarity", "partial", "spatial"]
-    assert [g for g, b in dlg.group_boxes.items() if b.isChecked()] == [
-        "blind", "context", "similarity", "partial"
+    assert list(dlg.group_boxes) == [
+        "blind", "context", "similarity", "partial", "spatial", "probes"
     ]  # fmt: skip
+    # ticked by default: what a job and `analogy-studio baseline` run, the probes included
+    assert [g for g, b in dlg.group_boxes.items() if b.isChecked()] == [
+        "blind", "context", "similarity", "partial", "probes"
+    ] == list(DEFAULT_MODELS)  # fmt: skip
     assert "Context-blind CNN" in dlg.group_boxes["blind"].toolTip()
     assert dlg.seeds_spin.value() == 3 and dlg.device_combo.currentText() == "auto"
     assert dlg.epochs_spin.text() == "model default"
@@ -386,12 +390,12 @@ def test_new_job_dialog_submits_a_baseline_job(
     assert submitted.kind == "baseline"
     assert submitted.params == {
         "source": {"kind": "split-dir", "path": str(split)},
-        "models": ["blind", "context", "partial"],
+        "models": ["blind", "context", "partial", "probes"],
         "seeds": 2,
         "device": "cpu",
         "epochs": 4,
     }
-    assert submitted.title == "Baselines (blind, context, partial) on split split"
+    assert submitted.title == "Baselines (blind, context, partial, probes) on split split"
     click(qtbot, dash.cancel_button)
     qtbot.waitUntil(lambda: job(dash, job_id).final, timeout=WAIT)
 
@@ -407,7 +411,10 @@ def test_dialog_with_puzzle_sets(qtbot, project_path: Path) -> None:
     params = dlg.params()
     assert params["source"] == {"kind": "project-set", "project": str(project_path), "set_id": 5}
     assert params["epochs"] is None and params["seeds"] == 3
-    assert dlg.job_title() == "Baselines (blind, context, similarity, partial) on set “vetted”"
+    assert params["models"] == ["blind", "context", "similarity", "partial", "probes"]
+    assert (
+        dlg.job_title() == "Baselines (blind, context, similarity, partial, probes) on set “vetted”"
+    )
     for box in dlg.group_boxes.values():
         box.setChecked(False)
     assert "at least one model group" in dlg.problem_text()

@@ -207,3 +207,30 @@ def test_shortcuts_dialog_from_help(
     monkeypatch.setattr(shortcuts_dialog.ShortcutsDialog, "exec", fake_exec)
     qtbot.keyClick(window, Qt.Key.Key_F1)
     assert "tag.apply" in seen["ids"] and "edit.undo" in seen["ids"]
+
+
+def test_the_schema_tree_marks_the_glyphs_the_generator_needs(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    """One circle tagged: constant over closure is dry, so the tree asks for more circles (the
+    annotation-needs report, computed off the GUI thread); tagging five more lowers the ask."""
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    qtbot.waitUntil(
+        lambda: window.tree.needs_text("closure", "circle").startswith("+"), timeout=10000
+    )
+    before = int(window.tree.needs_text("closure", "circle")[1:])
+    item = window.tree._items[("closure", "circle")]
+    assert "constant/closure/noshift" in item.toolTip(2)
+    assert window.tree.needs_text("closure", None).startswith("+")  # the concept sums its values
+    window.tree.select("closure", "circle")
+    circles = [GlyphKey(cp, "symbola") for cp in (0x25CF, 0x25EF, 0x25CC, 0x25CD, 0x25CE)]
+    click_glyph(qtbot, window, circles[0])
+    for key in circles[1:]:
+        click_glyph(qtbot, window, key, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window.grid, Qt.Key.Key_Space)
+    assert window.tree._items[("closure", "circle")].text(1) == "6"
+    qtbot.waitUntil(
+        lambda: window.tree.needs_text("closure", "circle") != f"+{before}", timeout=10000
+    )
+    after = window.tree.needs_text("closure", "circle")
+    assert after == "" or int(after[1:]) < before

@@ -38,7 +38,7 @@ SQUARE = [(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)]
 def items_by_level():
     out = {}
     for m in (2, 3, 4, 5):
-        gen = ShapeCompositionGenerator(pieces=m)
+        gen = ShapeCompositionGenerator(pieces=m, design="published")
         out[m] = (gen, list(gen.items(4, seed=11)))
     return out
 

@@ -37,7 +37,7 @@ OPPOSITE = {"+x": "-x", "-x": "+x", "+y": "-y", "-y": "+y", "+z": "-z", "-z": "+
 
 @pytest.fixture(scope="module")
 def items():
-    gen = CubeNetGenerator()
+    gen = CubeNetGenerator(design="published")
     return gen, list(gen.items(12, seed=4))
 
 

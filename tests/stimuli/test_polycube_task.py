@@ -14,6 +14,7 @@ from studio.render3d import Renderer
 from studio.stimuli.items import StimulusItem
 from studio.stimuli.polycube import (
     ROTATIONS_3D,
+    canonical_polycube,
     is_chiral_polycube,
     is_mirror_of,
     is_rotation_of,
@@ -39,7 +40,7 @@ def renderer():
 
 @pytest.fixture(scope="module")
 def generator() -> PolycubeRotationGenerator:
-    return PolycubeRotationGenerator(level=1)
+    return PolycubeRotationGenerator(level=1, design="published")
 
 
 @pytest.fixture(scope="module")
@@ -130,12 +131,16 @@ def test_the_verdict_carries_measures(items: list[StimulusItem]) -> None:
 def test_same_seed_same_items_other_seed_other_items(
     items: list[StimulusItem], renderer: Renderer
 ) -> None:
-    again = list(PolycubeRotationGenerator(level=1).items(2, seed=11, renderer=renderer))
+    again = list(
+        PolycubeRotationGenerator(level=1, design="published").items(2, seed=11, renderer=renderer)
+    )
     for a, b in zip(items[:2], again, strict=True):
         assert a.id == b.id and a.record == b.record
         for name in a.images:
             assert np.array_equal(np.asarray(a.images[name]), np.asarray(b.images[name]))
-    other = next(PolycubeRotationGenerator(level=1).items(1, seed=12, renderer=renderer))
+    other = next(
+        PolycubeRotationGenerator(level=1, design="published").items(1, seed=12, renderer=renderer)
+    )
     assert other.record != items[0].record
 
 
@@ -215,3 +220,28 @@ def test_bad_options_are_refused(renderer: Renderer) -> None:
         PolycubeRotationGenerator(level=4)
     with pytest.raises(ValueError):
         next(PolycubeRotationGenerator(level=1, size=128).items(1, seed=1, renderer=renderer))
+
+
+def test_balanced_design_key_is_the_only_rotation_in_two_mirror_pairs(renderer: Renderer) -> None:
+    """The default design (issue 11): the key alone is the question turned; the four candidates
+    are two mirror pairs, so comparing candidates alone singles none out; vetting catches a
+    candidate set that breaks this."""
+    items = list(PolycubeRotationGenerator(level=2).items(2, seed=4, renderer=renderer))
+    for item in items:
+        rec = item.record
+        assert item.verdict.valid and rec["design"] == "balanced"
+        q = canonical_polycube(rec["question"]["cells"])
+        forms = [canonical_polycube(c["cells"]) for c in rec["candidates"]]
+        assert [i for i, f in enumerate(forms) if f == q] == [rec["key"]]
+        assert len(set(forms)) == 4
+        assert sorted(c["kind"] for c in rec["candidates"]) == sorted(
+            ("rotation", "mirror", "different", "different-mirror")
+        )
+    record = copy.deepcopy(items[0].record)
+    foil = next(i for i, c in enumerate(record["candidates"]) if not c["same"])
+    q = np.asarray(record["question"]["cells"])
+    record["candidates"][foil]["cells"] = (q @ ROTATIONS_3D[5].T).tolist()
+    errors = _errors(vet_polycube_item(record, renderer))
+    assert {"key-only-rotation", "symmetric-set"} <= errors
+    with pytest.raises(ValueError, match="design"):
+        PolycubeRotationGenerator(design="odd")

@@ -1,5 +1,5 @@
-"""The job queue in the project file: states, logs, checkpoints, flags, format 4 and its
-migration, and claims raced by several processes."""
+"""The job queue in the project file: states, logs, checkpoints, flags (with the probes'
+reasons), formats 4 and 5 and their migrations, and claims raced by several processes."""
 
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION, MIGRATIONS
 from studio.store.project import Project
 
 
-def test_format_4_has_the_job_tables(project_path: Path) -> None:
-    assert FORMAT_VERSION == 4 and 3 in MIGRATIONS
+def test_format_5_has_the_job_tables_and_flag_reasons(project_path: Path) -> None:
+    assert FORMAT_VERSION == 5 and 3 in MIGRATIONS and 4 in MIGRATIONS
     con = sqlite3.connect(project_path)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"jobs", "job_logs", "baseline_flags"} <= tables
+    columns = {r[1]: r for r in con.execute("PRAGMA table_info(baseline_flags)")}
+    assert columns["reason"][2:5] == ("TEXT", 1, "''")  # type, NOT NULL, default
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         con.execute("INSERT INTO jobs (kind, status, created_at) VALUES ('x', 'bogus', 'now')")
     con.close()
@@ -191,13 +193,47 @@ def test_flags_replace_earlier_jobs_of_the_same_model(queue: JobQueue) -> None:
         3,
         3,
     )
+    assert f.reason == ""  # a model that does not say why
     assert sorted(queue.flags(8)) == ["test-1"]
     assert queue.flags(9) == {}
     with pytest.raises(StudioError, match="malformed"):
         queue.set_flags(first, 7, [{"model": "blind"}])
 
 
-def test_refuses_what_is_not_a_format_4_project(tmp_path: Path, project_path: Path) -> None:
+def test_a_flag_keeps_its_reason(queue: JobQueue) -> None:
+    """An answers-only probe's flag says why (its ``reason`` in the report); the queue stores it
+    with the job and gives it back, so the board can show it."""
+    job = queue.submit("baseline", {})
+    assert queue.claim(job, 1)
+    why = "no other answer shares the key's value of intersection-quantity (+2.97)"
+    probe = {"model": "probe-tags", "confidence": 0.74, "seeds_correct": 1, "seeds": 1}
+    result = {
+        "puzzle_flags": {
+            "set_id": 3,
+            "models": ["blind", "probe-tags"],
+            "flags": [
+                {"id": "test-1", **probe, "reason": why},
+                {"id": "test-2", **probe, "reason": None},  # no reason: stored empty
+                {
+                    "id": "test-2",
+                    "model": "blind",
+                    "confidence": 0.9,
+                    "seeds_correct": 3,
+                    "seeds": 3,
+                },
+            ],
+        }
+    }
+    assert queue.finish(job, "done", result)
+    flags = queue.flags(3)
+    assert [(f.model, f.reason) for f in flags["test-1"]] == [("probe-tags", why)]
+    assert [(f.model, f.reason) for f in flags["test-2"]] == [("blind", ""), ("probe-tags", "")]
+    # a later run replaces the reason with the flag
+    queue.set_flags(job, 3, [{"id": "test-1", **probe, "reason": "the key carries ink=low"}])
+    assert [f.reason for f in queue.flags(3)["test-1"]] == ["the key carries ink=low"]
+
+
+def test_refuses_what_is_not_a_current_project(tmp_path: Path, project_path: Path) -> None:
     with pytest.raises(ProjectError, match="not found"):
         JobQueue(tmp_path / "missing.studio")
     assert not (tmp_path / "missing.studio").exists()  # nothing created
@@ -210,7 +246,7 @@ def test_refuses_what_is_not_a_format_4_project(tmp_path: Path, project_path: Pa
     with pytest.raises(ProjectError, match="not an Analogy Studio project"):
         JobQueue(foreign)
     con = sqlite3.connect(project_path)
-    con.execute("UPDATE meta SET value='5' WHERE key='format_version'")
+    con.execute(f"UPDATE meta SET value='{FORMAT_VERSION + 1}' WHERE key='format_version'")
     con.commit()
     con.close()
     with pytest.raises(ProjectError, match="newer Analogy Studio"):
@@ -264,7 +300,7 @@ def test_format_3_project_migrates_with_its_data(tmp_path: Path) -> None:
     with pytest.raises(ProjectError, match="format 3, which has no job queue"):
         JobQueue(path)  # the queue never migrates: the project does
     with Project.open(path) as p:
-        assert p.format_version == 4
+        assert p.format_version == FORMAT_VERSION
         [t] = p.all_tags()
         assert (t.concept, t.value, t.author) == ("aspect", "tall", "ann")
         [s] = p.puzzle_sets()
@@ -277,6 +313,66 @@ def test_format_3_project_migrates_with_its_data(tmp_path: Path) -> None:
         assert q.jobs() == [] and q.flags(1) == {} and q.logs(1) == []
         job = q.submit("diagnostic", {})
         assert q.job(job).status == "queued"
+
+
+def write_format_4(path: Path, schema: Schema) -> None:
+    """A real format-4 project, as the previous build wrote it: format 3 (above), the 3->4 step,
+    a finished baseline job with a log line and its flag on the set's puzzle (no reason: format
+    4 had no column for it)."""
+    write_format_3(path, schema)
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        MIGRATIONS[3](conn)
+        conn.exec_driver_sql("UPDATE meta SET value='4' WHERE key='format_version'")
+        conn.exec_driver_sql(
+            "INSERT INTO jobs (id, kind, title, status, progress, created_at, finished_at,"
+            " result, attempts) VALUES (1, 'baseline', 'blind on drafts', 'done', 1.0,"
+            " '2026-01-04', '2026-01-04', '{\"models\":{}}', 1)"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO job_logs (job_id, at, line) VALUES (1, '2026-01-04', 'blind · seed 0')"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO baseline_flags (job_id, set_id, puzzle_id, model, confidence,"
+            " seeds_correct, seeds, created_at) VALUES (1, 1, 'test-00000', 'blind', 0.91, 3, 3,"
+            " '2026-01-04')"
+        )
+    engine.dispose()
+
+
+def test_format_4_project_migrates_and_its_flags_gain_an_empty_reason(tmp_path: Path) -> None:
+    schema = load_schema(bundled_schema_path())
+    path = tmp_path / "four.studio"
+    write_format_4(path, schema)
+    before = path.read_bytes()
+    with pytest.raises(ProjectError, match="format 4, older than this studio's"):
+        JobQueue(path)  # the queue never migrates: the project does
+    assert path.read_bytes() == before  # and a refused file is left as it was
+    with Project.open(path) as p:
+        assert p.format_version == FORMAT_VERSION == 5
+        [t] = p.all_tags()
+        assert (t.concept, t.value, t.author) == ("aspect", "tall", "ann")
+        stored = p.stored_puzzle(1, "test-00000")
+        assert stored is not None and stored.status == "approved"
+        [job] = p.jobs.jobs()
+        assert (job.id, job.kind, job.status, job.result) == (1, "baseline", "done", {"models": {}})
+        assert [x.line for x in p.jobs.logs(1)] == ["blind · seed 0"]
+        [flag] = p.jobs.flags(1)["test-00000"]
+        assert (flag.job_id, flag.model, flag.confidence, flag.seeds_correct, flag.reason) == (
+            1,
+            "blind",
+            0.91,
+            3,
+            "",
+        )
+    assert (tmp_path / "four.studio.bak-format4").read_bytes() == before
+    with JobQueue(path) as q:  # the migrated file stores a probe's reason
+        job = q.submit("baseline", {})
+        why = "no other answer shares the key's value of aspect (+1.80)"
+        flag = {"id": "test-00000", "model": "probe-tags", "confidence": 0.7, "reason": why}
+        q.set_flags(job, 1, [{**flag, "seeds_correct": 1, "seeds": 1}])
+        flags = q.flags(1)["test-00000"]
+        assert [(f.model, f.reason) for f in flags] == [("blind", ""), ("probe-tags", why)]
 
 
 CLAIMER = textwrap.dedent(

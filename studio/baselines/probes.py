@@ -1,0 +1,423 @@
+"""Answers-only shortcut probes: a conditional logit over what each answer carries (numpy/scipy).
+
+Why: the context-blind CNN learns from pixels and misses a leak that lives in the answer set's
+*tags* — the key's value of the intended concept is never shared by another answer, some values
+only ever sit on foils, some only on keys. A careful reviewer finds these with a tiny model that
+never sees the context, so the studio runs that model itself (issue 11; I-RAVEN and RAVEN-FAIR
+measured RAVEN's answer-set bias the same way).
+
+**The model** (:func:`fit_answers_only_probe`). Each answer is described by *attributes*
+(attribute → the values it carries: a glyph's annotation tags, its image pseudo-tags, or the
+fields of a stimulus family's symbolic record). Its features:
+
+- ``X=v``: the answer carries value ``v`` of attribute ``X`` (one-hot; the vocabulary is what the
+  fitting puzzles show, so a value never seen there weighs nothing);
+- with ``sharing`` (comparing answers with each other, the odd-one-out giveaway):
+  ``X shared by k`` — ``k`` of the *other* answers share a value of ``X`` with it (``0..A-1``);
+  ``only answer with X`` — it carries ``X`` and no other answer does; ``no X while others
+  have one`` — the reverse.
+
+The score of an answer is ``w · features``; the probabilities are the softmax over the answers of
+one puzzle (a conditional logit), fitted by L-BFGS on the cross-entropy of the key plus
+``l2 / 2 · |w|²``. 10,000 four-answer puzzles with a few hundred features fit in a few seconds.
+
+**Held-out for every puzzle**, as :mod:`studio.baselines.run` does for trained models: one fit
+on the whole train part predicts val and test; the train part is halved at random (seeded) and
+each half is predicted by the fit on the other half. A puzzle's probabilities therefore never come
+from a model that saw its key.
+
+**Reasons.** For each puzzle the features that lift the chosen answer's score above the mean of
+the others (weight × (its feature − the others' mean)), the two largest, in words: "the key is
+the only answer with a value of intersection-quantity (+2.1); the key carries closure=triangle
+(+0.9)".
+
+:class:`ProbeTags` and :class:`ProbeImage` are the baselines registered as ``probe-tags`` and
+``probe-image`` (training-free units of :mod:`studio.baselines.run`: they cross-fit inside).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import optimize, sparse
+
+Attributes = Mapping[str, frozenset[str]]
+
+#: default L2 penalty on the weights (the loss is summed over the fitting puzzles)
+L2 = 1.0
+#: reasons name at most this many features, each lifting the score by at least MIN_LIFT
+REASON_FEATURES = 2
+MIN_LIFT = 0.05
+#: weights reported per model (the largest in size)
+REPORT_WEIGHTS = 30
+#: too few fitting puzzles for a fit: the probe predicts uniformly instead
+MIN_FIT = 8
+
+_VALUE, _SHARE, _ONLY, _MISSING = "v", "s", "o", "m"
+
+
+@dataclass
+class ProbeResult:
+    """What an answers-only probe found.
+
+    ``probs``: (N, A) held-out probabilities for every puzzle (val/test from the fit on train,
+    train cross-fitted on halves); ``reasons``: per puzzle, the features that carry its
+    prediction, in words; ``weights``: feature (in words) → weight of the fit on the whole train
+    part; ``choices``: ``probs.argmax(axis=1)``."""
+
+    probs: np.ndarray
+    reasons: list[str]
+    weights: dict[str, float]
+    choices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+# ---- features ------------------------------------------------------------------------------------
+Feature = tuple[str, str, str]  # (kind, attribute, value or count)
+
+
+def answer_features(answers: Sequence[Attributes], *, sharing: bool = True) -> list[list[Feature]]:
+    """The features of each answer of one puzzle (module docstring)."""
+    sets = [{x: frozenset(vs) for x, vs in a.items() if vs} for a in answers]
+    out: list[list[Feature]] = []
+    names = sorted({x for s in sets for x in s})
+    for j, mine in enumerate(sets):
+        feats: list[Feature] = [
+            (_VALUE, x, v) for x, vs in sorted(mine.items()) for v in sorted(vs)
+        ]
+        if sharing:
+            for x in names:
+                others = [s[x] for k, s in enumerate(sets) if k != j and x in s]
+                if x in mine:
+                    shared = sum(1 for o in others if o & mine[x])
+                    feats.append((_SHARE, x, str(shared)))
+                    if not others:
+                        feats.append((_ONLY, x, ""))
+                elif others:
+                    feats.append((_MISSING, x, ""))
+        out.append(feats)
+    return out
+
+
+def feature_name(f: Feature) -> str:
+    """A feature in words (the report's weights)."""
+    kind, x, v = f
+    if kind == _VALUE:
+        return f"{x}={v}"
+    if kind == _SHARE:
+        return f"{x} shared by {v} other answer{'' if v == '1' else 's'}"
+    if kind == _ONLY:
+        return f"only answer with a value of {x}"
+    return f"no value of {x} while others have one"
+
+
+def _describe(f: Feature, subject: str, carried: bool) -> str:
+    """Why feature ``f`` lifts ``subject`` (the chosen answer) over the others; ``carried``: the
+    chosen answer has it (else the others have it and it lowers theirs)."""
+    kind, x, v = f
+    if kind == _VALUE:
+        if carried:
+            return f"{subject} carries {x}={v}"
+        return f"the other answers carry {x}={v}, which lowers theirs"
+    if kind == _SHARE:
+        if carried:
+            if v == "0":
+                return f"no other answer shares {subject}'s value of {x}"
+            return f"{v} other answer{'' if v == '1' else 's'} share {subject}'s value of {x}"
+        return f"other answers have a value of {x} shared by {v} other(s), which lowers theirs"
+    if kind == _ONLY:
+        if carried:
+            return f"{subject} is the only answer with a value of {x}"
+        return f"another answer is the only one with a value of {x}, which lowers it"
+    if carried:
+        return f"{subject} is the only answer without a value of {x}"
+    return f"other answers lack a value of {x}, which lowers theirs"
+
+
+# ---- the conditional logit -----------------------------------------------------------------------
+class _Design:
+    """Per puzzle and answer, the feature ids (over the distinct features of all puzzles)."""
+
+    def __init__(self, attrs: Sequence[Sequence[Attributes]], sharing: bool) -> None:
+        self.n = len(attrs)
+        self.a = len(attrs[0]) if attrs else 0
+        index: dict[Feature, int] = {}
+        self.rows: list[np.ndarray] = []  # per puzzle: answer row of each entry
+        self.cols: list[np.ndarray] = []  # per puzzle: feature id of each entry
+        for answers in attrs:
+            if len(answers) != self.a:
+                raise ValueError(f"puzzles have {self.a} and {len(answers)} answers")
+            r, c = [], []
+            for j, feats in enumerate(answer_features(answers, sharing=sharing)):
+                for f in feats:
+                    r.append(j)
+                    c.append(index.setdefault(f, len(index)))
+            self.rows.append(np.array(r, dtype=np.int64))
+            self.cols.append(np.array(c, dtype=np.int64))
+        self.features: list[Feature] = list(index)
+
+    def matrix(self, idx: np.ndarray, vocab: np.ndarray) -> sparse.csr_matrix:
+        """(len(idx) · A, len(vocab)) 0/1 features of these puzzles over ``vocab`` (feature
+        ids; others are dropped)."""
+        where = np.full(len(self.features), -1, np.int64)
+        where[vocab] = np.arange(len(vocab))
+        rr, cc = [], []
+        for k, i in enumerate(idx):
+            col = where[self.cols[i]]
+            keep = col >= 0
+            rr.append(k * self.a + self.rows[i][keep])
+            cc.append(col[keep])
+        r = np.concatenate(rr) if rr else np.zeros(0, np.int64)
+        c = np.concatenate(cc) if cc else np.zeros(0, np.int64)
+        m = sparse.csr_matrix(
+            (np.ones(len(r)), (r, c)), shape=(len(idx) * self.a, len(vocab)), dtype=np.float64
+        )
+        m.sum_duplicates()
+        m.data[:] = 1.0
+        return m
+
+    def vocab(self, idx: np.ndarray) -> np.ndarray:
+        """Feature ids that occur in these puzzles and differ between the answers of at least
+        one of them (a feature every answer carries cannot move a softmax)."""
+        seen = np.zeros(len(self.features), bool)
+        for i in idx:
+            cols = self.cols[i]
+            if len(cols) == 0:
+                continue
+            ids, counts = np.unique(cols, return_counts=True)
+            seen[ids[counts < self.a]] = True
+        return np.flatnonzero(seen)
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    z = scores - scores.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _fit(x: sparse.csr_matrix, keys: np.ndarray, a: int, l2: float) -> np.ndarray:
+    """Weights of the conditional logit (L-BFGS on cross-entropy + l2/2 |w|²)."""
+    n = len(keys)
+    y = np.zeros((n, a))
+    y[np.arange(n), keys] = 1.0
+    xt = x.T.tocsr()
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        s = (x @ w).reshape(n, a)
+        m = s.max(axis=1, keepdims=True)
+        lse = m[:, 0] + np.log(np.exp(s - m).sum(axis=1))
+        p = np.exp(s - lse[:, None])
+        value = float(lse.sum() - s[np.arange(n), keys].sum() + 0.5 * l2 * w @ w)
+        grad = xt @ (p - y).ravel() + l2 * w
+        return value, grad
+
+    w0 = np.zeros(x.shape[1])
+    res = optimize.minimize(loss, w0, jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    return np.asarray(res.x, dtype=np.float64)
+
+
+def fit_answers_only_probe(
+    attrs: Sequence[Sequence[Attributes]],
+    keys: np.ndarray,
+    parts: np.ndarray,
+    seed: int,
+    *,
+    sharing: bool = True,
+    l2: float = L2,
+) -> ProbeResult:
+    """Fit the answers-only probe (module docstring) and predict every puzzle held out.
+
+    ``attrs[i][j]``: what answer ``j`` of puzzle ``i`` carries; ``keys``: the key's index per
+    puzzle; ``parts``: train / val / test per puzzle; ``seed``: the train part's halving.
+    ``sharing=False`` leaves the between-answer features out (odd-one-out: comparing the
+    answers is the task itself, not a shortcut). Puzzles outside the train part are predicted by
+    the fit on it; train puzzles by the fit on the other half of it. Without enough train
+    puzzles to fit (fewer than :data:`MIN_FIT`), the probabilities are uniform."""
+    keys = np.asarray(keys, dtype=np.int64)
+    parts = np.asarray(parts)
+    if len(attrs) != len(keys) or len(parts) != len(keys):
+        raise ValueError(f"{len(attrs)} puzzles' attributes, {len(keys)} keys, {len(parts)} parts")
+    design = _Design(attrs, sharing)
+    n, a = design.n, max(design.a, 1)
+    probs = np.full((n, a), 1.0 / a)
+    train = np.flatnonzero(parts == "train")
+    held = np.flatnonzero(parts != "train")
+    weights_of: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (predicted, vocab, w)
+
+    def fit_predict(fit_on: np.ndarray, predict_on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        vocab = design.vocab(fit_on)
+        if len(fit_on) < MIN_FIT or len(vocab) == 0:
+            w = np.zeros(len(vocab))
+        else:
+            w = _fit(design.matrix(fit_on, vocab), keys[fit_on], a, l2)
+        if len(predict_on):
+            s = (design.matrix(predict_on, vocab) @ w).reshape(len(predict_on), a)
+            probs[predict_on] = _softmax(s)
+            weights_of.append((predict_on, vocab, w))
+        return vocab, w
+
+    main_vocab, main_w = fit_predict(train, held)
+    if len(train) >= 2 * MIN_FIT:
+        order = np.random.default_rng([int(seed), 1]).permutation(train)
+        halves = (np.sort(order[: len(order) // 2]), np.sort(order[len(order) // 2 :]))
+        fit_predict(halves[0], halves[1])
+        fit_predict(halves[1], halves[0])
+    choices = probs.argmax(axis=1)
+    reasons = [""] * n
+    for predicted, vocab, w in weights_of:
+        wfull = np.zeros(len(design.features))
+        wfull[vocab] = w
+        for i in predicted:
+            reasons[i] = _reason(design, i, int(choices[i]), int(keys[i]), wfull)
+    weights = {
+        feature_name(design.features[f]): round(float(v), 4)
+        for f, v in sorted(zip(main_vocab, main_w, strict=True), key=lambda t: -abs(t[1]))
+    }
+    return ProbeResult(probs=probs, reasons=reasons, weights=weights, choices=choices)
+
+
+def _reason(design: _Design, i: int, chosen: int, key: int, w: np.ndarray) -> str:
+    """The features lifting answer ``chosen`` of puzzle ``i`` over the others' mean, in words."""
+    a = design.a
+    rows, cols = design.rows[i], design.cols[i]
+    if a < 2 or len(cols) == 0:
+        return "no feature separates the answers"
+    mine = set(cols[rows == chosen].tolist())
+    others: dict[int, int] = {}
+    for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+        if r != chosen:
+            others[c] = others.get(c, 0) + 1
+    lifts = []
+    for f in mine | set(others):
+        diff = (1.0 if f in mine else 0.0) - others.get(f, 0) / (a - 1)
+        lift = float(w[f]) * diff
+        if lift >= MIN_LIFT:
+            lifts.append((lift, f, f in mine))
+    if not lifts:
+        return "no feature separates the answers"
+    # one feature per attribute ("shared by 0" on the chosen answer and "shared by 2" on the
+    # others say the same thing); what the chosen answer itself carries reads best, so it is
+    # preferred when it lifts at least half as much as the attribute's strongest feature
+    by_attr: dict[str, list[tuple[float, int, bool]]] = {}
+    for t in lifts:
+        by_attr.setdefault(design.features[t[1]][1], []).append(t)
+    picked = []
+    for group in by_attr.values():
+        best = max(group, key=lambda t: (t[0], -t[1]))
+        own = [t for t in group if t[2] and t[0] >= 0.5 * best[0]]
+        picked.append((best[0], max(own, key=lambda t: (t[0], -t[1])) if own else best))
+    picked.sort(key=lambda t: (-t[0], t[1][1]))
+    subject = "the key" if chosen == key else f"answer {chosen + 1} (a foil)"
+    parts = [
+        f"{_describe(design.features[f], subject, carried)} ({lift:+.2f})"
+        for _, (lift, f, carried) in picked[:REASON_FEATURES]
+    ]
+    return "; ".join(parts)
+
+
+# ---- attributes of a source ----------------------------------------------------------------------
+def image_attributes(answers_u8: np.ndarray) -> list[list[dict[str, frozenset[str]]]]:
+    """The image pseudo-tags (:func:`studio.vet.features.feature_tags`) of every answer frame of
+    (N, A, 80, 80) ``uint8`` ink × 255; each distinct frame is described once."""
+    from studio.baselines.training_free import HAND_INK, unique_frames
+    from studio.vet.features import compute_features_batch, feature_tags
+
+    n, a = answers_u8.shape[:2]
+    flat = answers_u8.reshape(n * a, *answers_u8.shape[2:])
+    uniq, inverse = unique_frames(flat)
+    paper = np.where(uniq > HAND_INK * 255, 0, 255).astype(np.uint8)
+    tags = [feature_tags(f) for f in compute_features_batch(paper)] if len(uniq) else []
+    return [[dict(tags[inverse[i * a + j]]) for j in range(a)] for i in range(n)]
+
+
+# ---- the baselines -------------------------------------------------------------------------------
+class _AnswersProbe:
+    """A training-free unit of :mod:`studio.baselines.run` that cross-fits inside: ``prepare``
+    fits (cached per source), ``predict`` reads the held-out probabilities, ``explain`` gives the
+    report its per-puzzle reasons and the fitted weights."""
+
+    id = ""
+    trained = False
+    seed = 0
+
+    def __init__(self) -> None:
+        self.result: ProbeResult | None = None
+
+    def attributes(self, data: Any, cache: dict[str, Any]) -> list[list[dict[str, Any]]] | None:
+        raise NotImplementedError
+
+    def applies(self, data: Any) -> str | None:
+        if data.n_answers < 2:
+            return "needs at least two answers"
+        if not (data.parts == "train").any():
+            return "no train puzzles to fit on"
+        return None
+
+    def prepare(self, data: Any, cache: dict[str, Any]) -> None:
+        """Fit on the source's train part (cross-fitted, see :func:`fit_answers_only_probe`)."""
+        name = f"probe:{self.id}"
+        if name not in cache:
+            attrs = self.attributes(data, cache)
+            if attrs is None:
+                attrs = [[{} for _ in range(data.n_answers)] for _ in range(data.n)]
+            cache[name] = fit_answers_only_probe(
+                attrs, data.keys, data.parts, self.seed, sharing=data.layout != "odd-one-out"
+            )
+        self.result = cache[name]
+
+    def predict(self, data: Any, idx: np.ndarray) -> np.ndarray:
+        """(len(idx), A) held-out probabilities."""
+        assert self.result is not None, "prepare() first"
+        return self.result.probs[np.asarray(idx, dtype=np.int64)]
+
+    def explain(self) -> dict[str, Any]:
+        """``{"why": [reason per puzzle], "features": {feature: weight}}`` (largest weights)."""
+        assert self.result is not None, "prepare() first"
+        top = dict(list(self.result.weights.items())[:REPORT_WEIGHTS])
+        return {"why": list(self.result.reasons), "features": top}
+
+    def embed(self, frames_u8: np.ndarray) -> np.ndarray:
+        """Pooled ink, for the perception probe (the probe has no image encoder of its own)."""
+        from studio.baselines.training_free import pooled
+
+        return pooled(np.asarray(frames_u8))
+
+
+class ProbeTags(_AnswersProbe):
+    """Answers-only probe over the annotations (glyph tags; stimulus families' symbolic
+    records): ``data.answer_attributes``."""
+
+    id = "probe-tags"
+
+    def applies(self, data: Any) -> str | None:
+        if getattr(data, "answer_attributes", None) is None:
+            return "the source carries no annotations or symbolic records of its answers"
+        return super().applies(data)
+
+    def attributes(self, data: Any, cache: dict[str, Any]) -> list[list[dict[str, Any]]] | None:
+        return data.answer_attributes
+
+
+class ProbeImage(_AnswersProbe):
+    """Answers-only probe over the image pseudo-tags of the answer frames (no annotations)."""
+
+    id = "probe-image"
+
+    def attributes(self, data: Any, cache: dict[str, Any]) -> list[list[dict[str, Any]]] | None:
+        if "image-attributes" not in cache:
+            cache["image-attributes"] = image_attributes(data.answers_u8)
+        return cache["image-attributes"]
+
+
+__all__ = [
+    "Attributes",
+    "ProbeImage",
+    "ProbeResult",
+    "ProbeTags",
+    "answer_features",
+    "feature_name",
+    "fit_answers_only_probe",
+    "image_attributes",
+]
