@@ -50,7 +50,7 @@ from studio.core.puzzle import Puzzle
 from studio.core.schema import Rule, Schema, ValueKind
 from studio.core.tagindex import TagIndex
 from studio.generate.params import SplitParams
-from studio.vet.emergent import completions, key_completes
+from studio.vet.emergent import completions, completions_by_reading, key_completes
 from studio.vet.rules import (
     CARDINAL_CELLS,
     LAYOUT_RULES,
@@ -193,7 +193,8 @@ class GlyphPMPGenerator:
         self._seen: set[tuple] = set()
         self._sides = self._hold_out()
         self._tuples = self._tuples_by_part()
-        self._runs: dict[tuple[str, str, int], list[tuple[str, ...]]] = {}
+        # per-split caches of value-level work (instantiations, options, admissibility)
+        self._runs: dict[tuple, Any] = {}
 
     # ---- set-up ----------------------------------------------------------------------------
     def _hold_out(self) -> dict[str, GlyphSide]:
@@ -669,11 +670,10 @@ class GlyphPMPGenerator:
         the values alone; under a shifted reading too when the split is strict), leaving a
         glyph of every other value for its foil: the answer set can then hold every one of
         ``values``. None when none of the instantiations ending in ``key`` does."""
-        reading = shift or (self.params.strict and self._nrows() > 1)
+        reading = shift or self._strict_reading(shift)
         others = [w for w in values if w != key]
-        side = self._sides[side_name]
-        have = {w: len(self._value_glyphs(rc.concept, w, side)) for w in others}
-        mine = [o for o in self._options(rc, side_name, shift) if key in self.key_value(rc, o)]
+        have = {w: self._carriers(rc, side_name, w) for w in others}
+        mine = self._ending_in(rc, side_name, shift, key)
         for i in self.rng.permutation(len(mine))[:ROW_TRIES]:
             rows = self._rows_for_key(rc, side_name, shift, key, mine[int(i)])
             if rows is None:
@@ -685,10 +685,41 @@ class GlyphPMPGenerator:
                 return rows
         return None
 
+    def _ending_in(
+        self, rc: RuleContext, side_name: str, shift: bool, key: str
+    ) -> list[tuple[str, ...]]:
+        """The instantiations whose key may be ``key`` on this side; cached."""
+        cache_key = ("ending", rc.concept, rc.rule.value, side_name, shift, key)
+        got = self._runs.get(cache_key)
+        if got is None:
+            got = self._runs[cache_key] = [
+                o for o in self._options(rc, side_name, shift) if key in self.key_value(rc, o)
+            ]
+        return got
+
+    def _carriers(self, rc: RuleContext, side_name: str, value: str) -> int:
+        """How many glyphs of this side carry an answer value; cached."""
+        cache_key = ("carriers", rc.concept, side_name, value)
+        got = self._runs.get(cache_key)
+        if got is None:
+            side = self._sides[side_name]
+            got = self._runs[cache_key] = len(self._value_glyphs(rc.concept, value, side))
+        return got  # type: ignore[return-value]
+
     def _value_completes(
         self, rc: RuleContext, rows: list[tuple[str, ...]], answer: str, shift: bool
     ) -> bool:
-        """Would an answer carrying only the value ``answer`` complete these rows of values?"""
+        """Would an answer carrying only the value ``answer`` complete these rows of values?
+        (Values only, so the answer is the same every time: cached.)"""
+        cache_key = ("completes", rc.concept, rc.rule.value, tuple(rows), answer, shift)
+        got = self._runs.get(cache_key)
+        if got is None:
+            got = self._runs[cache_key] = self._values_complete(rc, rows, answer, shift)
+        return bool(got)
+
+    def _values_complete(
+        self, rc: RuleContext, rows: list[tuple[str, ...]], answer: str, shift: bool
+    ) -> bool:
         cells = [self._value_cells(rc, r) for r in rows]
         cells[-1][-1] = frozenset(answer.split("+")) if rc.rule is Rule.UNION else {answer}
         insts = [row_instantiations(rc, [frozenset(c) for c in row]) for row in cells]
@@ -786,13 +817,16 @@ class GlyphPMPGenerator:
         same reading a foil is judged by (a shifted one too in a strict split)? (Another rule
         over the intended concept — a progression that is also a sum — is the key's value
         itself, which the answer set balances.)"""
-        found = completions(rows, self.ann, self.book, shift)
-        if any(got.concept != rc.concept for got, _ in found):
-            return True
-        if self.params.strict and not shift and self._nrows() > 1:
-            found = completions(rows, self.ann, self.book, True)
-            return any(got.concept != rc.concept for got, _ in found)
-        return False
+        readings = (shift, True) if self._strict_reading(shift) else (shift,)
+        return any(
+            got.concept != rc.concept
+            for found in completions_by_reading(rows, self.ann, self.book, readings)
+            for got, _ in found
+        )
+
+    def _strict_reading(self, shift: bool) -> bool:
+        """Is a shifted reading asked of these rows too (a strict split without shift)?"""
+        return self.params.strict and not shift and self._nrows() > 1
 
     def foil_rejection(
         self,
@@ -804,12 +838,11 @@ class GlyphPMPGenerator:
         """Why ``candidate`` cannot be a foil for these context rows (None: it can)."""
         rows = [list(r) for r in context]
         rows[-1] = rows[-1] + [candidate]
-        found = completions(rows, self.ann, self.book, shift)
+        readings = (shift, True) if self._strict_reading(shift) else (shift,)
+        found, *shifted = completions_by_reading(rows, self.ann, self.book, readings)
         if not found:
-            if self.params.strict and not shift and self._nrows() > 1:
-                shifted = completions(rows, self.ann, self.book, True)
-                if shifted:
-                    return f"foil-strict:{shifted[0][0].rule.value}"
+            if shifted and shifted[0]:
+                return f"foil-strict:{shifted[0][0][0].rule.value}"
             return None
         for got, _ in found:
             if got.concept == rc.concept and got.rule is rc.rule:

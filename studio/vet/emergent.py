@@ -111,36 +111,55 @@ def _rows_with(puzzle: Puzzle, answer: GlyphKey) -> list[tuple[GlyphKey, ...]]:
     return rows
 
 
+Completion = tuple[RuleContext, tuple[tuple[str, ...], ...]]
+
+
 def completions(
     rows: Sequence[Sequence[GlyphKey]],
     annotations: TagIndex,
     book: RuleBook,
     shift: bool,
     only: RuleContext | None = None,
-) -> list[tuple[RuleContext, tuple[tuple[str, ...], ...]]]:
+) -> list[Completion]:
     """Every (rule, concept) these complete rows satisfy, with the values per row. ``only``
     limits the search to one rule context."""
+    return completions_by_reading(rows, annotations, book, (shift,), only)[0]
+
+
+def completions_by_reading(
+    rows: Sequence[Sequence[GlyphKey]],
+    annotations: TagIndex,
+    book: RuleBook,
+    readings: Sequence[bool],
+    only: RuleContext | None = None,
+) -> list[list[Completion]]:
+    """``completions`` for each reading (``shift`` False / True) at once, sharing the rows'
+    instantiations: strict vetting asks both of every candidate foil."""
+    empty: list[list[Completion]] = [[] for _ in readings]
     glyphs = [g for row in rows for g in row]
     if only is not None:
         candidates: Sequence[str] = [only.concept]
     else:
         by = [annotations.by_glyph.get(g) for g in glyphs]
         if any(b is None for b in by):
-            return []
+            return empty
         shared = set(by[0])  # type: ignore[arg-type]
         for b in by[1:]:
             shared &= b.keys()  # type: ignore[union-attr]
             if not shared:
-                return []
+                return empty
         candidates = sorted(shared)
-    out = []
+    out: list[list[Completion]] = [[] for _ in readings]
     for concept in candidates:
         sets = [[annotations.values(g, concept) for g in row] for row in rows]
         for rc in (only,) if only is not None else book.rules_of(concept):
             insts = [row_instantiations(rc, s) for s in sets]
-            got = complete(rc, insts, shift)
-            if got is not None:
-                out.append((rc, tuple(describe(i, rc.rule.value) for i in got)))
+            if any(not x for x in insts):
+                continue  # a row satisfies this rule in no way, under any reading
+            for found, shift in zip(out, readings, strict=True):
+                got = complete(rc, insts, shift)
+                if got is not None:
+                    found.append((rc, tuple(describe(x, rc.rule.value) for x in got)))
     return out
 
 
