@@ -338,6 +338,18 @@ def _annotations_of(
     return TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
 
 
+def _fold_inputs(
+    folder: Path, source: Project | Studio | TagIndex | None
+) -> tuple[dict[str, Any], list[Puzzle], Schema, TagIndex]:
+    """One fold's split.json, puzzles, schema and annotations (its own, or ``source``'s)."""
+    data, puzzles = read_fold(folder)
+    if source is not None and not isinstance(source, TagIndex):
+        schema = getattr(source, "schema", None) or split_schema(folder, data)
+    else:
+        schema = split_schema(folder, data)
+    return data, puzzles, schema, _annotations_of(source, folder, schema)
+
+
 def frames_of_split(folder: Path, puzzles: Sequence[Puzzle]) -> dict[GlyphKey, np.ndarray]:
     """Each glyph's picture (0 ink, 255 paper) as stored in the split's ``.npz`` files; glyphs
     whose npz is absent (or only blank) are left out."""
@@ -378,12 +390,7 @@ def vet_dir(
     multi = dirs != [folder]
     out: list[Verdict] = []
     for d in dirs:
-        data, puzzles = read_fold(d)
-        if project_or_annotations is not None and not isinstance(project_or_annotations, TagIndex):
-            schema = getattr(project_or_annotations, "schema", None) or split_schema(d, data)
-        else:
-            schema = split_schema(d, data)
-        annotations = _annotations_of(project_or_annotations, d, schema)
+        data, puzzles, schema, annotations = _fold_inputs(d, project_or_annotations)
         feats = feature_index(frames_of_split(d, puzzles)) if features else None
         strict = bool(data.get("params", {}).get("strict", False))
         verdicts = vet(puzzles, annotations, schema, feats, strict)
@@ -406,12 +413,7 @@ def audit_dir(
     dirs = fold_dirs(folder)
     out: dict[str, Any] = {}
     for d in dirs:
-        data, puzzles = read_fold(d)
-        if project_or_annotations is not None and not isinstance(project_or_annotations, TagIndex):
-            schema = getattr(project_or_annotations, "schema", None) or split_schema(d, data)
-        else:
-            schema = split_schema(d, data)
-        annotations = _annotations_of(project_or_annotations, d, schema)
+        _, puzzles, _, annotations = _fold_inputs(d, project_or_annotations)
         out[d.name] = audit_puzzles(puzzles, annotations)
     return out[dirs[0].name] if dirs == [folder] else out
 

@@ -82,7 +82,7 @@ class GenerationShortfall(StudioError):
         super().__init__(
             f"only {made} of {wanted} {part} puzzles could be made: all {len(dry)} "
             f"rule–concept tuples ran dry (ask for fewer puzzles, balanced sampling or other "
-            f"rules).\n{lines}"
+            f"rules, or tag the glyphs the Needs column lists).\n{lines}"
         )
 
 

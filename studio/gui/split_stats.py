@@ -44,6 +44,26 @@ AUDIT_SCOPES = (("intended", "Intended concept"), ("all", "All concepts"))
 VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
+def _small_table(
+    name: str, headers: list[str], selection: QAbstractItemView.SelectionMode
+) -> QTreeWidget:
+    """A compact three-column table of the panel: the first column stretches, the second fits
+    its contents, long texts are elided in the middle."""
+    table = QTreeWidget(objectName=name)
+    table.setColumnCount(len(headers))
+    table.setHeaderLabels(headers)
+    table.setRootIsDecorated(False)
+    table.setUniformRowHeights(True)
+    table.setSelectionMode(selection)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    header = table.header()
+    header.setStretchLastSection(False)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+    return table
+
+
 class BarChart(QWidget):
     """Horizontal bars: one row per (label, count), the count written after the bar."""
 
@@ -208,19 +228,13 @@ class SplitStatsPanel(QScrollArea):
         lay.addWidget(_heading("Foil-value balance (χ² per concept)"))
         self.foil_label = QLabel(objectName="foilBalance", wordWrap=True)
         lay.addWidget(self.foil_label)
-        self.foil_table = QTreeWidget(objectName="foilTable")
-        self.foil_table.setColumnCount(3)
-        self.foil_table.setHeaderLabels(["Concept", "p", "Most frequent"])
-        self.foil_table.setRootIsDecorated(False)
-        self.foil_table.setUniformRowHeights(True)
-        self.foil_table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.foil_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.foil_table = _small_table(
+            "foilTable",
+            ["Concept", "p", "Most frequent"],
+            QAbstractItemView.SelectionMode.NoSelection,
+        )
         self.foil_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.foil_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         header = self.foil_table.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Fixed)
         header.resizeSection(2, 96)
         self.foil_table.setFixedHeight(150)
@@ -272,20 +286,13 @@ class SplitStatsPanel(QScrollArea):
         )
         self.worst_heading.setContentsMargins(0, 4, 0, 0)
         lay.addWidget(self.worst_heading)
-        self.worst_table = QTreeWidget(objectName="auditWorst")
-        self.worst_table.setColumnCount(3)
-        self.worst_table.setHeaderLabels(["Value", "Key/exp.", "p (Holm)"])
-        self.worst_table.setRootIsDecorated(False)
-        self.worst_table.setUniformRowHeights(True)
-        self.worst_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.worst_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        self.worst_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.worst_table = _small_table(
+            "auditWorst",
+            ["Value", "Key/exp.", "p (Holm)"],
+            QAbstractItemView.SelectionMode.SingleSelection,
+        )
         self.worst_table.setCursor(Qt.CursorShape.PointingHandCursor)
-        header = self.worst_table.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.worst_table.header().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.worst_table.setFixedHeight(150)
         self.worst_table.itemClicked.connect(self._on_value_clicked)
         self.worst_table.itemActivated.connect(self._on_value_clicked)

@@ -704,31 +704,7 @@ class CubeNetGenerator:
                 self._reject("duplicate-candidate")
                 return None
             candidates.append({"kind": kind, "view": view, "orientation": rot, "modification": mod})
-        perm = rng.permutation(4).tolist()
-        candidates = [candidates[p] for p in perm]
-        key = perm.index(0)
-        folded = fold(cells)
-        return {
-            "task": FAMILY,
-            "size": self.size,
-            "net": {"cells": [list(c) for c in cells], "net_index": net_index},
-            "marks": marks,
-            "folded": [
-                {"cell": list(c), "face": folded[c].face, "up": folded[c].up} for c in cells
-            ],
-            "slots": [{"slot": s, "face": n, "reference": r} for s, n, r in SLOTS],
-            "candidates": [
-                {
-                    "kind": c["kind"],
-                    "view": view_to_json(c["view"]),
-                    "orientation": [list(row) for row in c["orientation"]],
-                    "modification": c["modification"],
-                }
-                for c in candidates
-            ],
-            "distractor_kinds": [c["kind"] for c in candidates if c["kind"] != "key"],
-            "key": key,
-        }
+        return self._finish(rng, net_index, cells, marks, candidates)
 
     def render(self, record: dict[str, Any]) -> dict[str, Image.Image]:
         """The net and the four cube views, re-made from the record alone."""
