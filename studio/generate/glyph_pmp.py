@@ -50,7 +50,7 @@ from studio.core.puzzle import Puzzle
 from studio.core.schema import Rule, Schema, ValueKind
 from studio.core.tagindex import TagIndex
 from studio.generate.params import SplitParams
-from studio.vet.emergent import completions, completions_by_reading, key_completes
+from studio.vet.emergent import OpenRow, completions, completions_by_reading, key_completes
 from studio.vet.rules import (
     CARDINAL_CELLS,
     LAYOUT_RULES,
@@ -671,19 +671,33 @@ class GlyphPMPGenerator:
         glyph of every other value for its foil: the answer set can then hold every one of
         ``values``. None when none of the instantiations ending in ``key`` does."""
         reading = shift or self._strict_reading(shift)
-        others = [w for w in values if w != key]
-        have = {w: self._carriers(rc, side_name, w) for w in others}
+        others = tuple(w for w in values if w != key)
         mine = self._ending_in(rc, side_name, shift, key)
         for i in self.rng.permutation(len(mine))[:ROW_TRIES]:
             rows = self._rows_for_key(rc, side_name, shift, key, mine[int(i)])
-            if rows is None:
-                continue
-            used = Counter(v for row in rows for v in row)
-            if any(have[w] < used[w] + 1 for w in others):
-                continue  # the context would take every glyph of a foil's value
-            if not any(self._value_completes(rc, rows, w, reading) for w in others):
+            if rows is not None and self._rows_admit(rc, side_name, rows, others, reading):
                 return rows
         return None
+
+    def _rows_admit(
+        self,
+        rc: RuleContext,
+        side_name: str,
+        rows: list[tuple[str, ...]],
+        others: tuple[str, ...],
+        reading: bool,
+    ) -> bool:
+        """Do these rows leave a glyph of every other answer value, and does none of those
+        values complete them? Values only: cached."""
+        cache_key = ("admit", rc.concept, rc.rule.value, side_name, tuple(rows), others, reading)
+        got = self._runs.get(cache_key)
+        if got is None:
+            used = Counter(v for row in rows for v in row)
+            got = all(self._carriers(rc, side_name, w) >= used[w] + 1 for w in others) and not any(
+                self._value_completes(rc, rows, w, reading) for w in others
+            )
+            self._runs[cache_key] = got
+        return bool(got)
 
     def _ending_in(
         self, rc: RuleContext, side_name: str, shift: bool, key: str
@@ -834,12 +848,14 @@ class GlyphPMPGenerator:
         candidate: GlyphKey,
         shift: bool,
         rc: RuleContext,
+        open_row: OpenRow | None = None,
     ) -> str | None:
-        """Why ``candidate`` cannot be a foil for these context rows (None: it can)."""
-        rows = [list(r) for r in context]
-        rows[-1] = rows[-1] + [candidate]
+        """Why ``candidate`` cannot be a foil for these context rows (None: it can).
+        ``open_row``: the context's shared work, when many candidates are tried."""
         readings = (shift, True) if self._strict_reading(shift) else (shift,)
-        found, *shifted = completions_by_reading(rows, self.ann, self.book, readings)
+        if open_row is None:
+            open_row = OpenRow(context, self.ann, self.book)
+        found, *shifted = open_row.completions(candidate, readings)
         if not found:
             if shifted and shifted[0]:
                 return f"foil-strict:{shifted[0][0][0].rule.value}"
@@ -863,6 +879,7 @@ class GlyphPMPGenerator:
         """One foil per answer value other than the key's: a glyph carrying that value and no
         other answer value of the concept, never from the context, vetted."""
         banned = set(g for r in context for g in r) | {key_glyph}
+        open_row = OpenRow(context, self.ann, self.book)
         carriers = {v: self._value_glyphs(rc.concept, v, side) for v in answer_values}
         foils = []
         for v in answer_values:
@@ -881,7 +898,7 @@ class GlyphPMPGenerator:
                 g = pool[(start + j) % n]
                 if g in banned or g in rivals:
                     continue
-                why = self.foil_rejection(context, g, shift, rc)
+                why = self.foil_rejection(context, g, shift, rc, open_row)
                 if why is not None:
                     self.result.rejections[why] += 1
                     continue
@@ -904,6 +921,7 @@ class GlyphPMPGenerator:
     ) -> list[GlyphKey] | None:
         """UA's foil pool: up to three candidates per other value of the concept."""
         banned = set(g for r in context for g in r) | {key_glyph}
+        open_row = OpenRow(context, self.ann, self.book)
         answer_value = rows[-1][-1] if rc.rule is not Rule.UNION else None
         pool: list[GlyphKey] = []
         in_pool: set[GlyphKey] = set()
@@ -922,7 +940,7 @@ class GlyphPMPGenerator:
                 g = folder[(start + j) % n]
                 if g in banned or g in in_pool:
                     continue
-                why = self.foil_rejection(context, g, shift, rc)
+                why = self.foil_rejection(context, g, shift, rc, open_row)
                 if why is not None:
                     self.result.rejections[why] += 1
                     continue

@@ -177,39 +177,40 @@ def answer_completions(
     return answer_completions_by_reading(context, answers, annotations, book, (shift,))[0]
 
 
-def answer_completions_by_reading(
-    context: Sequence[Sequence[GlyphKey]],
-    answers: Sequence[GlyphKey],
-    annotations: TagIndex,
-    book: RuleBook,
-    readings: Sequence[bool],
-) -> list[list[list[Completion]]]:
-    """``answer_completions`` for each reading (``shift`` False / True), one pass: per reading,
-    per answer, the completions."""
-    none: list[list[list[Completion]]] = [[[] for _ in answers] for _ in readings]
-    ctx = [g for row in context for g in row]
-    by = [annotations.by_glyph.get(g) for g in ctx]
-    if not ctx or any(b is None for b in by):
-        return none
-    shared = set(by[0])  # type: ignore[arg-type]
-    for b in by[1:]:
-        shared &= b.keys()  # type: ignore[union-attr]
-        if not shared:
-            return none
-    prepared = []
-    for concept in sorted(shared):
-        full = [[annotations.values(g, concept) for g in row] for row in context[:-1]]
-        open_row = [annotations.values(g, concept) for g in context[-1]]
-        for rc in book.rules_of(concept):
-            insts = [row_instantiations(rc, r) for r in full]
-            if any(not i for i in insts):
-                continue
-            prepared.append((concept, rc, insts, open_row))
-    out: list[list[list[Completion]]] = [[] for _ in readings]
-    for a in answers:
-        mine = annotations.by_glyph.get(a, {})
+class OpenRow:
+    """The work on a context that every answer tried in its open cell shares: the concepts all
+    context glyphs carry and the complete rows' instantiations, computed once. A generator
+    trying many candidate foils for one context asks :meth:`completions` of each."""
+
+    def __init__(
+        self, context: Sequence[Sequence[GlyphKey]], annotations: TagIndex, book: RuleBook
+    ) -> None:
+        self.annotations = annotations
+        self.prepared: list[tuple[str, RuleContext, list[Any], list[frozenset[str]]]] = []
+        ctx = [g for row in context for g in row]
+        by = [annotations.by_glyph.get(g) for g in ctx]
+        if not ctx or any(b is None for b in by):
+            return
+        shared = set(by[0])  # type: ignore[arg-type]
+        for b in by[1:]:
+            shared &= b.keys()  # type: ignore[union-attr]
+            if not shared:
+                return
+        for concept in sorted(shared):
+            full = [[annotations.values(g, concept) for g in row] for row in context[:-1]]
+            open_row = [annotations.values(g, concept) for g in context[-1]]
+            for rc in book.rules_of(concept):
+                insts = [row_instantiations(rc, r) for r in full]
+                if any(not i for i in insts):
+                    continue
+                self.prepared.append((concept, rc, insts, open_row))
+
+    def completions(self, answer: GlyphKey, readings: Sequence[bool]) -> list[list[Completion]]:
+        """Per reading (``shift`` False / True), what ``answer`` in the open cell completes:
+        the same as :func:`completions` of the rows with it."""
+        mine = self.annotations.by_glyph.get(answer, {})
         found: list[list[Completion]] = [[] for _ in readings]
-        for concept, rc, insts, open_row in prepared:
+        for concept, rc, insts, open_row in self.prepared:
             vals = mine.get(concept)
             if not vals:
                 continue
@@ -220,9 +221,21 @@ def answer_completions_by_reading(
                 got = complete(rc, [*insts, last], shift)
                 if got is not None:
                     f.append((rc, tuple(describe(i, rc.rule.value) for i in got)))
-        for per_reading, f in zip(out, found, strict=True):
-            per_reading.append(f)
-    return out
+        return found
+
+
+def answer_completions_by_reading(
+    context: Sequence[Sequence[GlyphKey]],
+    answers: Sequence[GlyphKey],
+    annotations: TagIndex,
+    book: RuleBook,
+    readings: Sequence[bool],
+) -> list[list[list[Completion]]]:
+    """``answer_completions`` for each reading (``shift`` False / True), one pass: per reading,
+    per answer, the completions."""
+    open_row = OpenRow(context, annotations, book)
+    per_answer = [open_row.completions(a, readings) for a in answers]
+    return [[found[r] for found in per_answer] for r in range(len(readings))]
 
 
 def find_emergent_rules(
