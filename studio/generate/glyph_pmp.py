@@ -888,27 +888,40 @@ class GlyphPMPGenerator:
             rivals = frozenset().union(
                 *(carriers[u] - carriers[v] for u in answer_values if u != v)
             )
-            pool = sorted(carriers[v])
-            n = len(pool)
-            if not n:
-                return None
-            start = int(self.rng.integers(n))
-            chosen = None
-            for j in range(n):
-                g = pool[(start + j) % n]
-                if g in banned or g in rivals:
-                    continue
-                why = self.foil_rejection(context, g, shift, rc, open_row)
-                if why is not None:
-                    self.result.rejections[why] += 1
-                    continue
-                chosen = g
-                break
+            candidates = self._valid_foils(
+                sorted(carriers[v]), banned | rivals, context, shift, rc, open_row
+            )
+            chosen = next(candidates, None)
             if chosen is None:
                 return None
             banned.add(chosen)
             foils.append(chosen)
         return foils
+
+    def _valid_foils(
+        self,
+        pool: Sequence[GlyphKey],
+        skip: set[GlyphKey] | frozenset[GlyphKey],
+        context: tuple[tuple[GlyphKey, ...], ...],
+        shift: bool,
+        rc: RuleContext,
+        open_row: OpenRow,
+    ) -> Iterator[GlyphKey]:
+        """The glyphs of ``pool`` that may be foils, from a random start (wrapping round),
+        never one in ``skip``; each refused candidate is counted by reason."""
+        n = len(pool)
+        if not n:
+            return
+        start = int(self.rng.integers(n))
+        for j in range(n):
+            g = pool[(start + j) % n]
+            if g in skip:
+                continue
+            why = self.foil_rejection(context, g, shift, rc, open_row)
+            if why is not None:
+                self.result.rejections[why] += 1
+                continue
+            yield g
 
     def _foils(
         self,
@@ -930,23 +943,11 @@ class GlyphPMPGenerator:
         for v in values:
             if v == answer_value:
                 continue  # narrowed before sampling: the answer's own folder
-            folder = side.folder(concept, v)
-            n = len(folder)
-            if not n:
-                continue
-            got = 0
-            start = int(self.rng.integers(n))
-            for j in range(n):
-                g = folder[(start + j) % n]
-                if g in banned or g in in_pool:
-                    continue
-                why = self.foil_rejection(context, g, shift, rc, open_row)
-                if why is not None:
-                    self.result.rejections[why] += 1
-                    continue
+            skip = banned | in_pool
+            found = self._valid_foils(side.folder(concept, v), skip, context, shift, rc, open_row)
+            for got, g in enumerate(found, 1):
                 pool.append(g)
                 in_pool.add(g)
-                got += 1
                 if got == POOL_PER_VALUE:
                     break
         if len(pool) < FOILS:

@@ -135,32 +135,45 @@ def completions_by_reading(
 ) -> list[list[Completion]]:
     """``completions`` for each reading (``shift`` False / True) at once, sharing the rows'
     instantiations: strict vetting asks both of every candidate foil."""
-    empty: list[list[Completion]] = [[] for _ in readings]
-    glyphs = [g for row in rows for g in row]
     if only is not None:
         candidates: Sequence[str] = [only.concept]
     else:
-        by = [annotations.by_glyph.get(g) for g in glyphs]
-        if any(b is None for b in by):
-            return empty
-        shared = set(by[0])  # type: ignore[arg-type]
-        for b in by[1:]:
-            shared &= b.keys()  # type: ignore[union-attr]
-            if not shared:
-                return empty
-        candidates = sorted(shared)
+        candidates = _shared_concepts([g for row in rows for g in row], annotations)
     out: list[list[Completion]] = [[] for _ in readings]
     for concept in candidates:
         sets = [[annotations.values(g, concept) for g in row] for row in rows]
         for rc in (only,) if only is not None else book.rules_of(concept):
             insts = [row_instantiations(rc, s) for s in sets]
-            if any(not x for x in insts):
-                continue  # a row satisfies this rule in no way, under any reading
-            for found, shift in zip(out, readings, strict=True):
-                got = complete(rc, insts, shift)
-                if got is not None:
-                    found.append((rc, tuple(describe(x, rc.rule.value) for x in got)))
+            if all(insts):  # else a row satisfies this rule in no way, under any reading
+                _complete_by_reading(rc, insts, readings, out)
     return out
+
+
+def _shared_concepts(glyphs: Sequence[GlyphKey], annotations: TagIndex) -> list[str]:
+    """The concepts every one of these glyphs carries (sorted): the only ones their rows can
+    complete. Empty when a glyph has no annotation at all."""
+    by = [annotations.by_glyph.get(g) for g in glyphs]
+    if not by or any(b is None for b in by):
+        return []
+    shared = set(by[0])  # type: ignore[arg-type]
+    for b in by[1:]:
+        shared &= b.keys()  # type: ignore[union-attr]
+        if not shared:
+            return []
+    return sorted(shared)
+
+
+def _complete_by_reading(
+    rc: RuleContext,
+    insts: Sequence[frozenset[Any]],
+    readings: Sequence[bool],
+    out: Sequence[list[Completion]],
+) -> None:
+    """Add, per reading, the completion these rows' instantiations make (if any)."""
+    for found, shift in zip(out, readings, strict=True):
+        got = complete(rc, insts, shift)
+        if got is not None:
+            found.append((rc, tuple(describe(x, rc.rule.value) for x in got)))
 
 
 def answer_completions(
@@ -187,16 +200,7 @@ class OpenRow:
     ) -> None:
         self.annotations = annotations
         self.prepared: list[tuple[str, RuleContext, list[Any], list[frozenset[str]]]] = []
-        ctx = [g for row in context for g in row]
-        by = [annotations.by_glyph.get(g) for g in ctx]
-        if not ctx or any(b is None for b in by):
-            return
-        shared = set(by[0])  # type: ignore[arg-type]
-        for b in by[1:]:
-            shared &= b.keys()  # type: ignore[union-attr]
-            if not shared:
-                return
-        for concept in sorted(shared):
+        for concept in _shared_concepts([g for row in context for g in row], annotations):
             full = [[annotations.values(g, concept) for g in row] for row in context[:-1]]
             open_row = [annotations.values(g, concept) for g in context[-1]]
             for rc in book.rules_of(concept):
@@ -215,12 +219,8 @@ class OpenRow:
             if not vals:
                 continue
             last = row_instantiations(rc, [*open_row, vals])
-            if not last:
-                continue
-            for f, shift in zip(found, readings, strict=True):
-                got = complete(rc, [*insts, last], shift)
-                if got is not None:
-                    f.append((rc, tuple(describe(i, rc.rule.value) for i in got)))
+            if last:
+                _complete_by_reading(rc, [*insts, last], readings, found)
         return found
 
 
