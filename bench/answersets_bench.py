@@ -28,7 +28,7 @@ predicted held out) is scored on the held-out puzzles, with a Wilson 95% interva
   probe computes from the split's frames).
 
 With ``--families``: 2,000-item splits (``--family-n``) of each non-glyph family, probed with
-``probe-tags`` over each item's symbolic record (``studio.baselines.symbolic.answer_attributes``),
+``probe-tags`` over each item's symbolic record (``studio.stimuli.symbolic.answer_attributes``),
 under the family's default design (``balanced``) and its published one (KiVA's option set,
 polycube rotation's odd candidate, composition's scaled twin, cube nets' distractors). Where a
 generator offers ``records()`` (KiVA, polycube rotation) the records are made without rendering,
@@ -227,9 +227,9 @@ def frame_tags(images: Mapping[Any, np.ndarray]) -> dict[Any, dict[str, frozense
 def family_runs(n: int, seed: int) -> list[dict[str, Any]]:
     """probe-tags on each non-glyph family's symbolic records (module docstring)."""
     try:
-        from studio.baselines.symbolic import answer_attributes, symbolic_families
+        from studio.stimuli.symbolic import answer_attributes, symbolic_families
     except ImportError:
-        return [{"error": "studio.baselines.symbolic is not installed"}]
+        return [{"error": "studio.stimuli.symbolic is not installed"}]
     import inspect
 
     from studio.plugins import registry

@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 def run(tmp: Path, source: Path, n: int, seed: int) -> dict:
     from studio.app import Studio
     from studio.core.schema import bundled_schema_path, load_schema
+    from studio.families.glyph_pmp.generator import GlyphPMPGenerator
     from studio.generate.export import ua_frame
-    from studio.generate.glyph_pmp import GlyphPMPGenerator
     from studio.generate.params import SplitParams
     from studio.splits import feature_index, generate_from, split_inputs, vet
     from studio.store.project import Project

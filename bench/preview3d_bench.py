@@ -2,7 +2,7 @@
 
 Workload: four library objects (mug, toy car, duck, key) × five transformations (rotation +90°,
 reflection y, size ×2, colour blue, number +2 from two objects), each pair drawn by
-``studio.transforms.kiva.preview_pair`` at 224 × 224 with one ``Renderer`` — what the GUI's
+``studio.families.kiva.transforms.preview_pair`` at 224 × 224 with one ``Renderer`` — what the GUI's
 preview worker does on every change. Each call starts from a fresh ``StateRenderer``, so
 nothing is cached between pairs. ``vet_ms_per_pair`` is the ambiguity verdict the preview shows
 next to the pair (``vet_transform`` against every KiVA-adults transformation, reusing the
@@ -94,7 +94,7 @@ def _rebuild_pass(pr: Any, renderer: Any, pairs: int) -> float:
 
 
 def _preview_pass(renderer: Any, work: list[tuple[Any, Any, Any]], size: int) -> float:
-    from studio.transforms.kiva import preview_pair
+    from studio.families.kiva.transforms import preview_pair
 
     t = time.perf_counter()
     for obj, spec, state in work:
@@ -103,9 +103,9 @@ def _preview_pass(renderer: Any, work: list[tuple[Any, Any, Any]], size: int) ->
 
 
 def _vet_pass(renderer: Any, work: list[tuple[Any, Any, Any]], size: int) -> float:
+    from studio.families.kiva.ambiguity import vet_transform
+    from studio.families.kiva.transforms import StateRenderer, preview_pair
     from studio.render3d.scene import Camera
-    from studio.transforms.kiva import StateRenderer, preview_pair
-    from studio.vet.ambiguity import vet_transform
 
     total = 0.0
     for obj, spec, state in work:
@@ -136,10 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
 
+    from studio.families.kiva.transforms import StimulusState, TransformSpec
     from studio.render3d.backend import choose_platform, import_pyrender
     from studio.render3d.objects import library_object
     from studio.render3d.scene import Renderer
-    from studio.transforms.kiva import StimulusState, TransformSpec
 
     work = [
         (library_object(name), TransformSpec(domain, value), StimulusState(count=count))

@@ -11,10 +11,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio import __version__
 from studio.core.errors import StudioError
+
+if TYPE_CHECKING:
+    from studio.families.base import Family, Option
+    from studio.generate.params import SplitParams
 
 EXIT_USER_ERROR = 2
 
@@ -166,84 +170,79 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _option_dest(flag: str) -> str:
+    return "option_" + flag[2:].replace("-", "_")
+
+
+def _add_family_arguments(s: argparse.ArgumentParser, families: Sequence[Family]) -> None:
+    """Every option of these families as a flag, built from their options schemas; a flag
+    two families share (``--level``) is one argument. Defaults stay None here, so what was
+    given is known; each family fills in its own defaults."""
+    by_flag: dict[str, list[tuple[Family, Option]]] = {}
+    for fam in families:
+        for o in fam.options:
+            by_flag.setdefault(o.cli_flag, []).append((fam, o))
+    group = s.add_argument_group("family options")
+    for flag, uses in by_flag.items():
+        kinds = {o.type for _, o in uses}
+        if len(kinds) > 1:
+            names = ", ".join(f"{f.id} ({o.type})" for f, o in uses)
+            raise StudioError(f"{flag}: the families {names} give it different types")
+        first = uses[0][1]
+        helps: dict[str, list[str]] = {}  # one text for the families that say the same
+        for fam, o in uses:
+            default = o.default
+            if isinstance(default, tuple | list):
+                default = ",".join(map(str, default)) or "none"
+            shown = "" if default is None else f" (default: {default})"
+            helps.setdefault(f"{o.help}{shown}", []).append(fam.id)
+        text = " | ".join(
+            f"{', '.join(ids)}: {h}" if len(families) > 1 else h for h, ids in helps.items()
+        )
+        kw: dict[str, Any] = {
+            "dest": _option_dest(flag),
+            "default": None,
+            "help": text.replace("%", "%%"),
+        }
+        if first.type == "bool":
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, **kw)
+        elif first.type == "choice":
+            choices = list(dict.fromkeys(c for _, o in uses for c in o.choices))
+            group.add_argument(flag, choices=choices, **kw)
+        else:
+            group.add_argument(flag, metavar=first.type.upper(), **kw)
+
+
+def _family_options(args: argparse.Namespace, fam: Family) -> dict[str, Any]:
+    """The options given on the command line for ``fam``, checked by its schema (with the
+    defaults it records). A flag of another family is refused by name."""
+    mine = {o.cli_flag: o for o in fam.options}
+    given: dict[str, Any] = {}
+    for dest, value in vars(args).items():
+        if not dest.startswith("option_") or value is None:
+            continue
+        flag = "--" + dest[len("option_") :].replace("_", "-")
+        o = mine.get(flag)
+        if o is None:
+            takes = ", ".join(mine) or "no options"
+            raise StudioError(f"{flag} is not an option of {fam.id} (it takes: {takes})")
+        given[o.name] = o.parse(value) if isinstance(value, str) and o.type != "choice" else value
+    return fam.resolve_options(given, fill_recorded=True)
+
+
 def _add_split_arguments(s: argparse.ArgumentParser) -> None:
-    """The glyph split's parameters (``generate`` and ``needs`` read the same ones)."""
-    s.add_argument("--rules", default="all", help="all, or a list like constant,progression")
-    s.add_argument("--n", type=int, default=10_000, help="puzzles per fold")
+    """What every family's split takes: how many, the seed and the train/val/test shares."""
+    s.add_argument("--n", type=int, default=10_000, help="puzzles (glyph families: per fold)")
     s.add_argument("--seed", type=int, default=1)
-    s.add_argument(
-        "--layout",
-        default="two-row",
-        choices=("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy"),
-        help="analogy: A : A′ :: B : ? (VASR's form)",
-    )
-    s.add_argument("--shift", action="store_true", help="context shift between rows")
-    s.add_argument("--holdout", default="disjoint", choices=("none", "basic", "disjoint"))
-    s.add_argument(
-        "--extrapolation", default="neutral", choices=("neutral", "tuples", "concepts", "values")
-    )
-    s.add_argument("--folds", type=int, default=1)
-    s.add_argument("--sampling", default="diverse", choices=("balanced", "diverse"))
-    s.add_argument(
-        "--answer-sets",
-        default="symmetric",
-        choices=("symmetric", "ua"),
-        help="symmetric: every answer could have been the key as far as its own tags go "
-        "(default); ua: UA's published foil pool, biased, to reproduce UA only",
-    )
-    s.add_argument(
-        "--strict",
-        default=True,
-        action=argparse.BooleanOptionalAction,
-        help="without context shift, also refuse foils that complete a rule under a shifted "
-        "reading (default: on)",
-    )
     s.add_argument("--ratios", default="0.7,0.1,0.2", help="train,val,test shares")
 
 
-def _split_params(args: argparse.Namespace):
-    from studio.generate.params import ALL_RULES, SplitParams
+def _split_params(args: argparse.Namespace) -> SplitParams:
+    from studio.families.glyph_pmp import split_params
+    from studio.plugins import family
 
-    if args.rules.strip().lower() == "all":
-        rules = ALL_RULES
-    else:
-        rules = tuple(r.strip() for r in args.rules.split(",") if r.strip())
-    ratios = _ratios(args)
-    return SplitParams(
-        family=args.family,
-        layout=args.layout,
-        rules=rules,
-        extrapolation=args.extrapolation,
-        shift=args.shift,
-        holdout=args.holdout,
-        sampling=args.sampling,
-        ratios=ratios,
-        folds=args.folds,
-        n=args.n,
-        seed=args.seed,
-        answer_sets=args.answer_sets,
-        strict=args.strict,
-    )
-
-
-def _stimulus_options(args: argparse.Namespace) -> dict:
-    """The family options given on the command line, under the generators' own names."""
-    options: dict = {}
-    if args.family == "kiva":
-        options["mode"] = args.mode
-        if args.no_change_share is not None:
-            options["no_change_share"] = args.no_change_share
-        if args.objects:
-            options["objects"] = [o.strip() for o in args.objects.split(",") if o.strip()]
-    elif args.family == "polycube-rotation" and args.level is not None:
-        options["level"] = args.level
-    elif args.family == "shape-composition" and args.level is not None:
-        options["pieces"] = args.level
-    if args.size is not None:
-        options["size"] = args.size
-    if getattr(args, "design", None) is not None:
-        options["design"] = args.design
-    return options
+    fam = family(args.family)
+    return split_params(_family_options(args, fam), args.n, args.seed, _ratios(args))
 
 
 def _ratios(args: argparse.Namespace) -> tuple[float, float, float]:
@@ -255,16 +254,16 @@ def _ratios(args: argparse.Namespace) -> tuple[float, float, float]:
         ) from None
 
 
-def cmd_generate_stimuli(args: argparse.Namespace, out_dir: str) -> int:
+def cmd_generate_stimuli(args: argparse.Namespace, fam: Family, out_dir: str) -> int:
     from studio.stimuli.split import generate_stimulus_split
 
     ratios = _ratios(args)
     summary = generate_stimulus_split(
-        args.family,
+        fam.id,
         out_dir,
         args.n,
         args.seed,
-        _stimulus_options(args),
+        _family_options(args, fam),
         ratios,
         progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
     )
@@ -277,20 +276,17 @@ def cmd_generate_stimuli(args: argparse.Namespace, out_dir: str) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from studio.generate.glyph_pmp import GenerationShortfall
+    from studio.families.glyph_pmp.generator import GenerationShortfall
+    from studio.plugins import family
     from studio.splits import generate_to_dir
-    from studio.stimuli.split import stimulus_families
 
-    stimulus = stimulus_families()
-    if args.family in stimulus:
+    fam = family(args.family)
+    if fam.kind == "stimulus":
         if len(args.paths) > 2:
-            raise StudioError("generate takes [PROJECT] OUT_DIR")
-        return cmd_generate_stimuli(args, args.paths[-1])
-    if args.family != "glyph-pmp":
-        known = ", ".join(("glyph-pmp", *stimulus))
-        raise StudioError(f"--family {args.family}: no such family (known: {known})")
+            raise StudioError(f"generate --family {fam.id} takes OUT_DIR")
+        return cmd_generate_stimuli(args, fam, args.paths[-1])
     if len(args.paths) != 2:
-        raise StudioError("generate --family glyph-pmp takes PROJECT OUT_DIR")
+        raise StudioError(f"generate --family {fam.id} takes PROJECT OUT_DIR")
     args.project, args.out_dir = args.paths
     params = _split_params(args)
     studio = _open_studio(args.project)
@@ -614,6 +610,9 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from studio.plugins import families, family
+
+    all_families = families()
     p = argparse.ArgumentParser(
         prog="analogy-studio",
         description="Author visual-analogy stimuli from schema-tagged Unicode glyphs.",
@@ -667,28 +666,18 @@ def build_parser() -> argparse.ArgumentParser:
         "generate",
         help="generate a puzzle split into a folder",
         usage="%(prog)s [-h] [PROJECT] OUT_DIR [--family FAMILY] [options]",
-        description="Glyph families need a PROJECT (its annotations); kiva, polycube-rotation, "
-        "shape-composition and cube-net need only OUT_DIR.",
+        description="Glyph families need a PROJECT (its annotations); "
+        + ", ".join(f.id for f in all_families if f.kind == "stimulus")
+        + " need only OUT_DIR. Each family's options are listed below.",
     )
     s.add_argument("paths", nargs="+", metavar="[PROJECT] OUT_DIR")
     s.add_argument(
         "--family",
         default="glyph-pmp",
-        help="glyph-pmp, kiva, polycube-rotation, shape-composition or cube-net",
-    )
-    s.add_argument("--mode", default="kiva", choices=("kiva", "kiva-adults"), help="kiva only")
-    s.add_argument("--no-change-share", type=float, help="kiva: share of no-change trials")
-    s.add_argument("--objects", help="kiva: library objects to use, e.g. mug,key,toy-car")
-    s.add_argument(
-        "--level", type=int, help="polycube-rotation: 1-3 (3-5 arms); shape-composition: 2-5 pieces"
-    )
-    s.add_argument("--size", type=int, help="image size in pixels (non-glyph families)")
-    s.add_argument(
-        "--design",
-        choices=("balanced", "published"),
-        help="non-glyph families: balanced answer sets (default) or the published design",
+        help="; ".join(f"{f.id}: {f.description}" for f in all_families),
     )
     _add_split_arguments(s)
+    _add_family_arguments(s, all_families)
     s.set_defaults(func=cmd_generate)
 
     s = sub.add_parser(
@@ -700,6 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("project")
     _add_split_arguments(s)
+    _add_family_arguments(s, [family("glyph-pmp")])
     s.add_argument("--json", action="store_true", help="the report as JSON")
     s.set_defaults(func=cmd_needs, family="glyph-pmp")
 

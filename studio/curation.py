@@ -684,7 +684,7 @@ class Curator:
     def _generator(self, set_rec: PuzzleSetRecord, fold: int) -> Any:
         """The split's generator, set up as for the split: same parameters, seed and fold, so
         the same glyph hold-out (as long as the annotations did not change)."""
-        from studio.generate.glyph_pmp import GlyphPMPGenerator
+        from studio.families.glyph_pmp.generator import GlyphPMPGenerator
         from studio.generate.params import SplitParams
 
         params = {k: v for k, v in set_rec.params.items() if k != "fold"}

@@ -32,7 +32,7 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema, bundled_schema_path, load_schema
 from studio.core.tagindex import TagIndex
-from studio.generate.analogy import AnalogyGenerator
+from studio.families.glyph_pmp.generator import SplitResult
 from studio.generate.export import (
     ANNOTATIONS_CSV,
     NPZ,
@@ -44,7 +44,6 @@ from studio.generate.export import (
     read_split_json,
     write_split,
 )
-from studio.generate.glyph_pmp import GlyphPMPGenerator, SplitResult
 from studio.generate.params import SplitParams
 from studio.vet.balance import split_stats
 from studio.vet.emergent import Verdict, vet_puzzle
@@ -57,10 +56,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
-
-#: Families ``generate`` can make. Others (KiVA, polycubes, …) come with their generators.
-FAMILIES = ("glyph-pmp",)
-
 
 class Cancelled(StudioError):
     """Generation was stopped by the user (``should_stop()`` returned True)."""
@@ -141,10 +136,19 @@ def split_inputs(studio: Studio, size: int = 80) -> SplitInputs:
 
 
 # ---- generation -----------------------------------------------------------------------------
+def glyph_families() -> list[str]:
+    """The registered families made from a project's annotations (``kind="glyph"``)."""
+    from studio.plugins import families
+
+    return [f.id for f in families("glyph")]
+
+
 def check_params(params: SplitParams) -> None:
-    if params.family not in FAMILIES:
+    known = glyph_families()
+    if params.family not in known:
         raise StudioError(
-            f"family {params.family!r} cannot be generated yet; available: {', '.join(FAMILIES)}"
+            f"family {params.family!r} is not made from annotations here; "
+            f"available: {', '.join(known)}"
         )
 
 
@@ -165,18 +169,6 @@ def generate(
     return generate_from(inputs.annotations, inputs.schema, params, progress, should_stop)
 
 
-def _generator(
-    params: SplitParams, annotations: TagIndex, schema: Schema, fold: int
-) -> GlyphPMPGenerator | AnalogyGenerator:
-    """The generator of one fold: A : A′ :: B : ? analogies for the ``analogy`` layout
-    (studio.generate.analogy), glyph progressive matrices for every other layout."""
-    if params.layout == "analogy":
-        return AnalogyGenerator(
-            params, annotations, schema, fold=fold, questions=perception_questions
-        )
-    return GlyphPMPGenerator(params, annotations, schema, fold=fold, questions=perception_questions)
-
-
 def generate_from(
     annotations: TagIndex,
     schema: Schema,
@@ -185,13 +177,16 @@ def generate_from(
     should_stop: ShouldStop | None = None,
 ) -> list[SplitResult]:
     """``generate`` from annotations and a schema (no project): tests, scripts, benchmarks."""
+    from studio.plugins import family
+
     check_params(params)
+    make_fold = family(params.family).load("generator")
     total = params.n * params.folds
     results = []
     for k in range(params.folds):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        gen = _generator(params, annotations, schema, k)
+        gen = make_fold(params, annotations, schema, k, perception_questions)
         run = gen.run()
         try:
             for done, _ in run:
@@ -419,7 +414,6 @@ def audit_dir(
 
 
 __all__ = [
-    "FAMILIES",
     "Cancelled",
     "SplitInputs",
     "annotation_index",
@@ -430,6 +424,7 @@ __all__ = [
     "generate",
     "generate_from",
     "generate_to_dir",
+    "glyph_families",
     "glyph_images",
     "split_inputs",
     "split_schema",

@@ -45,7 +45,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -61,9 +61,22 @@ MAX_PIECES = 5
 PIECE_INK = 0.1
 #: Layouts whose key is the answer *unlike* the others (or unlike the question).
 ODD_TASKS = ("odd-one-out",)
-ODD_FAMILIES = ("polycube-rotation",)
 
 Progress = Callable[[int, int], None]
+
+if TYPE_CHECKING:
+    from studio.families.base import Family
+
+
+def odd_designs(family_id: str) -> tuple[str, ...]:
+    """The designs in which a family's key is the answer unlike the question (none for a
+    family this studio does not know, or a glyph split's "mixed")."""
+    from studio.plugins import family, registry
+
+    if family_id not in registry("families"):
+        return ()
+    return family(family_id).odd_designs
+
 
 
 @dataclass
@@ -131,10 +144,7 @@ class PuzzleArrays:
         question)."""
         if self.layout in ODD_TASKS:
             return True
-        return self.family in ODD_FAMILIES and self.source.get("design", "published") in (
-            "published",
-            "mixed",
-        )
+        return self.source.get("design", "published") in odd_designs(self.family)
 
     @property
     def row_length(self) -> int:
@@ -447,43 +457,15 @@ def cut_pieces(path: Path, size: int = FRAME, most: int = MAX_PIECES) -> np.ndar
     return np.stack(out)
 
 
-def _stimulus_layout(family: str, record: Mapping[str, Any], path: Path) -> dict[str, Any]:
-    """Where a stimulus family's context, answers, key and labels are in its record."""
-    rid = record.get("id", "?")
-    if family == "kiva":
-        ext = next((q for q in record.get("questions", ()) if q.get("id") == "extrapolate"), None)
-        if ext is None:
-            raise StudioError(f"item {rid} has no extrapolate question", path)
-        images = list(ext.get("images") or [f"option-{k}" for k in range(3)])
-        return {
-            "context": ["train-before", "train-after", "test-before"],
-            "rows": (2, 1),
-            "answers": images,
-            "key": int(ext["key"]),
-            "rule": str(record.get("domain", "")),
-            "concept": str(record.get("spec", "")),
-            "layout": "analogy",
-        }
-    if family in ("polycube-rotation", "shape-composition", "cube-net"):
-        n = len(record.get("candidates", ())) or 4
-        if family == "polycube-rotation":
-            # published: the odd candidate's kind; balanced: the design (no odd candidate)
-            rule, concept = "rotation", str(record.get("odd_kind") or record.get("design", ""))
-        elif family == "shape-composition":
-            rule, concept = "composition", f"{record.get('m', '?')} pieces"
-        else:
-            kinds = sorted(set(record.get("distractor_kinds", ())))
-            rule, concept = "folding", "+".join(kinds)
-        return {
-            "context": ["question"],
-            "rows": (1,),
-            "answers": [f"candidate-{k}" for k in range(n)],
-            "key": int(record["key"]),
-            "rule": rule,
-            "concept": concept,
-            "layout": "question-candidates",
-        }
-    raise StudioError(f"family {family!r}: the baselines do not know how to read it", path)
+def _stimulus_layout(fam: Family, record: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """Where a stimulus family's context, answers, key and labels are in its record (the
+    family's ``baseline_layout``)."""
+    if fam.baseline_layout is None:
+        raise StudioError(f"family {fam.id!r}: the baselines do not know how to read it", path)
+    try:
+        return dict(fam.load("baseline_layout")(record))
+    except StudioError as e:
+        raise StudioError(str(e), path) from None
 
 
 def _design_of(records: Sequence[Mapping[str, Any]]) -> str:
@@ -496,10 +478,10 @@ def stimulus_answer_attributes(
     family: str, records: Sequence[Mapping[str, Any]], n_answers: int
 ) -> list[list[dict[str, frozenset[str]]]] | None:
     """Each item's answers described by its symbolic record
-    (:func:`studio.baselines.symbolic.answer_attributes`), or None when that module is not
+    (:func:`studio.stimuli.symbolic.answer_attributes`), or None when that module is not
     installed or does not know the family (the tag probe is then skipped, with why)."""
     try:
-        from studio.baselines.symbolic import answer_attributes
+        from studio.stimuli.symbolic import answer_attributes
     except ImportError:
         return None
     out = []
@@ -520,14 +502,17 @@ def load_stimulus_split(folder: str | Path, progress: Progress | None = None) ->
     from studio.stimuli.split import ITEMS, SPLIT_JSON, read_stimulus_split
 
     folder = Path(folder)
+    from studio.plugins import family as family_of
+
     meta, records = read_stimulus_split(folder)
     family = str(meta.get("family", ""))
+    fam = family_of(family)
     if not records:
         raise StudioError("holds no items", folder / ITEMS)
     specs = []
     for r in records:
         try:
-            specs.append((r, _stimulus_layout(family, r, folder / SPLIT_JSON)))
+            specs.append((r, _stimulus_layout(fam, r, folder / SPLIT_JSON)))
         except (KeyError, TypeError, ValueError) as e:
             raise StudioError(
                 f"item {r.get('id', '?')}: damaged record ({e})", folder / ITEMS
@@ -537,7 +522,7 @@ def load_stimulus_split(folder: str | Path, progress: Progress | None = None) ->
     n = len(specs)
     context = np.zeros((n, sum(rows), FRAME, FRAME), np.uint8)
     answers = np.zeros((n, n_answers, FRAME, FRAME), np.uint8)
-    cut = family == "shape-composition"
+    cut = fam.cut_pieces
     pieces = np.zeros((n, n_answers, MAX_PIECES, FRAME, FRAME), np.uint8) if cut else None
     counts = np.zeros((n, n_answers), np.int64) if cut else None
     for i, (r, s) in enumerate(specs):

@@ -315,7 +315,11 @@ class PartialRow2(PartialRow1):
         return data.row_indices()[-1]
 
 
-_SPATIAL = ("polycube-rotation", "shape-composition", "cube-net")
+def _spatial(family_id: str) -> bool:
+    """Whether the spatial-reasoning models apply to a family (its definition says so)."""
+    from studio.plugins import family, registry
+
+    return family_id in registry("families") and family(family_id).spatial
 
 
 class CnnMlpBaseline(TorchBaseline):
@@ -324,7 +328,7 @@ class CnnMlpBaseline(TorchBaseline):
     id = "cnn-mlp"
 
     def applies(self, data: PuzzleArrays) -> str | None:
-        if data.family not in _SPATIAL or data.rows != (1,):
+        if not _spatial(data.family) or data.rows != (1,):
             return "a spatial-family model (polycube rotation, shape composition, cube nets)"
         return None
 

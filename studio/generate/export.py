@@ -55,7 +55,7 @@ from studio.core.fileio import atomic_write_bytes, atomic_write_text
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle, read_jsonl, write_jsonl
 from studio.core.schema import Schema
-from studio.generate.glyph_pmp import SplitResult
+from studio.families.glyph_pmp.generator import SplitResult
 from studio.generate.params import SplitParams
 from studio.generate.sheet import sheet_png
 from studio.vet.emergent import Verdict

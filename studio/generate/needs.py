@@ -1,7 +1,7 @@
 """What the annotators should tag next: the glyphs each dry tuple lacks (the annotation-needs
 report).
 
-A symmetric answer set (:mod:`studio.generate.glyph_pmp`) needs ``ANSWERS`` values of the
+A symmetric answer set (:mod:`studio.families.glyph_pmp.generator`) needs ``ANSWERS`` values of the
 intended concept that could each be the key, so a thinly annotated concept runs dry even where
 UA's biased foil pool would have filled it. This report closes the loop with the annotators:
 for each tuple of a split that is dry *for lack of glyphs*, on each side of the glyph hold-out,
@@ -31,7 +31,7 @@ from typing import Any
 
 from studio.core.schema import Rule, Schema
 from studio.core.tagindex import TagIndex
-from studio.generate.glyph_pmp import ANSWERS, GlyphPMPGenerator, tuple_name
+from studio.families.glyph_pmp.generator import ANSWERS, GlyphPMPGenerator, tuple_name
 from studio.generate.params import SplitParams
 
 

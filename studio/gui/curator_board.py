@@ -16,7 +16,6 @@ from __future__ import annotations
 import html
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import (
@@ -33,12 +32,9 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QColor, QIcon, QImage, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
-    QFormLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -50,7 +46,6 @@ from PySide6.QtWidgets import (
     QProgressDialog,
     QPushButton,
     QScrollArea,
-    QSpinBox,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -71,12 +66,9 @@ from studio.curation import (
 )
 from studio.generate.params import (
     ALL_RULES,
-    ANSWER_SETS,
-    EXTRAPOLATIONS,
-    HOLDOUTS,
-    SAMPLINGS,
     SplitParams,
 )
+from studio.gui.generate_dialog import FolderJob, GenerateSplitDialog
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
@@ -386,130 +378,6 @@ class ReplaceFoilDialog(QDialog):
         )
 
 
-class GenerateSplitDialog(QDialog):
-    """The split parameters (UA §3.4) and a name for the new puzzle set."""
-
-    def __init__(self, concepts: Sequence[str], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("generateDialog")
-        self.setWindowTitle("Generate split")
-        d = SplitParams()
-        self.name_edit = QLineEdit(f"Split {datetime.now():%Y-%m-%d %H:%M}", objectName="splitName")
-        self.rule_boxes: dict[str, QCheckBox] = {}
-        rules = QHBoxLayout()
-        for r in ALL_RULES:
-            box = QCheckBox(r, objectName=f"rule_{r}")
-            box.setChecked(True)
-            self.rule_boxes[r] = box
-            rules.addWidget(box)
-        self.layout_combo = _combo("layoutCombo", GENERATED_LAYOUTS, d.layout)
-        self.n_spin = QSpinBox(objectName="nSpin", minimum=1, maximum=1_000_000, value=1000)
-        self.seed_spin = QSpinBox(objectName="seedSpin", minimum=0, maximum=2**31 - 1, value=1)
-        self.shift_box = QCheckBox("Context shift", objectName="shiftBox")
-        self.holdout_combo = _combo("holdoutCombo", HOLDOUTS, d.holdout)
-        self.extrapolation_combo = _combo("extrapolationCombo", EXTRAPOLATIONS, d.extrapolation)
-        # balanced by default here: a diverse split of a thinly annotated project runs dry
-        self.sampling_combo = _combo("samplingCombo", SAMPLINGS, "balanced")
-        self.sampling_combo.setToolTip(
-            "balanced: rule–concept tuples drawn uniformly; diverse: also never repeat a "
-            "rule–values–answer instantiation (UA's default; needs many annotated glyphs)"
-        )
-        self.answer_sets_combo = _combo("answerSetsCombo", ANSWER_SETS, d.answer_sets)
-        self.answer_sets_combo.setToolTip(
-            "symmetric: the answers' values are chosen first, each able to be the key, then the "
-            "key among them, so no answer gives itself away by its own tags; ua: UA's published "
-            "foil pool (the key is the odd one out), only to reproduce UA"
-        )
-        self.strict_box = QCheckBox(
-            "Strict: no foil completes a rule under a shifted reading", objectName="strictBox"
-        )
-        self.strict_box.setChecked(d.strict)
-        self.strict_box.setToolTip(
-            "Without context shift, also refuse a foil that would complete some rule if row 2 "
-            "were read with its own values: a second defensible answer to a solver who does "
-            "not know the split is shift-free"
-        )
-        self.folds_spin = QSpinBox(objectName="foldsSpin", minimum=1, maximum=20, value=1)
-        ratios = QHBoxLayout()
-        self.ratio_spins = []
-        for name, value in zip(("train", "val", "test"), d.ratios, strict=True):
-            spin = QDoubleSpinBox(objectName=f"ratio_{name}", minimum=0, maximum=1, value=value)
-            spin.setSingleStep(0.05)
-            ratios.addWidget(QLabel(name))
-            ratios.addWidget(spin)
-            self.ratio_spins.append(spin)
-        self.concept_combo = QComboBox(objectName="conceptScope")
-        self.concept_combo.addItem("Every concept of the schema", "")
-        for c in concepts:
-            self.concept_combo.addItem(c, c)
-
-        form = QFormLayout()
-        form.addRow("Name", self.name_edit)
-        form.addRow("Rules", rules)
-        form.addRow("Concepts", self.concept_combo)
-        form.addRow("Layout", self.layout_combo)
-        form.addRow("Puzzles (n)", self.n_spin)
-        form.addRow("Seed", self.seed_spin)
-        form.addRow("", self.shift_box)
-        form.addRow("Glyph hold-out", self.holdout_combo)
-        form.addRow("Extrapolation", self.extrapolation_combo)
-        form.addRow("Sampling", self.sampling_combo)
-        form.addRow("Answer sets", self.answer_sets_combo)
-        form.addRow("", self.strict_box)
-        form.addRow("Train / val / test", ratios)
-        form.addRow("Folds", self.folds_spin)
-        self.error_label = QLabel(objectName="paramsError", wordWrap=True)
-        self.error_label.setStyleSheet("color: #c62828")
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Generate")
-        self.buttons.accepted.connect(self._check_and_accept)
-        self.buttons.rejected.connect(self.reject)
-        lay = QVBoxLayout(self)
-        lay.addLayout(form)
-        lay.addWidget(self.error_label)
-        lay.addWidget(self.buttons)
-
-    def params(self) -> SplitParams:
-        """The parameters as entered; StudioError says what is wrong."""
-        concept = self.concept_combo.currentData() or ""
-        return SplitParams(
-            layout=self.layout_combo.currentData(),
-            rules=tuple(r for r, b in self.rule_boxes.items() if b.isChecked()),
-            extrapolation=self.extrapolation_combo.currentData(),
-            shift=self.shift_box.isChecked(),
-            holdout=self.holdout_combo.currentData(),
-            sampling=self.sampling_combo.currentData(),
-            ratios=tuple(s.value() for s in self.ratio_spins),  # type: ignore[arg-type]
-            folds=self.folds_spin.value(),
-            n=self.n_spin.value(),
-            seed=self.seed_spin.value(),
-            concepts=(concept,) if concept else (),
-            answer_sets=self.answer_sets_combo.currentData(),
-            strict=self.strict_box.isChecked(),
-        )
-
-    def name(self) -> str:
-        return self.name_edit.text().strip() or "Split"
-
-    def _check_and_accept(self) -> None:
-        try:
-            self.params()
-        except StudioError as e:
-            self.error_label.setText(str(e))
-            return
-        self.accept()
-
-
-def _combo(name: str, items: Sequence[str], current: str) -> QComboBox:
-    combo = QComboBox(objectName=name)
-    for it in items:
-        combo.addItem(it, it)
-    combo.setCurrentIndex(max(0, combo.findData(current)))
-    return combo
-
-
 # ---- background work ---------------------------------------------------------------------------
 class GenerationJob(QObject):
     """Generates and vets a split on a worker thread with ``studio.splits`` — the functions the
@@ -621,6 +489,8 @@ class CuratorBoard(QWidget):
     ``generation_done(imported)`` fires when a background generation ends."""
 
     generation_done = Signal(bool)
+    #: a stimulus family's split folder is written (True, folder) or not (False, why)
+    folder_job_done = Signal(bool, str)
 
     def __init__(self, studio: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -1305,10 +1175,54 @@ class CuratorBoard(QWidget):
             return None
         concepts = [c.id for c in self.studio.schema.concepts]
         dlg = GenerateSplitDialog(concepts, self)
-        dlg.accepted.connect(lambda: self.start_generation(dlg.name(), dlg.params()))
+
+        def accepted() -> None:
+            if dlg.family.kind == "glyph":
+                self.start_generation(dlg.name(), dlg.params())
+            else:
+                self.start_folder_job(dlg.folder_request())
+
+        dlg.accepted.connect(accepted)
         dlg.finished.connect(dlg.deleteLater)
         dlg.open()
         return dlg
+
+    def start_folder_job(self, request: dict[str, Any]) -> FolderJob:
+        """A stimulus family's split folder, written in the background with a progress
+        dialog; the status bar says where it went (the Preview tab shows single items)."""
+        job = FolderJob(request, self)
+        progress = QProgressDialog(f"Generating {request['family']} items…", "Cancel", 0, 0, self)
+        progress.setObjectName("folderProgress")
+        progress.setWindowTitle(f"Generating {request['family']}")
+        progress.setMinimumDuration(0)
+        progress.setAutoClose(False)
+        progress.setAutoReset(False)
+        progress.canceled.connect(job.cancel)
+
+        def on_progress(done: int, total: int) -> None:
+            progress.setMaximum(total)
+            progress.setValue(done)
+
+        job.progressed.connect(on_progress)
+
+        def succeeded(summary: dict[str, Any]) -> None:
+            progress.close()
+            self._status_bar_message(
+                f"Wrote {summary['items']} {summary['family']} items to {summary['out_dir']}: "
+                f"{summary['valid']} valid, {summary['invalid']} invalid"
+            )
+            self.folder_job_done.emit(True, summary["out_dir"])
+
+        def failed(message: str) -> None:
+            progress.close()
+            self._status_bar_message(f"Generation stopped: {message}")
+            self.folder_job_done.emit(False, message)
+
+        job.succeeded.connect(succeeded)
+        job.failed.connect(failed)
+        self.folder_job = job
+        job.start()
+        return job
 
     def start_generation(self, name: str, params: SplitParams) -> GenerationJob:
         """Generate and vet in the background with a progress dialog; import when done."""

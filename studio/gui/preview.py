@@ -33,12 +33,15 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSlider,
     QSpinBox,
+    QStackedWidget,
     QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
+
+from studio.gui.options_form import OptionsForm
 
 DEBOUNCE_MS = 120
 PREVIEW_SIZE = 224
@@ -282,15 +285,15 @@ def load_source(source: str) -> Any:
 
 def transform_job(req: TransformRequest) -> TransformResult:
     """Runs in the render thread: the before/after pair and its ambiguity verdict."""
-    from studio.render3d import Camera, thread_renderer
-    from studio.transforms.kiva import (
+    from studio.families.kiva.ambiguity import vet_transform
+    from studio.families.kiva.transforms import (
         StateRenderer,
         StimulusState,
         TransformSpec,
         preview_pair,
         specs,
     )
-    from studio.vet.ambiguity import vet_transform
+    from studio.render3d import Camera, thread_renderer
 
     t0 = time.perf_counter()
     source = load_source(req.source)
@@ -322,8 +325,8 @@ class TransformPreview(QWidget):
 
     def __init__(self, service: RenderService) -> None:
         super().__init__(objectName="transformPreview")
+        from studio.families.kiva.transforms import DOMAINS, VALUES
         from studio.render3d.objects import library_names
-        from studio.transforms.kiva import DOMAINS, VALUES
 
         self._values = VALUES
         self.source_combo = QComboBox(objectName="previewSource")
@@ -407,7 +410,7 @@ class TransformPreview(QWidget):
     def _refill_values(self, domain: str) -> None:
         self.value_combo.blockSignals(True)
         self.value_combo.clear()
-        from studio.transforms.kiva import TransformSpec
+        from studio.families.kiva.transforms import TransformSpec
 
         for value in self._values.get(domain, ()):
             self.value_combo.addItem(TransformSpec(domain, value).label, value)
@@ -751,20 +754,24 @@ def task_job(family: str, options: dict[str, Any], seed: int) -> tuple[Any, dict
 
 
 class TaskPreview(QWidget):
-    """One item of a task generator, as it would be written, with its vet verdict."""
+    """One item of a task generator, as it would be written, with its vet verdict. The
+    family's controls are built from its options schema (those marked ``preview``)."""
 
     def __init__(self, service: RenderService) -> None:
         super().__init__(objectName="taskPreview")
-        self.family = QComboBox(objectName="taskFamily")
-        from studio.stimuli.split import stimulus_families
+        from studio.plugins import families
 
-        self.family.addItems(stimulus_families())
-        self.mode = QComboBox(objectName="taskMode")
-        self.mode.addItems(["kiva", "kiva-adults"])
-        self.level = QSpinBox(objectName="taskLevel", minimum=1, maximum=5, value=1)
-        # answer sets: balanced (no candidate-only giveaway, the default) or the published design
-        self.design = QComboBox(objectName="taskDesign")
-        self.design.addItems(["balanced", "published"])
+        self.families = {f.id: f for f in families("stimulus")}
+        self.family = QComboBox(objectName="taskFamily")
+        self.family.addItems(list(self.families))
+        self.forms: dict[str, OptionsForm] = {}
+        self.form_stack = QStackedWidget(objectName="taskOptions")
+        for fid, fam in self.families.items():
+            form = OptionsForm(fam, preview_only=True)
+            form.layout_.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+            form.changed.connect(lambda: self.requester.request())
+            self.forms[fid] = form
+            self.form_stack.addWidget(form)
         self.seed = QSpinBox(objectName="taskSeed", minimum=0, maximum=2**31 - 1, value=1)
         self.next_button = QPushButton("Next seed", objectName="taskNext")
         self.next_button.clicked.connect(lambda: self.seed.setValue(self.seed.value() + 1))
@@ -772,43 +779,33 @@ class TaskPreview(QWidget):
         self.sheet = FittedImage("taskSheet")
         self.checks = _checks_tree("taskChecks")
         bar = QHBoxLayout()
-        for w in (
-            QLabel("Family"),
-            self.family,
-            QLabel("Mode"),
-            self.mode,
-            QLabel("Level"),
-            self.level,
-            QLabel("Design"),
-            self.design,
-            QLabel("Seed"),
-            self.seed,
-            self.next_button,
-            self.status,
-        ):
+        for w in (QLabel("Family"), self.family, QLabel("Seed"), self.seed, self.next_button):
             bar.addWidget(w)
         bar.addStretch(1)
+        side = QVBoxLayout()
+        side.addWidget(self.form_stack)
+        side.addWidget(self.status)
+        side.addStretch(1)
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
-        lay.addWidget(self.sheet, 3)
+        body = QHBoxLayout()
+        body.addWidget(self.sheet, 3)
+        body.addLayout(side, 1)
+        lay.addLayout(body, 3)
         lay.addWidget(self.checks, 2)
         self.requester = _Requester(self, service, self._job, self._show, self._error)
         self.family.currentIndexChanged.connect(self._family_changed)
-        for w in (self.mode, self.design):
-            w.currentIndexChanged.connect(lambda _i: self.requester.request())
-        for s in (self.level, self.seed):
-            s.valueChanged.connect(lambda _v: self.requester.request())
+        self.seed.valueChanged.connect(lambda _v: self.requester.request())
         self.last_item: Any = None
         self._family_changed()
 
+    @property
+    def form(self) -> OptionsForm:
+        return self.forms[self.family.currentText()]
+
     def _family_changed(self) -> None:
-        family = self.family.currentText()
-        self.mode.setEnabled(family == "kiva")
-        self.level.setEnabled(family in ("polycube-rotation", "shape-composition"))
-        if family == "polycube-rotation":
-            self.level.setRange(1, 3)
-        elif family == "shape-composition":
-            self.level.setRange(2, 5)
+        if self.forms:
+            self.form_stack.setCurrentWidget(self.form)
         if self.isVisible():  # a hidden page generates nothing; showEvent catches up
             self.requester.request()
 
@@ -819,17 +816,10 @@ class TaskPreview(QWidget):
             self.requester.request()
 
     def options(self) -> dict[str, Any]:
-        family = self.family.currentText()
-        design = {"design": self.design.currentText()}
-        if family == "kiva":
-            return {"mode": self.mode.currentText(), **design}
-        if family == "polycube-rotation":
-            return {"level": self.level.value(), **design}
-        if family == "shape-composition":
-            return {"pieces": self.level.value(), **design}
-        if family == "cube-net":
-            return design
-        return {}
+        """The shown options, with the family's preview values for the hidden ones."""
+        fam = self.families[self.family.currentText()]
+        hidden = {k: v for k, v in fam.preview.items() if k not in self.form.names()}
+        return {**hidden, **{k: v for k, v in self.form.values().items() if v is not None}}
 
     def _job(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         self.status.setText("Generating…")

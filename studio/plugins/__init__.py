@@ -5,25 +5,32 @@ imported the first time the entry is asked for (so registering costs nothing at 
 plugin's heavy imports wait until it is used). Plugins are packages that declare an entry point
 in the group ``analogy_studio.plugins``; the entry point names a function ``register(registries)``
 that receives this module's ``REGISTRIES`` and calls ``register`` on them.
+
+The ``families`` registry holds :class:`~studio.families.base.Family` definitions (one per
+stimulus family: options, generator, record vetting, baseline layout); :func:`family` and
+:func:`families` look them up. ``docs/plugins.md`` walks through a plugin that adds a family.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.errors import StudioError
+from studio.core.refs import resolve
+
+if TYPE_CHECKING:
+    from studio.families.base import Family
 
 ENTRY_POINT_GROUP = "analogy_studio.plugins"
 
 
 @dataclass
 class Registry:
-    """Entries of one kind (``families``, ``vet_checks``, ``exporters``, ``transforms``,
-    ``baselines``), keyed by a stable id."""
+    """Entries of one kind (``families``, ``vet_checks``, ``transforms``, ``baselines``),
+    keyed by a stable id."""
 
     kind: str
     _entries: dict[str, Any] = field(default_factory=dict)
@@ -42,8 +49,7 @@ class Registry:
             known = ", ".join(sorted(self._entries)) or "none"
             raise StudioError(f"no {self.kind} called {entry_id!r} (known: {known})") from None
         if isinstance(entry, str):
-            module, _, attr = entry.partition(":")
-            entry = getattr(importlib.import_module(module), attr)
+            entry = resolve(entry)
             self._entries[entry_id] = entry
         return entry
 
@@ -62,7 +68,7 @@ class Registry:
 
 REGISTRIES: dict[str, Registry] = {
     kind: Registry(kind)
-    for kind in ("families", "vet_checks", "exporters", "transforms", "baselines")
+    for kind in ("families", "vet_checks", "transforms", "baselines")
 }
 
 
@@ -71,16 +77,34 @@ def registry(kind: str) -> Registry:
     return REGISTRIES[kind]
 
 
+def family(family_id: str) -> Family:
+    """The registered family ``family_id``; StudioError names the known ones otherwise."""
+    from studio.families.base import Family
+
+    reg = registry("families")
+    if family_id not in reg:
+        raise StudioError(f"no such family {family_id!r} (known: {', '.join(reg.ids())})")
+    entry = reg.get(family_id)
+    if not isinstance(entry, Family) or entry.id != family_id:
+        raise StudioError(f"family {family_id!r} is not registered as its Family definition")
+    return entry
+
+
+def families(kind: str | None = None) -> list[Family]:
+    """Every registered family (of ``kind``, "glyph" or "stimulus"), by id."""
+    out = [family(f) for f in registry("families").ids()]
+    return [f for f in out if kind is None or f.kind == kind]
+
+
 _loaded = False
 
 
 def _register_builtins(reg: dict[str, Registry]) -> None:
-    reg["families"].register(
-        "glyph-pmp",
-        "studio.generate.glyph_pmp:GlyphPMPGenerator",
-        layouts=("two-row", "matrix-3x3", "sequence", "odd-one-out"),
-        description="UA progressive matrices over annotated glyphs",
-    )
+    # families: one package each under studio/families, its definition in FAMILY
+    for package in ("glyph_pmp", "kiva", "polycube_rotation", "shape_composition", "cube_net"):
+        reg["families"].register(
+            package.replace("_", "-"), f"studio.families.{package}:FAMILY"
+        )
     reg["vet_checks"].register(
         "emergent-rules",
         "studio.vet.emergent:vet_puzzle",
@@ -95,53 +119,18 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
     for domain in ("color", "size", "rotation", "reflection", "number"):
         reg["transforms"].register(
             domain,
-            f"studio.transforms.kiva:{domain.upper()}_TRANSFORM",
+            f"studio.families.kiva.transforms:{domain.upper()}_TRANSFORM",
             family="kiva",
             description=f"KiVA {domain} transformation over a symbolic picture state",
         )
-    # Non-glyph families: ``kind="stimulus"`` families are written by studio.stimuli.split;
-    # ``vet_record`` re-checks one item from its record alone ("module:function").
-    reg["families"].register(
-        "kiva",
-        "studio.generate.kiva:KivaGenerator",
-        designs=("balanced", "published"),
-        kind="stimulus",
-        vet_record="studio.generate.kiva:vet_trial_record",
-        modes=("kiva", "kiva-adults"),
-        description="KiVA trials: training pair, new object, what / how / extrapolation",
-    )
-    reg["families"].register(
-        "polycube-rotation",
-        "studio.stimuli.polycube_task:PolycubeRotationGenerator",
-        designs=("balanced", "published"),
-        kind="stimulus",
-        vet_record="studio.stimuli.polycube_task:vet_polycube_item",
-        description="which of four views is not a rotation of the polycube (k = 3-5 arms)",
-    )
-    reg["families"].register(
-        "shape-composition",
-        "studio.stimuli.composition:ShapeCompositionGenerator",
-        designs=("balanced", "published"),
-        kind="stimulus",
-        vet_record="studio.stimuli.composition:vet_composition_item",
-        description="which set of m = 2-5 pieces reassembles the shape",
-    )
-    reg["families"].register(
-        "cube-net",
-        "studio.stimuli.cube_net:CubeNetGenerator",
-        designs=("balanced", "published"),
-        kind="stimulus",
-        vet_record="studio.stimuli.cube_net:vet_cube_net_item",
-        description="which cube folds from the marked net (MARVEL reassembling)",
-    )
     reg["vet_checks"].register(
         "kiva-ambiguity",
-        "studio.vet.ambiguity:vet_transform",
+        "studio.families.kiva.ambiguity:vet_transform",
         description="change visible; no other transformation draws the same after-picture",
     )
     reg["vet_checks"].register(
         "kiva-options",
-        "studio.vet.ambiguity:vet_options",
+        "studio.families.kiva.ambiguity:vet_options",
         description="no extrapolation distractor draws (nearly) the key's picture",
     )
     _register_baselines(reg["baselines"])

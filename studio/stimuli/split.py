@@ -17,12 +17,10 @@ the same command re-creates the same bytes.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import io
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +30,7 @@ from PIL import Image
 from studio import __version__
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_bytes, atomic_write_text
-from studio.plugins import registry
+from studio.plugins import families, family
 from studio.stimuli.items import ItemVerdict, StimulusItem
 
 FORMAT = "analogy-studio.stimulus-split"
@@ -45,35 +43,23 @@ PARTS = ("train", "val", "test")
 Progress = Callable[[int, int], None]
 
 
-def _load(ref: str) -> Any:
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
 def stimulus_families() -> list[str]:
     """The registered families this module writes (``kind="stimulus"``; plugins may add)."""
-    families = registry("families")
-    return [f for f in families.ids() if families.meta(f).get("kind") == "stimulus"]
+    return [f.id for f in families("stimulus")]
 
 
-def make_generator(family: str, options: Mapping[str, Any]) -> Any:
-    """The family's generator with the options it accepts (others are refused by name, so a
-    typo in an option is not silently ignored)."""
+def make_generator(family_id: str, options: Mapping[str, Any]) -> Any:
+    """The family's generator with the options it accepts, checked against its options schema
+    (an unknown option is refused by name, so a typo is not silently ignored)."""
     known = stimulus_families()
-    if family not in known:
-        raise StudioError(f"no stimulus family {family!r} (known: {', '.join(known)})")
-    cls = registry("families").get(family)
-    accepted = set(inspect.signature(cls).parameters)
-    unknown = sorted(k for k in options if k not in accepted)
-    if unknown:
-        raise StudioError(
-            f"family {family} has no option {', '.join(unknown)} "
-            f"(it takes: {', '.join(sorted(accepted)) or 'none'})"
-        )
+    if family_id not in known:
+        raise StudioError(f"no stimulus family {family_id!r} (known: {', '.join(known)})")
+    fam = family(family_id)
+    checked = fam.resolve_options(options)
     try:
-        return cls(**options)
+        return fam.load("generator")(**checked)
     except (TypeError, ValueError) as e:
-        raise StudioError(f"family {family}: {e}") from e
+        raise StudioError(f"family {family_id}: {e}") from e
 
 
 def png_bytes(image: Image.Image) -> bytes:
@@ -116,8 +102,8 @@ def generate_stimulus_split(
         raise StudioError(f"--n must be at least 1 (got {n})")
     out = Path(out_dir)
     check_target(out)
-    options = dict(options or {})
-    generator = make_generator(family, options)
+    generator = make_generator(family, options or {})
+    options = {k: v for k, v in (options or {}).items() if v is not None}
     parts = assign_parts(n, ratios, seed)
     out.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
@@ -147,7 +133,7 @@ def generate_stimulus_split(
     }
     report = dict(summary)
     # the answer-set audit (can the key be found from the answers alone?), where the family's
-    # records have symbolic answer attributes (studio.baselines.symbolic)
+    # records have symbolic answer attributes (studio.stimuli.symbolic)
     from studio.vet.audit import audit_stimulus_records
 
     audit = audit_stimulus_records(family, records)
@@ -221,16 +207,10 @@ def read_stimulus_split(folder: str | Path) -> tuple[dict[str, Any], list[dict[s
 def vet_stimulus_split(folder: str | Path) -> list[tuple[str, ItemVerdict]]:
     """Re-run the family's checks on every record, from the records alone."""
     meta, records = read_stimulus_split(folder)
-    family = meta.get("family", "")
-    if family not in stimulus_families():
-        raise StudioError(f"family {family!r} is unknown to this studio", Path(folder) / SPLIT_JSON)
-    ref = registry("families").meta(family).get("vet_record")
-    if ref is None:
-        raise StudioError(f"family {family} has no record-level vetting")
-    vet = _load(ref)
+    family_id = meta.get("family", "")
+    if family_id not in stimulus_families():
+        raise StudioError(
+            f"family {family_id!r} is unknown to this studio", Path(folder) / SPLIT_JSON
+        )
+    vet = family(family_id).load("vet_record")
     return [(r["id"], vet(r)) for r in records]
-
-
-def iter_sheets(folder: str | Path, records: Iterable[Mapping[str, Any]]) -> Iterable[Path]:
-    for r in records:
-        yield Path(folder) / "sheets" / f"{r['id']}.png"

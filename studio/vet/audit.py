@@ -6,7 +6,7 @@ themselves carry the key: a value that sits on the key more often than its share
 slot that is favoured. RAVEN's answer sets had exactly this flaw (I-RAVEN, RAVEN-FAIR); this
 module measures it on any split, from each answer's attributes only, so one function serves the
 glyph puzzles (an answer's attributes are its glyph's annotation tags) and the non-glyph
-families (their symbolic records, ``studio.baselines.symbolic.answer_attributes``).
+families (their symbolic records, ``studio.stimuli.symbolic.answer_attributes``).
 
 Three measures, each with a test against "the key is any answer, uniformly":
 
@@ -441,26 +441,22 @@ def audit_stimulus_records(
     family: str, records: Sequence[Mapping[str, Any]], worst: int = 10, **kw: Any
 ) -> dict[str, Any] | None:
     """:func:`audit_answer_sets` of a non-glyph family's item records: attributes from
-    ``studio.baselines.symbolic.answer_attributes``, the key where the baselines read it. None
+    ``studio.stimuli.symbolic.answer_attributes``, the key where the baselines read it. None
     where that module, or its reading of this family, is not there. Every family is audited for
     sharing too: its question is apart from its candidates, so a candidate that stands out
     among the others (the published polycube design's odd one) is a giveaway. A record that
     cannot be read raises StudioError."""
-    try:
-        from studio.baselines.symbolic import answer_attributes, symbolic_families
-    except ImportError:
-        return None
+    from studio.plugins import family as family_of
+    from studio.stimuli.symbolic import answer_attributes, symbolic_families
+
     if family not in symbolic_families():
         return None
-    from pathlib import Path
-
-    from studio.baselines.data import _stimulus_layout
-
+    layout = family_of(family).load("baseline_layout")
     ids, attrs, keys = [], [], []
     for r in records:
         ids.append(str(r.get("id", len(ids))))
         attrs.append(answer_attributes(family, r))
-        keys.append(int(_stimulus_layout(family, r, Path(family))["key"]))
+        keys.append(int(layout(r)["key"]))
     return audit_answer_sets(ids, attrs, keys, None, worst, **kw)
 
 

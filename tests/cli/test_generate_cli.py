@@ -137,7 +137,13 @@ def test_bad_arguments_exit_2(project: str, tmp_path: Path, capsys) -> None:
     code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--ratios", "0.7,x")
     assert code == EXIT_USER_ERROR and "--ratios" in err
     code, _, err = run(capsys, "generate", project, str(tmp_path / "k"), "--rules", "spiral")
-    assert code == EXIT_USER_ERROR and "rules must be some of" in err
+    assert code == EXIT_USER_ERROR and "--rules 'spiral'" in err and "constant" in err
+    code, _, err = run(
+        capsys, "generate", str(tmp_path / "k"), "--family", "cube-net", "--level", "2"
+    )
+    assert code == EXIT_USER_ERROR and "--level is not an option of cube-net" in err
+    code, _, err = run(capsys, "generate", str(tmp_path / "k"), "--family", "kiva", "--size", "4")
+    assert code == EXIT_USER_ERROR and "--size 4: expected an integer within 8..4096" in err
     code, _, err = run(capsys, "generate", str(tmp_path / "none.studio"), str(tmp_path / "k"))
     assert code == EXIT_USER_ERROR and "none.studio" in err
 

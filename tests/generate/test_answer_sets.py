@@ -22,8 +22,8 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.generate.analogy import generate_analogies
-from studio.generate.glyph_pmp import ANSWERS, GenerationShortfall, generate_split
+from studio.families.glyph_pmp.analogy import generate_analogies
+from studio.families.glyph_pmp.generator import ANSWERS, GenerationShortfall, generate_split
 from studio.generate.needs import annotation_needs
 from studio.generate.params import SplitParams
 from studio.vet.emergent import shifted_reading_findings, vet_puzzle

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from studio.core.errors import StudioError
-from studio.generate.kiva import (
+from studio.families.kiva.generator import (
     DOESNT_APPLY,
     NO_CHANGE,
     KivaGenerator,
@@ -19,11 +19,17 @@ from studio.generate.kiva import (
     render_trial_sheet,
     vet_trial_record,
 )
+from studio.families.kiva.transforms import (
+    DOMAINS,
+    StateRenderer,
+    StimulusState,
+    TransformSpec,
+    specs,
+)
 from studio.plugins import registry
 from studio.render3d import Camera
 from studio.render3d.objects import library_object
 from studio.stimuli.items import StimulusItem
-from studio.transforms.kiva import DOMAINS, StateRenderer, StimulusState, TransformSpec, specs
 
 SIZE = 64
 OBJECTS = ("l-block", "key", "toy-car", "chair")
@@ -218,13 +224,13 @@ def test_bad_options_are_refused() -> None:
 
 
 def test_registered_like_a_plugin() -> None:
-    assert registry("families").get("kiva") is KivaGenerator
+    assert registry("families").get("kiva").load("generator") is KivaGenerator
     transforms = registry("transforms")
     assert set(DOMAINS) <= set(transforms.ids())
     rotation = transforms.get("rotation")
     assert [s.value for s in rotation.specs("kiva")] == ["+90", "-90", "180"]
     checks = registry("vet_checks")
-    from studio.vet.ambiguity import vet_options, vet_transform
+    from studio.families.kiva.ambiguity import vet_options, vet_transform
 
     assert checks.get("kiva-ambiguity") is vet_transform
     assert checks.get("kiva-options") is vet_options

@@ -19,9 +19,9 @@ from studio.gui.curator_board import (
     COLUMNS,
     CommentDialog,
     CuratorBoard,
-    GenerateSplitDialog,
     ReplaceFoilDialog,
 )
+from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings
 from studio.store.project import Project
@@ -98,7 +98,8 @@ def generate_in_gui(qtbot, window: MainWindow, n: int = 60, seed: int = 3) -> No
     qtbot.keyClicks(dlg.name_edit, "small split")
     set_spin(qtbot, dlg.n_spin, n)
     set_spin(qtbot, dlg.seed_spin, seed)
-    dlg.sampling_combo.setCurrentIndex(dlg.sampling_combo.findData("balanced"))
+    sampling = dlg.form.widget("sampling")
+    sampling.setCurrentIndex(sampling.findData("balanced"))
     with qtbot.waitSignal(board.generation_done, timeout=60000) as done:
         qtbot.mouseClick(
             dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton
@@ -297,7 +298,8 @@ def test_cancel_generation_imports_nothing(qtbot, project_path: Path) -> None:
     qtbot.mouseClick(board.generate_button, Qt.MouseButton.LeftButton)
     dlg = dialog(window, GenerateSplitDialog, "generateDialog")
     set_spin(qtbot, dlg.n_spin, 500000)
-    dlg.sampling_combo.setCurrentIndex(dlg.sampling_combo.findData("balanced"))
+    sampling = dlg.form.widget("sampling")
+    sampling.setCurrentIndex(sampling.findData("balanced"))
     qtbot.mouseClick(
         dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton
     )

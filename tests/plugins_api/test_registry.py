@@ -5,16 +5,22 @@ from __future__ import annotations
 import pytest
 
 from studio.core.errors import StudioError
-from studio.plugins import Registry, registry
+from studio.plugins import Registry, families, family, registry
 
 
 def test_builtin_family_and_checks_are_registered() -> None:
     fam = registry("families")
     assert "glyph-pmp" in fam
-    from studio.generate.glyph_pmp import GlyphPMPGenerator
-
-    assert fam.get("glyph-pmp") is GlyphPMPGenerator
-    assert "two-row" in fam.meta("glyph-pmp")["layouts"]
+    glyph = family("glyph-pmp")
+    assert glyph.kind == "glyph" and "analogy" in glyph.option("layout").choices
+    assert {f.id for f in families("stimulus")} >= {
+        "kiva",
+        "polycube-rotation",
+        "shape-composition",
+        "cube-net",
+    }
+    with pytest.raises(StudioError, match="no such family 'unicorn'"):
+        family("unicorn")
     assert {"emergent-rules", "image-features"} <= set(registry("vet_checks").ids())
 
 

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from studio.stimuli.composition import (
+from studio.families.shape_composition.generator import (
     CUT_ANGLES,
     INTERCEPT_RANGE,
     REPLACEMENT_AREA_BAND,
@@ -29,7 +29,7 @@ from studio.stimuli.composition import (
     to_origin,
     vet_composition_item,
 )
-from studio.stimuli.composition import _same_vertices as _same_vertices
+from studio.families.shape_composition.generator import _same_vertices as _same_vertices
 
 SQUARE = [(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)]
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from studio.stimuli.cube_net import (
+from studio.families.cube_net.generator import (
     AXES,
     FACES,
     MARK_NAMES,
@@ -131,7 +131,7 @@ def test_rotation_group():
 
 def test_marks_show_every_quarter_turn():
     def raster(mark, quarters):
-        from studio.stimuli.cube_net import _draw_mark
+        from studio.families.cube_net.generator import _draw_mark
 
         img = Image.new("L", (64, 64), 0)
         up, right = (0.0, -1.0), (1.0, 0.0)

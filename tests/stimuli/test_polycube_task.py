@@ -10,6 +10,16 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from studio.families.polycube_rotation.generator import (
+    ARM_MAX,
+    ARM_MIN,
+    PolycubeRotationGenerator,
+    arm_lengths_of,
+    chain_cells,
+    chain_is_clean,
+    render_item_images,
+    vet_polycube_item,
+)
 from studio.render3d import Renderer
 from studio.stimuli.items import StimulusItem
 from studio.stimuli.polycube import (
@@ -19,16 +29,6 @@ from studio.stimuli.polycube import (
     is_mirror_of,
     is_rotation_of,
     mirror_polycube,
-)
-from studio.stimuli.polycube_task import (
-    ARM_MAX,
-    ARM_MIN,
-    PolycubeRotationGenerator,
-    arm_lengths_of,
-    chain_cells,
-    chain_is_clean,
-    render_item_images,
-    vet_polycube_item,
 )
 
 

@@ -14,9 +14,8 @@ from PIL import Image, ImageChops, ImageDraw, ImageOps
 from scipy import ndimage
 
 from studio.core.errors import StudioError
-from studio.render3d import Camera, Renderer
-from studio.render3d.objects import BLUE, GREEN, GREY, RED, YELLOW, library_object
-from studio.transforms.kiva import (
+from studio.families.kiva.ambiguity import foreground_mask, mask_iou, pixel_difference
+from studio.families.kiva.transforms import (
     COLORS,
     DOMAINS,
     FRAME_MARGIN,
@@ -39,7 +38,8 @@ from studio.transforms.kiva import (
     specs,
     try_apply,
 )
-from studio.vet.ambiguity import foreground_mask, mask_iou, pixel_difference
+from studio.render3d import Camera, Renderer
+from studio.render3d.objects import BLUE, GREEN, GREY, RED, YELLOW, library_object
 
 SIZE = 64
 

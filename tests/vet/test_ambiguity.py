@@ -8,11 +8,7 @@ import pytest
 import trimesh
 from PIL import Image, ImageDraw
 
-from studio.render3d import Camera, Renderer
-from studio.render3d.objects import Object3D, Part, library_object, normalised
-from studio.stimuli.items import ItemVerdict
-from studio.transforms.kiva import StateRenderer, StimulusState, TransformSpec, specs
-from studio.vet.ambiguity import (
+from studio.families.kiva.ambiguity import (
     CONFUSABLE_DIFFERENCE,
     MIN_VISIBLE_DIFFERENCE,
     foreground_mask,
@@ -21,6 +17,10 @@ from studio.vet.ambiguity import (
     vet_options,
     vet_transform,
 )
+from studio.families.kiva.transforms import StateRenderer, StimulusState, TransformSpec, specs
+from studio.render3d import Camera, Renderer
+from studio.render3d.objects import Object3D, Part, library_object, normalised
+from studio.stimuli.items import ItemVerdict
 
 SIZE = 64
 FACE_ON = Camera(azimuth=0, elevation=0)

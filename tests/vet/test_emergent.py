@@ -10,7 +10,7 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.generate.glyph_pmp import GlyphPMPGenerator
+from studio.families.glyph_pmp.generator import GlyphPMPGenerator
 from studio.generate.params import SplitParams
 from studio.vet.emergent import find_emergent_rules, vet_puzzle
 from studio.vet.rules import RuleBook

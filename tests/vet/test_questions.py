@@ -12,8 +12,8 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle, Question
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.generate.analogy import generate_analogies
-from studio.generate.glyph_pmp import generate_split
+from studio.families.glyph_pmp.analogy import generate_analogies
+from studio.families.glyph_pmp.generator import generate_split
 from studio.generate.params import SplitParams
 from studio.vet.questions import (
     coarse_questions,

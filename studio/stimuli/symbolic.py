@@ -20,7 +20,7 @@ Core layer: numpy and the stimulus modules only; no torch, no Qt.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,7 @@ def _one(value: Any) -> frozenset[str]:
 # ---------------------------------------------------------------------------------- KiVA
 
 
-def _kiva(record: Mapping[str, Any]) -> list[Attributes]:
+def kiva_answers(record: Mapping[str, Any]) -> list[Attributes]:
     """The extrapolation options (the pictured answers): what each after-picture shows, and the
     change from the test input it stands for (``change``: a transformation id or "no-change")."""
     question = next((q for q in record["questions"] if q.get("id") == "extrapolate"), None)
@@ -90,7 +90,7 @@ def _shape_text(shape: Sequence[Sequence[int]]) -> str:
     return ";".join(",".join(str(int(v)) for v in c) for c in shape)
 
 
-def _polycube(record: Mapping[str, Any]) -> list[Attributes]:
+def polycube_answers(record: Mapping[str, Any]) -> list[Attributes]:
     """Each candidate's shape up to rotation (``one-sided``: two candidates share it iff one is
     a rotation of the other), up to rotation and reflection (``free``: mirror images share it),
     its chirality and, for a chiral shape, which of the two mirror images it is (``hand``: the
@@ -148,13 +148,13 @@ def _polygon_signature(poly: Sequence[Sequence[float]], relative: bool) -> str:
     return min("/".join(text[i:] + text[:i]) for i in range(n))
 
 
-def _composition(record: Mapping[str, Any]) -> list[Attributes]:
+def composition_answers(record: Mapping[str, Any]) -> list[Attributes]:
     """Each candidate's pieces: how many, their shapes up to rotation (``piece-shapes``) and up
     to rotation and scale (``piece-forms``: a scaled piece shares it with its original), their
     binned areas, and the candidate's binned total area and its rank among the candidates; and
     the pieces that are not in every candidate (``changed-forms``/``changed-areas``: where the
     candidates differ, so a scaled twin of a changed piece shows as a shared form)."""
-    from studio.stimuli.composition import polygon_area
+    from studio.families.shape_composition.generator import polygon_area
 
     totals = [sum(polygon_area(p["polygon"]) for p in c["pieces"]) for c in record["candidates"]]
     order = np.argsort(np.argsort(np.round(totals, 3), kind="stable"), kind="stable")
@@ -193,7 +193,7 @@ def _cube_view(view: Sequence[Mapping[str, Any]]) -> Attributes:
     neighbouring faces' marks, each turned relative to the shared edge — the same in every view
     of one cube that shows both faces) and the corner (the marks in cyclic order around the
     viewed corner, which a swap of two visible faces reverses)."""
-    from studio.stimuli.cube_net import SLOTS, quarter_turns, turn_clockwise
+    from studio.families.cube_net.generator import SLOTS, quarter_turns, turn_clockwise
 
     by_slot = {str(v["slot"]): (str(v["mark"]), int(v["rotation"])) for v in view}
     faces = []  # (mark, normal, up) in the viewer's frame
@@ -219,36 +219,36 @@ def _cube_view(view: Sequence[Mapping[str, Any]]) -> Attributes:
     }
 
 
-def _cube_net(record: Mapping[str, Any]) -> list[Attributes]:
+def cube_net_answers(record: Mapping[str, Any]) -> list[Attributes]:
     return [_cube_view(c["view"]) for c in record["candidates"]]
 
 
-_READERS: dict[str, Callable[[Mapping[str, Any]], list[Attributes]]] = {
-    "kiva": _kiva,
-    "polycube-rotation": _polycube,
-    "shape-composition": _composition,
-    "cube-net": _cube_net,
-}
-
-
 def symbolic_families() -> list[str]:
-    """The families :func:`answer_attributes` can read."""
-    return sorted(_READERS)
+    """The registered families whose records describe their answers."""
+    from studio.plugins import registry
+
+    fams = registry("families")
+    return [f for f in fams.ids() if fams.get(f).answer_attributes is not None]
 
 
 def answer_attributes(family: str, record: Mapping[str, Any]) -> list[dict[str, frozenset[str]]]:
     """One dict per answer of an item record (as written in items.jsonl), in answer order:
-    attribute → its values, read from the symbolic record only (see the module docstring).
+    attribute → its values, read from the symbolic record only (see the module docstring),
+    by the family's ``answer_attributes`` reader.
 
     KiVA: the three pictured extrapolation options. Polycube rotation, shape composition, cube
     nets: the four candidates. Raises StudioError for an unknown family or a record that lacks
     what the family's answers are made of."""
-    reader = _READERS.get(family)
-    if reader is None:
+    from studio.plugins import registry
+
+    fams = registry("families")
+    known = symbolic_families()
+    if family not in known:
         raise StudioError(
-            f"no symbolic answer reader for family {family!r} (known: {', '.join(_READERS)})"
+            f"no symbolic answer reader for family {family!r} (known: {', '.join(known)})"
         )
+    reader = fams.get(family).load("answer_attributes")
     try:
-        return reader(record)
+        return reader(record)  # type: ignore[no-any-return]
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise StudioError(f"a {family} record cannot be read for its answers: {e!r}") from e

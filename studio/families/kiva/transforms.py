@@ -784,7 +784,7 @@ def preview_pair(
     one fit for both. 3D sources render with ``renderer`` or, when None, this thread's shared
     renderer of ``size`` — call it from the thread that will keep rendering (the GUI's preview
     worker). Pass a ``drawer`` (a :class:`StateRenderer` of this source) to keep its pictures
-    for :func:`studio.vet.ambiguity.vet_transform`, which then draws nothing twice. Raises
+    for :func:`studio.families.kiva.ambiguity.vet_transform`, which then draws nothing twice. Raises
     StudioError when the spec cannot apply to the state."""
     before = state or StimulusState()
     after = apply(spec, before)

@@ -69,7 +69,12 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.generate.glyph_pmp import GenerationShortfall, GlyphSide, SplitResult, hold_out
+from studio.families.glyph_pmp.generator import (
+    GenerationShortfall,
+    GlyphSide,
+    SplitResult,
+    hold_out,
+)
 from studio.generate.params import SplitParams
 from studio.vet.analogy import CHANGE, LAYOUT, analogy_findings, analogy_key_ok, foil_findings
 from studio.vet.emergent import Finding

@@ -12,13 +12,13 @@ import pytest
 from scipy.stats import binomtest
 
 from studio.baselines.probes import fit_answers_only_probe
-from studio.baselines.symbolic import answer_attributes, symbolic_families
 from studio.core.errors import StudioError
-from studio.generate.kiva import KivaGenerator
-from studio.stimuli.composition import ShapeCompositionGenerator
-from studio.stimuli.cube_net import CubeNetGenerator
-from studio.stimuli.polycube_task import PolycubeRotationGenerator
+from studio.families.cube_net.generator import CubeNetGenerator
+from studio.families.kiva.generator import KivaGenerator
+from studio.families.polycube_rotation.generator import PolycubeRotationGenerator
+from studio.families.shape_composition.generator import ShapeCompositionGenerator
 from studio.stimuli.split import assign_parts
+from studio.stimuli.symbolic import answer_attributes, symbolic_families
 
 OBJECTS = ["mug", "key", "toy-car", "teapot"]
 

@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image
 
-from studio.stimuli.items import Check, ItemVerdict
-from studio.transforms.kiva import (
+from studio.families.kiva.transforms import (
     StateRenderer,
     StimulusState,
     TransformSpec,
@@ -41,6 +40,7 @@ from studio.transforms.kiva import (
     specs,
     try_apply,
 )
+from studio.stimuli.items import Check, ItemVerdict
 
 if TYPE_CHECKING:
     from studio.render3d.objects import Object3D
@@ -180,7 +180,7 @@ def vet_transform(
     with it (default: the pair's own). ``drawer`` reuses a :class:`StateRenderer`'s pictures
     (the preview's, the trial builder's), so nothing is drawn twice; ``compare`` draws the
     rivals (default: :func:`comparison_drawer`). A spec that cannot apply raises StudioError,
-    as :func:`~studio.transforms.kiva.apply` does."""
+    as :func:`~studio.families.kiva.transforms.apply` does."""
     before = state or StimulusState()
     after = apply(spec, before)
     drawer = drawer or StateRenderer(source, renderer, camera, size)

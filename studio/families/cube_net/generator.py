@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from PIL import Image, ImageDraw
 
-from studio.stimuli.composition import stitch_sheet
+from studio.families.shape_composition.generator import stitch_sheet
 from studio.stimuli.items import Check, ItemVerdict, StimulusItem
 from studio.stimuli.polyomino import SYMMETRIES_2D, apply_matrix, enumerate_polyominoes
 

@@ -23,14 +23,14 @@ state), so the rule has to be abstracted as a function.
 
 **Narrowing before sampling.** A (value, training input, test input) choice is offered only when
 no other candidate transformation of the mode, nor "no change", gives the same picture on either
-input, known symbolically (:func:`~studio.transforms.kiva.same_picture`): +1 and ×2 of one
+input, known symbolically (:func:`~studio.families.kiva.transforms.same_picture`): +1 and ×2 of one
 object, −1 and ÷2 of two, −2 and ÷3 of three are never sampled there (the paper's "additional
 constraints in the sampling for number"). In KiVA-adults a half turn always draws what a
 reflection across both axes draws, so neither is ever offered there; :attr:`KivaGenerator.narrowed`
 says so. **Vetting after rendering.** Every trial is then vetted on its pictures
-(:mod:`studio.vet.ambiguity`): the change visible on both objects, no confusable transformation
-for either object (a round object turned, a symmetric one mirrored), the options distinct. A
-trial that fails is drawn again; :attr:`KivaGenerator.rejections` counts why.
+(:mod:`studio.families.kiva.ambiguity`): the change visible on both objects, no confusable
+transformation for either object (a round object turned, a symmetric one mirrored), the options
+distinct. A trial that fails is drawn again; :attr:`KivaGenerator.rejections` counts why.
 
 **Designs** (``design``, recorded per trial). In ``"published"`` the key of the extrapolation
 question is the shown change, the sibling change and "no change" the distractors, and 10 % of
@@ -64,8 +64,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from studio.core.errors import StudioError
-from studio.stimuli.items import Check, ItemVerdict, StimulusItem
-from studio.transforms.kiva import (
+from studio.families.kiva.ambiguity import COMPARE_SIZE, confusable, vet_options, vet_transform
+from studio.families.kiva.transforms import (
     COLORS,
     DOMAIN_LABELS,
     DOMAINS,
@@ -81,7 +81,7 @@ from studio.transforms.kiva import (
     specs,
     try_apply,
 )
-from studio.vet.ambiguity import COMPARE_SIZE, confusable, vet_options, vet_transform
+from studio.stimuli.items import Check, ItemVerdict, StimulusItem
 
 if TYPE_CHECKING:
     from studio.render3d.objects import Object3D

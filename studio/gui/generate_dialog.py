@@ -1,0 +1,244 @@
+"""Puzzles ▸ Generate…: choose a family, its options (built from the family's options schema),
+how many, the seed and the train/val/test shares.
+
+A glyph family (made from the project's annotations) becomes a puzzle set in the project, on
+the curator's board; a stimulus family (KiVA, polycubes, a plugin's …) is written as a split
+folder, the same as ``analogy-studio generate --family …`` writes it, by :class:`FolderJob`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt.utils import create_worker
+
+from studio.core.errors import StudioError
+from studio.families.base import Family
+from studio.generate.params import SplitParams
+from studio.gui.options_form import OptionsForm
+
+#: The glyph family's dialog starts balanced: a diverse split of a thinly annotated project
+#: runs dry.
+GLYPH_DIALOG_DEFAULTS = {"sampling": "balanced"}
+
+
+class GenerateSplitDialog(QDialog):
+    """The family, its options and a name (glyph families) or an output folder (stimulus
+    families). :meth:`params` gives a glyph family's split parameters, :meth:`folder_request`
+    a stimulus family's job."""
+
+    def __init__(
+        self,
+        concepts: Sequence[str],
+        parent: QWidget | None = None,
+        families: Sequence[Family] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        from studio.plugins import families as registered
+
+        self.setObjectName("generateDialog")
+        self.setWindowTitle("Generate split")
+        self.families = list(families if families is not None else registered())
+        d = SplitParams()
+        self.family_combo = QComboBox(objectName="familyCombo")
+        for f in self.families:
+            self.family_combo.addItem(f"{f.label} ({f.id})", f.id)
+            self.family_combo.setItemData(self.family_combo.count() - 1, f.description, 3)
+        self.family_combo.setCurrentIndex(max(0, self.family_combo.findData("glyph-pmp")))
+        self.name_edit = QLineEdit(f"Split {datetime.now():%Y-%m-%d %H:%M}", objectName="splitName")
+        self.folder_edit = QLineEdit(objectName="outFolder")
+        self.folder_edit.setPlaceholderText("a new, empty folder")
+        browse = QPushButton("Browse…", objectName="browseFolder")
+        browse.clicked.connect(self._browse)
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.folder_edit, 1)
+        folder_row.addWidget(browse)
+        self.n_spin = QSpinBox(objectName="nSpin", minimum=1, maximum=1_000_000, value=1000)
+        self.seed_spin = QSpinBox(objectName="seedSpin", minimum=0, maximum=2**31 - 1, value=1)
+        ratios = QHBoxLayout()
+        self.ratio_spins = []
+        for name, value in zip(("train", "val", "test"), d.ratios, strict=True):
+            spin = QDoubleSpinBox(objectName=f"ratio_{name}", minimum=0, maximum=1, value=value)
+            spin.setSingleStep(0.05)
+            ratios.addWidget(QLabel(name))
+            ratios.addWidget(spin)
+            self.ratio_spins.append(spin)
+        # one options form per family, built from its schema
+        self.forms: dict[str, OptionsForm] = {}
+        self.stack = QStackedWidget(objectName="familyOptions")
+        for f in self.families:
+            defaults = GLYPH_DIALOG_DEFAULTS if f.id == "glyph-pmp" else None
+            form = OptionsForm(f, dynamic={"concepts": list(concepts)}, defaults=defaults)
+            self.forms[f.id] = form
+            self.stack.addWidget(form)
+
+        top = QFormLayout()
+        top.addRow("Family", self.family_combo)
+        self.name_label = QLabel("Name")
+        top.addRow(self.name_label, self.name_edit)
+        self.folder_label = QLabel("Output folder")
+        top.addRow(self.folder_label, folder_row)
+        self._folder_widgets = (self.folder_label, self.folder_edit, browse)
+        self._name_widgets = (self.name_label, self.name_edit)
+        top.addRow("Puzzles (n)", self.n_spin)
+        top.addRow("Seed", self.seed_spin)
+        bottom = QFormLayout()
+        bottom.addRow("Train / val / test", ratios)
+        self.error_label = QLabel(objectName="paramsError", wordWrap=True)
+        self.error_label.setStyleSheet("color: #c62828")
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Generate")
+        self.buttons.accepted.connect(self._check_and_accept)
+        self.buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(top)
+        lay.addWidget(self.stack)
+        lay.addLayout(bottom)
+        lay.addWidget(self.error_label)
+        lay.addWidget(self.buttons)
+        self.family_combo.currentIndexChanged.connect(self._family_changed)
+        self._family_changed()
+
+    # ---- the family --------------------------------------------------------------------------
+    @property
+    def family(self) -> Family:
+        return self.families[self.family_combo.currentIndex()]
+
+    @property
+    def form(self) -> OptionsForm:
+        return self.forms[self.family.id]
+
+    def _family_changed(self) -> None:
+        glyph = self.family.kind == "glyph"
+        self.stack.setCurrentWidget(self.form)
+        for w in self._folder_widgets:
+            w.setVisible(not glyph)
+        for w in self._name_widgets:
+            w.setVisible(glyph)
+        self.error_label.clear()
+        self.adjustSize()
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Folder for the split")
+        if path:
+            self.folder_edit.setText(path)
+
+    def options(self) -> dict[str, Any]:
+        """The family's options as entered, checked by its schema (StudioError otherwise)."""
+        return self.family.resolve_options(self.form.values(), fill_recorded=True)
+
+    def ratios(self) -> tuple[float, float, float]:
+        return tuple(s.value() for s in self.ratio_spins)  # type: ignore[return-value]
+
+    def params(self) -> SplitParams:
+        """A glyph family's split parameters as entered; StudioError says what is wrong."""
+        from studio.families.glyph_pmp import split_params
+
+        return split_params(
+            {"family": self.family.id, **self.options()},
+            self.n_spin.value(),
+            self.seed_spin.value(),
+            self.ratios(),
+        )
+
+    def folder_request(self) -> dict[str, Any]:
+        """A stimulus family's job: ``generate_stimulus_split``'s arguments."""
+        folder = self.folder_edit.text().strip()
+        if not folder:
+            raise StudioError("choose an output folder for the split")
+        from studio.stimuli.split import check_target
+
+        check_target(Path(folder))
+        return {
+            "family": self.family.id,
+            "out_dir": folder,
+            "n": self.n_spin.value(),
+            "seed": self.seed_spin.value(),
+            "options": self.options(),
+            "ratios": self.ratios(),
+        }
+
+    def name(self) -> str:
+        return self.name_edit.text().strip() or "Split"
+
+    def _check_and_accept(self) -> None:
+        try:
+            if self.family.kind == "glyph":
+                self.params()
+            else:
+                self.folder_request()
+        except StudioError as e:
+            self.error_label.setText(str(e))
+            return
+        self.accept()
+
+
+class FolderJob(QObject):
+    """Writes a stimulus family's split folder on a worker thread with
+    ``studio.stimuli.split.generate_stimulus_split`` (the function the CLI calls).
+    ``progressed(done, total)``; then one of ``succeeded(summary)``, ``failed(message)``."""
+
+    progressed = Signal(int, int)
+    succeeded = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, request: dict[str, Any], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.request = dict(request)
+        self._stop = threading.Event()
+        self.worker: Any = None
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def start(self) -> None:
+        self.worker = create_worker(
+            self._work, _start_thread=False, _connect={"errored": self._errored}
+        )
+        self.worker.returned.connect(self.succeeded.emit)
+        self.worker.start()
+
+    def _errored(self, e: BaseException) -> None:
+        self.failed.emit(str(e) or type(e).__name__)
+
+    def _work(self) -> dict[str, Any]:
+        from studio.stimuli.split import generate_stimulus_split
+
+        r = self.request
+        progress: Callable[[int, int], None] = self.progressed.emit
+        return generate_stimulus_split(
+            r["family"],
+            r["out_dir"],
+            r["n"],
+            r["seed"],
+            r["options"],
+            r["ratios"],
+            progress=progress,
+            should_stop=self._stop.is_set,
+        )
+
+
+__all__ = ["GLYPH_DIALOG_DEFAULTS", "FolderJob", "GenerateSplitDialog"]
