@@ -43,12 +43,20 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.installed
-if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements-gl.lock -nt "$stamp" ]; then
+plugins_changed=no
+for p in plugins/*/pyproject.toml; do
+  [ -f "$p" ] && [ "$p" -nt "$stamp" ] && plugins_changed=yes
+done
+if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements-gl.lock -nt "$stamp" ] || [ "$plugins_changed" = yes ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements.lock
   # pyrender pins PyOpenGL 3.1.0 (no OSMesa fallback); the newer one goes in without deps
   .venv/bin/python -m pip install -q --no-deps -r requirements-gl.lock
   .venv/bin/python -m pip install -q --no-deps -e .
+  # the plugins shipped in plugins/ (each its own package with an entry point; docs/plugins.md)
+  for p in plugins/*/pyproject.toml; do
+    [ -f "$p" ] && .venv/bin/python -m pip install -q --no-deps -e "$(dirname "$p")"
+  done
   touch "$stamp"
 fi
 echo "setup: ready ($(.venv/bin/python --version))"

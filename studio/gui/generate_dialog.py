@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QStackedWidget,
     QVBoxLayout,
@@ -133,6 +134,11 @@ class GenerateSplitDialog(QDialog):
 
     def _family_changed(self) -> None:
         glyph = self.family.kind == "glyph"
+        for form in self.forms.values():  # the stack takes the size of the page shown only
+            policy = (
+                QSizePolicy.Policy.Preferred if form is self.form else QSizePolicy.Policy.Ignored
+            )
+            form.setSizePolicy(policy, policy)
         self.stack.setCurrentWidget(self.form)
         for w in self._folder_widgets:
             w.setVisible(not glyph)

@@ -1,0 +1,149 @@
+"""The example plugin, installed by set-up, is a family like the built-ins: in the CLI, the
+Generate dialog, the Preview tab and the baseline worker, with nothing of it under studio/."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from studio.cli import EXIT_USER_ERROR, main
+from studio.plugins import ENTRY_POINT_GROUP, family
+
+N = 12
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def split(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("shape-count") / "split"
+    assert main(["-q", "generate", str(out), "--family", "shape-count", "--n", str(N)]) == 0
+    return out
+
+
+def test_the_entry_point_registers_a_stimulus_family() -> None:
+    assert "shape-count" in {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    fam = family("shape-count")
+    assert fam.kind == "stimulus" and {o.name for o in fam.options} == {"rule", "cells", "size"}
+    import shape_count
+
+    import studio
+
+    assert fam is shape_count.FAMILY
+    assert Path(shape_count.__file__).parent.parent.parent.name == "plugins"
+    assert not Path(studio.__file__).parent.joinpath("families", "shape_count").exists()
+
+
+def test_cli_generates_the_same_bytes_twice_and_vets_them(
+    split: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    again = tmp_path / "again"
+    assert main(["-q", "generate", str(again), "--family", "shape-count", "--n", str(N)]) == 0
+    assert files_of(split) == files_of(again)
+    records = [json.loads(line) for line in (split / "items.jsonl").read_text().splitlines()]
+    assert len(records) == N and all(r["verdict"]["valid"] for r in records)
+    capsys.readouterr()
+    assert main(["vet", str(split), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] == N and out["audit"]["puzzles"] == N
+
+
+def test_options_come_from_its_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["generate", "--help"])
+    helptext = capsys.readouterr().out
+    assert "--cells" in helptext and "shape-count" in helptext
+    code = main(["generate", str(tmp_path / "x"), "--family", "shape-count", "--cells", "9"])
+    assert code == EXIT_USER_ERROR and "--cells 9: expected an integer within 3..5" in (
+        capsys.readouterr().err
+    )
+    out = tmp_path / "constant"
+    assert main(["-q", "generate", str(out), "--family", "shape-count", "--n", "3",
+                 "--rule", "constant", "--cells", "5"]) == 0  # fmt: skip
+    meta = json.loads((out / "split.json").read_text())
+    assert meta["options"] == {"rule": "constant", "cells": 5}
+    first = json.loads((out / "items.jsonl").read_text().splitlines()[0])
+    assert all(len(set(r["counts"])) == 1 for r in first["rows"])
+
+
+def test_vetting_refuses_a_foil_that_completes_the_row(split: Path) -> None:
+    from shape_count.generator import vet_record
+
+    record = json.loads((split / "items.jsonl").read_text().splitlines()[0])
+    assert vet_record(record).valid
+    key = record["candidates"][record["key"]]
+    foil = next(k for k in range(4) if k != record["key"])
+    record["candidates"][foil] = dict(key)
+    failed = {c.check for c in vet_record(record).errors}
+    assert failed == {"no-foil-completes", "distinct-candidates"}
+
+
+def test_the_answer_set_gives_nothing_away(split: Path) -> None:
+    from shape_count import answer_attributes
+
+    for line in (split / "items.jsonl").read_text().splitlines():
+        attrs = answer_attributes(json.loads(line))
+        for a in attrs:  # every candidate shares its shape and its count with one other
+            for name in ("shape", "count"):
+                assert sum(b[name] == a[name] for b in attrs) == 2
+
+
+@pytest.mark.gui
+def test_generate_dialog_and_preview_show_it(qtbot, tmp_path: Path) -> None:
+    from studio.gui.generate_dialog import GenerateSplitDialog
+    from studio.gui.preview import PreviewPanel
+
+    dlg = GenerateSplitDialog(["closure"])
+    qtbot.addWidget(dlg)
+    dlg.family_combo.setCurrentIndex(dlg.family_combo.findData("shape-count"))
+    cells = dlg.form.widget("cells")
+    assert (cells.minimum(), cells.maximum(), cells.value()) == (3, 5, 4)
+    dlg.form.widget("rule").setCurrentIndex(1)
+    dlg.folder_edit.setText(str(tmp_path / "from-dialog"))
+    assert dlg.folder_request()["options"] == {"rule": "constant", "cells": 4, "size": 96}
+
+    panel = PreviewPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    tp = panel.tasks
+    panel.pages.setCurrentWidget(tp)
+    tp.family.setCurrentText("shape-count")
+    qtbot.waitUntil(
+        lambda: tp.last_item is not None and tp.last_item.family == "shape-count", timeout=30_000
+    )
+    assert "valid" in tp.status.text() and not tp.sheet.pixmap().isNull()
+    panel.shutdown()
+
+
+def test_the_baseline_worker_runs_on_its_split(split: Path, tmp_path: Path) -> None:
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.jobs import JobQueue
+    from studio.store.project import Project
+
+    project = tmp_path / "p.studio"
+    Project.create(project, load_schema(bundled_schema_path()), author="t").close()
+    queue = JobQueue(project)
+    job_id = queue.submit(
+        "baseline",
+        {"source": {"kind": "split-dir", "path": str(split)}, "models": ["blind", "probe-tags"],
+         "seeds": 1, "epochs": 1, "device": "cpu"},
+    )  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "studio.worker", "run", str(project), str(job_id), "--claim"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    job = queue.job(job_id)
+    assert job is not None
+    assert job.status == "done", job.error
+    assert job.result["source"]["family"] == "shape-count"
+    assert set(job.result["models"]) == {"blind", "probe-tags"}
