@@ -14,11 +14,13 @@ run: setup
 test: setup
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff check studio tests bench plugins
+	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
 
 lint: setup
 	$(VENV)/bin/ruff check studio tests bench plugins
 	$(VENV)/bin/ruff format --check studio tests bench plugins
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 
 bench: setup

@@ -179,7 +179,7 @@ def glyph_run(
     g2 = time.perf_counter()
     puzzles = result.puzzles
     pipeline = (g1 - g0) + (g2 - g1) + features_s
-    kinds = Counter(f.kind for v in verdicts for f in v.errors)
+    kinds = Counter(f.check for v in verdicts for f in v.errors)
     dry = {k: dict(v) for k, v in getattr(result, "dry", {}).items() if v}
     out.update(
         {
@@ -213,7 +213,7 @@ def frame_tags(images: Mapping[Any, np.ndarray]) -> dict[Any, dict[str, frozense
     """Each glyph's image pseudo-tags from its 80×80 UA frame, as the worker's probe-image
     computes them from a split's frames."""
     from studio.baselines.probes import image_attributes
-    from studio.generate.export import ua_frame
+    from studio.families.glyph_pmp.export import ua_frame
 
     keys = sorted(images)
     if not keys:

@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
 def run(tmp: Path, source: Path, n: int, seed: int) -> dict:
     from studio.app import Studio
     from studio.core.schema import bundled_schema_path, load_schema
+    from studio.families.glyph_pmp.export import ua_frame
     from studio.families.glyph_pmp.generator import GlyphPMPGenerator
-    from studio.generate.export import ua_frame
     from studio.generate.params import SplitParams
     from studio.splits import feature_index, generate_from, split_inputs, vet
     from studio.store.project import Project
@@ -135,12 +135,12 @@ def run(tmp: Path, source: Path, n: int, seed: int) -> dict:
     r1 = time.perf_counter()
     reference_s = r1 - r0
     naive_verdicts = vet(naive.puzzles, inputs.annotations, book)
-    naive_kinds = Counter(f.kind for v in naive_verdicts for f in v.errors)
+    naive_kinds = Counter(f.check for v in naive_verdicts for f in v.errors)
     # with context shift, UA's foils may complete the rule (untimed; a fifth of the size)
     shift_params = SplitParams(n=max(1, n // 5), seed=seed, sampling="balanced", shift=True)
     naive_shift = NaiveGenerator(shift_params, inputs.annotations, inputs.schema).generate()
     shift_verdicts = vet(naive_shift.puzzles, inputs.annotations, book)
-    shift_kinds = Counter(f.kind for v in shift_verdicts for f in v.errors)
+    shift_kinds = Counter(f.check for v in shift_verdicts for f in v.errors)
     ours_shift = generate_from(inputs.annotations, inputs.schema, shift_params)[0]
     ours_shift_invalid = sum(
         1 for v in vet(ours_shift.puzzles, inputs.annotations, book) if not v.valid

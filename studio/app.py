@@ -1,8 +1,9 @@
 """The GUI-agnostic application: one open project, its undo stack, fonts and renders.
 
 The Qt window and the CLI are two front ends on :class:`Studio`; neither holds logic of its own.
-Listeners registered with :meth:`Studio.subscribe` are called on the thread that made the change
-(the GUI only changes state on its main thread).
+Views listen to the typed psygnal signals of :attr:`Studio.events` (:class:`StudioEvents`, no Qt);
+a listener is called on the thread that made the change (the GUI only changes state on its main
+thread).
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 
 import numpy as np
+from psygnal import Signal, SignalGroup
 
 from studio.core.annotations import (
     TagRow,
@@ -77,6 +80,32 @@ def resolve_fonts(keys: Iterable[GlyphKey], catalog: FontCatalog) -> FontResolut
     return res
 
 
+@dataclass(frozen=True)
+class PuzzlesChanged:
+    """Payload of :attr:`StudioEvents.puzzles_changed`: the set and the puzzles edited."""
+
+    set_id: int
+    ids: tuple[str, ...]
+
+
+class StudioEvents(SignalGroup):
+    """What changed in the open project, for the views. Every signal fires synchronously on
+    the thread that made the change (the GUI's main thread for every command)."""
+
+    #: the glyphs whose tags changed (``list[GlyphKey]``)
+    tags_changed = Signal(list)
+    #: the schema was replaced (tags may have been renamed or removed with it)
+    schema_changed = Signal()
+    #: glyphs were added, imported or rendered
+    glyphs_changed = Signal()
+    #: puzzle sets appeared or disappeared (``list[int]``: their ids)
+    puzzle_sets_changed = Signal(list)
+    #: puzzles of a set were edited
+    puzzles_changed = Signal(PuzzlesChanged)
+    #: a baseline job stored shortcut flags for a puzzle set (its id)
+    baseline_flags_changed = Signal(int)
+
+
 @dataclass
 class ImportReport:
     source: str
@@ -106,7 +135,9 @@ class ImportReport:
 
 
 class Studio:
-    """Owns an open project; every change goes through here (and the undo stack)."""
+    """Owns an open project; every change goes through here (and the undo stack).
+
+    A context manager: ``with Studio(project) as studio:`` closes it (project and fonts)."""
 
     def __init__(
         self,
@@ -122,21 +153,34 @@ class Studio:
         self.author = author or "unknown"
         self.undo_stack = UndoStack()
         self._renderers: dict[tuple[str, int], GlyphRenderer] = {}
-        self._listeners: list[Callable[[str, object], None]] = []
+        self.events = StudioEvents()
 
-    # ---- events ----------------------------------------------------------------------------
-    def subscribe(self, callback: Callable[[str, object], None]) -> None:
-        """``callback(event, payload)``: ``tags`` (list of keys), ``schema``, ``glyphs``."""
-        self._listeners.append(callback)
+    def __enter__(self) -> Studio:
+        return self
 
-    def _emit(self, event: str, payload: object = None) -> None:
-        for cb in list(self._listeners):
-            cb(event, payload)
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ---- events (changes made outside this class) -------------------------------------------
+    def puzzle_sets_changed(self, set_ids: Sequence[int]) -> None:
+        """Puzzle sets were stored or removed (by :class:`~studio.curation.Curator`): emits
+        :attr:`StudioEvents.puzzle_sets_changed` on the calling thread."""
+        self.events.puzzle_sets_changed.emit(list(set_ids))
+
+    def puzzles_changed(self, set_id: int, ids: Sequence[str]) -> None:
+        """Puzzles of a set were edited (by :class:`~studio.curation.Curator`): emits
+        :attr:`StudioEvents.puzzles_changed` on the calling thread."""
+        self.events.puzzles_changed.emit(PuzzlesChanged(set_id, tuple(ids)))
 
     def baseline_flags_changed(self, set_id: int) -> None:
         """A baseline job stored shortcut-prone flags for a puzzle set (in the worker process,
-        so no command of this studio did): tell the views (event ``"baseline_flags"``)."""
-        self._emit("baseline_flags", set_id)
+        so no command of this studio did): emits :attr:`StudioEvents.baseline_flags_changed`."""
+        self.events.baseline_flags_changed.emit(set_id)
 
     @property
     def catalog(self) -> FontCatalog:
@@ -157,11 +201,11 @@ class Studio:
 
         def do() -> None:
             added[:] = self.project.add_tags(keys, concept, value, self.author)
-            self._emit("tags", list(keys))
+            self.events.tags_changed.emit(list(keys))
 
         def undo() -> None:
             self.project.remove_tags(added, concept, value)
-            self._emit("tags", list(keys))
+            self.events.tags_changed.emit(list(keys))
 
         self.undo_stack.push(
             FunctionCommand(f"Tag {_glyphs(len(keys))} {concept} = {label_value}", do, undo)
@@ -175,11 +219,11 @@ class Studio:
 
         def do() -> None:
             removed[:] = self.project.remove_tags(keys, concept, value)
-            self._emit("tags", list(keys))
+            self.events.tags_changed.emit(list(keys))
 
         def undo() -> None:
             self.project.restore_tags(removed)
-            self._emit("tags", list(keys))
+            self.events.tags_changed.emit(list(keys))
 
         self.undo_stack.push(
             FunctionCommand(
@@ -206,7 +250,7 @@ class Studio:
             ]
             removed[:] = doomed
             self.project.set_schema(schema, author=self.author, note=note, tag_changes=tag_changes)
-            self._emit("schema")
+            self.events.schema_changed.emit()
 
         def undo() -> None:
             self.project.set_schema(
@@ -216,7 +260,7 @@ class Studio:
                 tag_changes=_reverse_changes(tag_changes),
             )
             self.project.restore_tags(removed)
-            self._emit("schema")
+            self.events.schema_changed.emit()
 
         self.undo_stack.push(FunctionCommand(note or "Edit the schema", do, undo))
 
@@ -227,7 +271,7 @@ class Studio:
         res = resolve_fonts(keys, self.catalog)
         self._record_fonts(set(res.render_font.values()))
         n = self.project.add_glyphs(_glyph_rows(keys, res))
-        self._emit("glyphs")
+        self.events.glyphs_changed.emit()
         return n
 
     def _record_fonts(self, font_ids: Iterable[str]) -> None:
@@ -265,7 +309,7 @@ class Studio:
         self._record_fonts(set(res.render_font.values()))
         new_tags = self.project.import_rows(rows, self.author, glyphs=_glyph_rows(keys, res))
         self.undo_stack.clear()
-        self._emit("glyphs")
+        self.events.glyphs_changed.emit()
         return ImportReport(
             source=str(path),
             rows=len(rows),
@@ -287,16 +331,6 @@ class Studio:
         return len(rows)
 
     # ---- rendering -------------------------------------------------------------------------
-    def render_jobs(self, glyphs: Iterable[GlyphRecord] | None = None) -> list[RenderJob]:
-        fonts = {f.id: f for f in self.project.fonts()}
-        jobs = []
-        for g in glyphs if glyphs is not None else self.project.glyphs():
-            f = fonts.get(g.render_font or "")
-            if f is None or g.status == "uncovered":
-                continue
-            jobs.append(RenderJob(self._font_path(f.id), f.face_index, f.sha256, g.key.codepoint))
-        return jobs
-
     def _font_path(self, font_id: str) -> Path:
         """The file to render a font from: the installed face the project recorded (same
         content hash), else the recorded path, else the copy kept inside the project."""
@@ -348,7 +382,7 @@ class Studio:
                     )
             self.project.set_glyph_status(updates)
             yield (event.done, event.total)
-        self._emit("glyphs")
+        self.events.glyphs_changed.emit()
 
     def _renderer(self, g: GlyphRecord) -> tuple[GlyphRenderer, str] | None:
         """The (kept open) renderer of a glyph's render font and that font's hash, or None."""

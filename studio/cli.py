@@ -17,7 +17,7 @@ from studio import __version__
 from studio.core.errors import StudioError
 
 if TYPE_CHECKING:
-    from studio.families.base import Family, Option
+    from studio.core.family import Family, Option
     from studio.generate.params import SplitParams
 
 EXIT_USER_ERROR = 2
@@ -54,25 +54,19 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    studio = _open_studio(args.project)
-    try:
+    with _open_studio(args.project) as studio:
         report = studio.import_annotations(args.source)
         for line in report.lines():
             print(line)
         if args.render:
             for done, total in studio.render_all():
                 _progress(done, total, args.quiet, "rendering")
-    finally:
-        studio.close()
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    studio = _open_studio(args.project)
-    try:
+    with _open_studio(args.project) as studio:
         n = studio.export_annotations(args.out)
-    finally:
-        studio.close()
     print(f"wrote {n} tags to {args.out}")
     return 0
 
@@ -114,8 +108,7 @@ def cmd_add_glyphs(args: argparse.Namespace) -> int:
     from studio.core.keys import GlyphKey
     from studio.glyphs.unicode import block
 
-    studio = _open_studio(args.project)
-    try:
+    with _open_studio(args.project) as studio:
         info = studio.catalog.get(args.font)
         if info is None:
             raise StudioError(f"no installed font has the id {args.font!r}")
@@ -127,8 +120,6 @@ def cmd_add_glyphs(args: argparse.Namespace) -> int:
         if args.render:
             for done, total in studio.render_all():
                 _progress(done, total, args.quiet, "rendering")
-    finally:
-        studio.close()
     return 0
 
 
@@ -136,9 +127,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from studio.core.annotations import file_name
     from studio.core.fileio import atomic_write_bytes
 
-    studio = _open_studio(args.project)
     out = Path(args.out_dir)
-    try:
+    with _open_studio(args.project) as studio:
         for done, total in studio.render_all(size=args.size):
             _progress(done, total, args.quiet, "rendering")
         written = 0
@@ -151,8 +141,6 @@ def cmd_render(args: argparse.Namespace) -> int:
             written += 1
         report = "key\tstatus\treason\n" + "".join(m + "\n" for m in missing)
         atomic_write_bytes(out / "not-rendered.tsv", report.encode())
-    finally:
-        studio.close()
     print(
         f"wrote {written} images of {args.size}×{args.size} to {out}; "
         f"{len(missing)} glyphs not rendered (see not-rendered.tsv)"
@@ -276,7 +264,7 @@ def cmd_generate_stimuli(args: argparse.Namespace, fam: Family, out_dir: str) ->
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from studio.families.glyph_pmp.generator import GenerationShortfall
+    from studio.families.glyph_pmp.split import GenerationShortfall
     from studio.plugins import family
     from studio.splits import generate_to_dir
 
@@ -289,35 +277,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise StudioError(f"generate --family {fam.id} takes PROJECT OUT_DIR")
     args.project, args.out_dir = args.paths
     params = _split_params(args)
-    studio = _open_studio(args.project)
-    try:
-        if any(g.status == "pending" for g in studio.project.glyphs()):
-            for done, total in studio.render_all():
-                _progress(done, total, args.quiet, "rendering")
-        summary = generate_to_dir(
-            studio,
-            params,
-            args.out_dir,
-            progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
-        )
-    except GenerationShortfall as e:
-        print(
-            f"analogy-studio: error: only {e.made} of {e.wanted} {e.part} puzzles could be made "
-            f"from the annotations; these tuples ran dry:",
-            file=sys.stderr,
-        )
-        for name, why in sorted(e.dry.items()):
-            print(f"  {name}: {why}", file=sys.stderr)
-        hint = (
-            "ask for fewer puzzles or other rules, or annotate more glyphs "
-            f"(`analogy-studio needs {args.project}` lists which)"
-        )
-        if params.sampling == "diverse":
-            hint = "use --sampling balanced, " + hint
-        print(f"To make more: {hint}.", file=sys.stderr)
-        return EXIT_USER_ERROR
-    finally:
-        studio.close()
+    with _open_studio(args.project) as studio:
+        try:
+            if any(g.status == "pending" for g in studio.project.glyphs()):
+                for done, total in studio.render_all():
+                    _progress(done, total, args.quiet, "rendering")
+            summary = generate_to_dir(
+                studio,
+                params,
+                args.out_dir,
+                progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
+            )
+        except GenerationShortfall as e:
+            print(
+                f"analogy-studio: error: only {e.made} of {e.wanted} {e.part} puzzles could be "
+                f"made from the annotations; these tuples ran dry:",
+                file=sys.stderr,
+            )
+            for name, why in sorted(e.dry.items()):
+                print(f"  {name}: {why}", file=sys.stderr)
+            hint = (
+                "ask for fewer puzzles or other rules, or annotate more glyphs "
+                f"(`analogy-studio needs {args.project}` lists which)"
+            )
+            if params.sampling == "diverse":
+                hint = "use --sampling balanced, " + hint
+            print(f"To make more: {hint}.", file=sys.stderr)
+            return EXIT_USER_ERROR
     print(
         f"wrote {summary['puzzles']} puzzles to {args.out_dir}: {summary['valid']} valid, "
         f"{summary['invalid']} invalid, {summary['with_warnings']} with image-feature warnings"
@@ -331,19 +317,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_needs(args: argparse.Namespace) -> int:
-    from studio.generate.needs import annotation_needs
+    from studio.families.glyph_pmp.needs import annotation_needs
     from studio.splits import split_inputs
 
     params = _split_params(args)
-    studio = _open_studio(args.project)
-    try:
+    with _open_studio(args.project) as studio:
         if any(g.status == "pending" for g in studio.project.glyphs()):
             for done, total in studio.render_all():
                 _progress(done, total, args.quiet, "rendering")
         inputs = split_inputs(studio)
         report = annotation_needs(params, inputs.annotations, inputs.schema)
-    finally:
-        studio.close()
     if args.json:
         print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
         return 0
@@ -366,24 +349,24 @@ def cmd_vet_stimuli(args: argparse.Namespace) -> int:
     from studio.stimuli.split import vet_stimulus_split
 
     results = vet_stimulus_split(args.split_dir)
-    valid = sum(v.valid for _, v in results)
+    valid = sum(v.valid for v in results)
     audit = _stimulus_audit(args.split_dir)
     if args.json:
         out = {"split_dir": str(args.split_dir), "items": len(results), "valid": valid}
         if audit is not None:
             out["audit"] = audit
-        out["verdicts"] = [{"id": i, **v.to_json()} for i, v in results]
+        out["verdicts"] = [{"id": v.subject_id, **v.to_item_json()} for v in results]
         print(json.dumps(out, indent=1))
         return 0
     print(f"{len(results)} items: {valid} valid, {len(results) - valid} invalid")
     if audit is not None:
         _print_audit(audit)
-    for item_id, v in results:
-        for c in v.errors:
-            print(f"{item_id}: INVALID: {c.check} ({c.measure}): {c.detail}")
+    for v in results:
+        for f in v.errors:
+            print(f"{v.subject_id}: INVALID: {f.message()}")
         if args.warnings:
-            for c in v.warnings:
-                print(f"{item_id}: warning: {c.check} ({c.measure}): {c.detail}")
+            for f in v.warnings:
+                print(f"{v.subject_id}: warning: {f.message()}")
     return 0
 
 
@@ -431,7 +414,7 @@ def cmd_vet(args: argparse.Namespace) -> int:
                     "split_dir": str(args.split_dir),
                     **counts,
                     "audit": audit,
-                    "verdicts": [v.to_json() for v in verdicts],
+                    "verdicts": [v.to_puzzle_json() for v in verdicts],
                 },
                 indent=1,
             )
@@ -444,13 +427,13 @@ def cmd_vet(args: argparse.Namespace) -> int:
     _print_audit(audit)
     for v in verdicts:
         if not v.valid:
-            print(f"{v.puzzle_id}: INVALID")
+            print(f"{v.subject_id}: INVALID")
             for f in v.errors:
                 print(f"  {f.message()}")
     if args.warnings:
         for v in verdicts:
             for f in v.warnings:
-                print(f"{v.puzzle_id}: warning: {f.message()}")
+                print(f"{v.subject_id}: warning: {f.message()}")
     return 0
 
 

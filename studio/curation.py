@@ -8,10 +8,11 @@ action without a window. A :class:`Curator` works on one *puzzle set* of the pro
 Every edit is a command on the studio's undo stack, labelled like a sentence ("Approve puzzle
 test-00012"), stored at once (one transaction per edit, see :mod:`studio.store.project`) and
 logged in the project's append-only ``puzzle_events`` table, undos included. After each change
-the studio emits, on the thread that made it (the GUI's main thread):
+the studio's events fire, on the thread that made it (the GUI's main thread):
 
-- ``"puzzle_sets"`` with the list of set ids that appeared or disappeared;
-- ``"puzzles"`` with a :class:`PuzzlesChanged` (the set id and the puzzle ids edited).
+- ``studio.events.puzzle_sets_changed`` with the list of set ids that appeared or disappeared;
+- ``studio.events.puzzles_changed`` with a :class:`PuzzlesChanged` (the set id and the puzzle
+  ids edited).
 
 Statuses: ``flagged`` (the vetting found errors or warnings), ``draft`` (vetted clean, not yet
 decided), ``approved``, ``rejected``. An edit that changes a puzzle's frames (a replaced foil,
@@ -27,15 +28,17 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from studio.app import PuzzlesChanged
 from studio.core.commands import FunctionCommand
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
+from studio.core.verdict import Finding, Verdict
 from studio.store.migrations import PUZZLE_STATUSES
 from studio.store.project import (
     NewPuzzle,
@@ -44,8 +47,13 @@ from studio.store.project import (
     PuzzleSummary,
     StoredPuzzle,
 )
-from studio.vet.emergent import MATRIX_LAYOUTS, Finding, Verdict, vet_puzzle
+from studio.vet.emergent import MATRIX_LAYOUTS, vet_puzzle
 from studio.vet.rules import RuleBook
+
+if TYPE_CHECKING:
+    from studio.app import Studio
+    from studio.store.jobs import PuzzleFlag
+    from studio.store.project import Project, PuzzleEvent
 
 STATUSES = PUZZLE_STATUSES
 
@@ -81,19 +89,6 @@ MAX_REGENERATION_DRAWS = 400
 
 
 # ---- records -----------------------------------------------------------------------------------
-def finding_from_json(d: Mapping[str, Any]) -> Finding:
-    """The inverse of ``Finding.to_json`` (the message is derived, so it is dropped)."""
-    return Finding(
-        kind=str(d["kind"]),
-        answer=int(d["answer"]),
-        rule=str(d.get("rule", "")),
-        concept=str(d.get("concept", "")),
-        rows=tuple(tuple(str(v) for v in r) for r in d.get("rows", ())),
-        source=str(d.get("source", "annotations")),
-        detail=str(d.get("detail", "")),
-    )
-
-
 @dataclass(frozen=True)
 class CuratedPuzzle:
     """A puzzle of a set with its curation state. ``findings`` are the errors of its last
@@ -124,8 +119,8 @@ class CuratedPuzzle:
             puzzle=Puzzle.from_json(s.record),
             status=s.status,
             comment=s.comment,
-            findings=tuple(finding_from_json(f) for f in s.findings),
-            warnings=tuple(finding_from_json(f) for f in s.warnings),
+            findings=tuple(Finding.from_puzzle_json(f) for f in s.findings),
+            warnings=tuple(Finding.from_puzzle_json(f) for f in s.warnings),
             updated_at=s.updated_at,
             author=s.author,
         )
@@ -170,14 +165,6 @@ class PreparedImport:
     batches: tuple[tuple[str, dict[str, Any], dict[str, Any], list[NewPuzzle]], ...]
 
 
-@dataclass(frozen=True)
-class PuzzlesChanged:
-    """Payload of the ``puzzles`` event."""
-
-    set_id: int
-    ids: tuple[str, ...]
-
-
 #: Where a frame sits on the sheet: ("context", row, column) or ("answer", index, 0).
 FramePos = tuple[str, int, int]
 
@@ -209,7 +196,7 @@ class Replacement:
 class Curator:
     """The curator's board without the board: one per :class:`~studio.app.Studio`."""
 
-    def __init__(self, studio: Any) -> None:
+    def __init__(self, studio: Studio) -> None:
         self.studio = studio
         self.set_id: int | None = None
         self._annotations: TagIndex | None = None
@@ -218,7 +205,10 @@ class Curator:
         #: Held while glyphs are rendered: a view's worker thread and the GUI thread must not
         #: use the studio's font renderers at once.
         self.render_lock = threading.RLock()
-        studio.subscribe(self._on_studio_event)
+        # weakly held by the signals: a curator that is dropped stops listening
+        studio.events.tags_changed.connect(self._forget_annotations)
+        studio.events.schema_changed.connect(self._forget_annotations)
+        studio.events.glyphs_changed.connect(self._forget_glyphs)
         self.reset()
 
     # ---- state -----------------------------------------------------------------------------
@@ -231,15 +221,18 @@ class Curator:
         sets = self.sets()
         self.set_id = sets[-1].id if sets else None
 
-    def _on_studio_event(self, event: str, payload: object) -> None:
-        if event in ("tags", "schema", "glyphs"):
-            self._annotations = None
-            self._book = None
-        if event == "glyphs":
-            self._feature_cache.clear()
+    def _forget_annotations(self) -> None:
+        """Tags or the schema changed: read the annotations and rules again when needed."""
+        self._annotations = None
+        self._book = None
+
+    def _forget_glyphs(self) -> None:
+        """Glyphs were added or rendered: their images, hence their features, may differ."""
+        self._forget_annotations()
+        self._feature_cache.clear()
 
     @property
-    def project(self) -> Any:
+    def project(self) -> Project:
         return self.studio.project
 
     @property
@@ -313,7 +306,7 @@ class Curator:
             f = replace(f, warning="")
         return self.project.puzzle_summaries(self.set_id, ids=ids, **_where(f))
 
-    def shortcut_flags(self, set_id: int | None = None) -> dict[str, list[Any]]:
+    def shortcut_flags(self, set_id: int | None = None) -> dict[str, list[PuzzleFlag]]:
         """Puzzle id → the baselines' "shortcut-prone" flags (``studio.store.jobs.PuzzleFlag``)
         of a set (the open one by default): a context-blind or partial-input model chose the
         key in every seed with high confidence. Written by the worker when a baseline job on
@@ -329,7 +322,7 @@ class Curator:
             raise StudioError(f"puzzle {puzzle_id!r} is not in the open set")
         return CuratedPuzzle.of(s)
 
-    def history(self, puzzle_id: str) -> list[Any]:
+    def history(self, puzzle_id: str) -> list[PuzzleEvent]:
         """The log entries of one puzzle, oldest first."""
         return self.project.puzzle_events(self._need_set(), puzzle_id)
 
@@ -379,8 +372,8 @@ class Curator:
             rows = []
             for p in r.puzzles:
                 v = next(it)
-                if v.puzzle_id != p.id:
-                    raise StudioError(f"verdict of {v.puzzle_id!r} given for puzzle {p.id!r}")
+                if v.subject_id != p.id:
+                    raise StudioError(f"verdict of {v.subject_id!r} given for puzzle {p.id!r}")
                 rows.append(_new_puzzle(p, v))
             fold_name = name if len(results) == 1 else f"{name} · fold {r.fold + 1}"
             summary = dict(r.summary())
@@ -426,7 +419,7 @@ class Curator:
                 )
             ids[:] = new
             self.set_id = ids[0] if ids else before
-            self.studio._emit("puzzle_sets", list(ids))
+            self.studio.puzzle_sets_changed(ids)
 
         def undo() -> None:
             for sid in ids:
@@ -434,7 +427,7 @@ class Curator:
             self.set_id = before if before not in ids else None
             if self.set_id is not None and self.project.puzzle_set(self.set_id) is None:
                 self.set_id = None
-            self.studio._emit("puzzle_sets", list(ids))
+            self.studio.puzzle_sets_changed(ids)
 
         label = f"Import puzzle set “{prepared.name}” ({_count(prepared.total, 'puzzle')})"
         self.studio.undo_stack.push(FunctionCommand(label, do, undo))
@@ -451,48 +444,31 @@ class Curator:
             return
         set_id = self._need_set()
         old = {pid: self.puzzle(pid) for pid in ids}
-
-        def do() -> None:
-            self.project.change_puzzles(
-                set_id,
-                [
-                    PuzzleChange(
-                        pid,
-                        "status",
-                        _detail(old=old[pid].status, new=status, comment=comment),
-                        status=status,
-                        comment=comment,
-                    )
-                    for pid in ids
-                ],
-                self.studio.author,
+        forward = [
+            PuzzleChange(
+                pid,
+                "status",
+                _detail(old=old[pid].status, new=status, comment=comment),
+                status=status,
+                comment=comment,
             )
-            self._changed(set_id, ids)
-
-        def undo() -> None:
-            self.project.change_puzzles(
-                set_id,
-                [
-                    PuzzleChange(
-                        pid,
-                        "status",
-                        _detail(
-                            old=status, new=old[pid].status, comment=old[pid].comment, undo=True
-                        ),
-                        status=old[pid].status,
-                        comment=old[pid].comment,
-                    )
-                    for pid in ids
-                ],
-                self.studio.author,
+            for pid in ids
+        ]
+        backward = [
+            PuzzleChange(
+                pid,
+                "status",
+                _detail(old=status, new=old[pid].status, comment=old[pid].comment, undo=True),
+                status=old[pid].status,
+                comment=old[pid].comment,
             )
-            self._changed(set_id, ids)
-
+            for pid in ids
+        ]
         what = f"puzzle {ids[0]}" if len(ids) == 1 else f"{len(ids)} puzzles"
         label = f"{_STATUS_VERBS[status]} {what}"
         if comment:
             label += f" ({_short(comment)})"
-        self.studio.undo_stack.push(FunctionCommand(label, do, undo))
+        self._push_changes(label, set_id, forward, backward)
 
     def set_comment(self, puzzle_id: str, comment: str) -> None:
         """Change a puzzle's comment (undoable)."""
@@ -500,28 +476,15 @@ class Curator:
         old = self.puzzle(puzzle_id).comment
         if old == comment:
             return
-
-        def change(new: str, prev: str, undo: bool) -> Callable[[], None]:
-            def run() -> None:
-                self.project.change_puzzles(
-                    set_id,
-                    [
-                        PuzzleChange(
-                            puzzle_id, "comment", _detail(old=prev, new=new, undo=undo), comment=new
-                        )
-                    ],
-                    self.studio.author,
+        self._push_changes(
+            f"Comment on puzzle {puzzle_id}",
+            set_id,
+            [PuzzleChange(puzzle_id, "comment", _detail(old=old, new=comment), comment=comment)],
+            [
+                PuzzleChange(
+                    puzzle_id, "comment", _detail(old=comment, new=old, undo=True), comment=old
                 )
-                self._changed(set_id, [puzzle_id])
-
-            return run
-
-        self.studio.undo_stack.push(
-            FunctionCommand(
-                f"Comment on puzzle {puzzle_id}",
-                change(comment, old, False),
-                change(old, comment, True),
-            )
+            ],
         )
 
     # ---- foils -------------------------------------------------------------------------------
@@ -628,51 +591,48 @@ class Curator:
         detail: dict[str, Any],
         label: str,
     ) -> None:
-        set_id = cp.set_id
+        """Replace a puzzle's frames by ``new`` (undoable); its status follows the verdict."""
         status = "flagged" if verdict.errors or verdict.warnings else "draft"
-        errors = [f.to_json() for f in verdict.errors]
-        warnings = [f.to_json() for f in verdict.warnings]
-        old_errors = [f.to_json() for f in cp.findings]
-        old_warnings = [f.to_json() for f in cp.warnings]
-        pid = cp.id
+        forward = PuzzleChange(
+            cp.id,
+            kind,
+            detail | {"status": status},
+            record=new.to_json(),
+            status=status,
+            findings=[f.to_puzzle_json() for f in verdict.errors],
+            warnings=[f.to_puzzle_json() for f in verdict.warnings],
+        )
+        backward = PuzzleChange(
+            cp.id,
+            kind,
+            {"undo": True, "status": cp.status},
+            record=cp.puzzle.to_json(),
+            status=cp.status,
+            findings=[f.to_puzzle_json() for f in cp.findings],
+            warnings=[f.to_puzzle_json() for f in cp.warnings],
+        )
+        self._push_changes(label, cp.set_id, [forward], [backward])
 
-        def do() -> None:
-            self.project.change_puzzles(
-                set_id,
-                [
-                    PuzzleChange(
-                        pid,
-                        kind,
-                        detail | {"status": status},
-                        record=new.to_json(),
-                        status=status,
-                        findings=errors,
-                        warnings=warnings,
-                    )
-                ],
-                self.studio.author,
-            )
-            self._changed(set_id, [pid])
+    def _push_changes(
+        self,
+        label: str,
+        set_id: int,
+        forward: Sequence[PuzzleChange],
+        backward: Sequence[PuzzleChange],
+    ) -> None:
+        """Push one command that stores ``forward`` (do, redo) or ``backward`` (undo) in one
+        transaction each time, logged by the current author, then tells the views which
+        puzzles changed. The one way every curation edit of puzzles is written."""
+        ids = list(dict.fromkeys(ch.puzzle_id for ch in forward))
 
-        def undo() -> None:
-            self.project.change_puzzles(
-                set_id,
-                [
-                    PuzzleChange(
-                        pid,
-                        kind,
-                        {"undo": True, "status": cp.status},
-                        record=cp.puzzle.to_json(),
-                        status=cp.status,
-                        findings=old_errors,
-                        warnings=old_warnings,
-                    )
-                ],
-                self.studio.author,
-            )
-            self._changed(set_id, [pid])
+        def apply(changes: Sequence[PuzzleChange]) -> Callable[[], None]:
+            def run() -> None:
+                self.project.change_puzzles(set_id, list(changes), self.studio.author)
+                self.studio.puzzles_changed(set_id, ids)
 
-        self.studio.undo_stack.push(FunctionCommand(label, do, undo))
+            return run
+
+        self.studio.undo_stack.push(FunctionCommand(label, apply(forward), apply(backward)))
 
     @staticmethod
     def _check_foil(p: Puzzle, answer_index: int) -> None:
@@ -777,10 +737,6 @@ class Curator:
         out["statuses"] = {s: sum(1 for c in stored if c.status == s) for s in STATUSES}
         return out
 
-    # ---- events ------------------------------------------------------------------------------
-    def _changed(self, set_id: int, ids: Sequence[str]) -> None:
-        self.studio._emit("puzzles", PuzzlesChanged(set_id, tuple(ids)))
-
 
 # ---- helpers -----------------------------------------------------------------------------------
 def _new_puzzle(p: Puzzle, v: Verdict) -> NewPuzzle:
@@ -789,8 +745,8 @@ def _new_puzzle(p: Puzzle, v: Verdict) -> NewPuzzle:
         record=record,
         record_text=json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
         status="flagged" if v.errors or v.warnings else "draft",
-        findings=[f.to_json() for f in v.errors],
-        warnings=[f.to_json() for f in v.warnings],
+        findings=[f.to_puzzle_json() for f in v.errors],
+        warnings=[f.to_puzzle_json() for f in v.warnings],
     )
 
 
@@ -853,19 +809,19 @@ def _evidence(
     warning: bool,
 ) -> Evidence:
     rows = " | ".join(", ".join(v if v else "present" for v in r) for r in f.rows)
-    if f.kind in ("emergent", "foil-completes-intended", "second-odd"):
-        also = "also " if f.kind == "foil-completes-intended" else ""
+    if f.check in ("emergent", "foil-completes-intended", "second-odd"):
+        also = "also " if f.check == "foil-completes-intended" else ""
         caption = f"{also}completes {f.rule} over {f.concept}: {rows}"
-        if f.kind == "second-odd":
+        if f.check == "second-odd":
             caption = f"is odd too: {f.detail}"
         if warning:
             caption += " (image features)"
     else:
-        caption = f.detail or f.kind
+        caption = f.detail or f.check
     values: dict[FramePos, str] = {}
     if f.concept and index is not None:
-        frames = _frames(p) if f.kind != "second-odd" else []
-        answers = [f.answer] if f.kind != "key-fails" else [p.key]
+        frames = _frames(p) if f.check != "second-odd" else []
+        answers = [f.answer] if f.check != "key-fails" else [p.key]
         if p.layout == "odd-one-out":
             answers = list(range(len(p.answers)))
         frames += [(("answer", i, 0), p.answers[i]) for i in answers if 0 <= i < len(p.answers)]
@@ -899,5 +855,4 @@ __all__ = [
     "PuzzleFilter",
     "PuzzlesChanged",
     "Replacement",
-    "finding_from_json",
 ]

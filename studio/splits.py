@@ -31,22 +31,24 @@ from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema, bundled_schema_path, load_schema
+from studio.core.splitdir import check_target
 from studio.core.tagindex import TagIndex
-from studio.families.glyph_pmp.generator import SplitResult
-from studio.generate.export import (
+from studio.core.verdict import Verdict
+from studio.families.glyph_pmp.export import (
     ANNOTATIONS_CSV,
     NPZ,
     SCHEMA_JSON,
-    check_target,
     fold_dirs,
+    is_split_entry,
     read_fold,
     read_npz_frames,
     read_split_json,
     write_split,
 )
+from studio.families.glyph_pmp.split import SplitResult
 from studio.generate.params import SplitParams
 from studio.vet.balance import split_stats
-from studio.vet.emergent import Verdict, vet_puzzle
+from studio.vet.emergent import vet_puzzle
 from studio.vet.questions import perception_questions
 from studio.vet.rules import RuleBook
 
@@ -56,6 +58,12 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
+#: ``stage(name, done, total)`` of :func:`generate_and_vet`: ``"generate"`` (puzzles made),
+#: then ``"vet"`` (puzzles vetted, before each fold).
+StageProgress = Callable[[str, int, int], None]
+STAGE_GENERATE = "generate"
+STAGE_VET = "vet"
+
 
 class Cancelled(StudioError):
     """Generation was stopped by the user (``should_stop()`` returned True)."""
@@ -222,7 +230,7 @@ def vet(
 
 
 def verdict_counts(verdicts: Sequence[Verdict]) -> dict[str, Any]:
-    kinds = Counter(f.kind for v in verdicts for f in v.errors)
+    kinds = Counter(f.check for v in verdicts for f in v.errors)
     return {
         "puzzles": len(verdicts),
         "valid": sum(1 for v in verdicts if v.valid),
@@ -230,6 +238,61 @@ def verdict_counts(verdicts: Sequence[Verdict]) -> dict[str, Any]:
         "with_warnings": sum(1 for v in verdicts if v.warnings),
         "findings": dict(sorted(kinds.items())),
     }
+
+
+@dataclass
+class VettedSplit:
+    """Every fold of a generated split with the verdicts of its puzzles (``verdicts[k]`` is
+    aligned with ``results[k].puzzles``) and the inputs it was made from."""
+
+    inputs: SplitInputs
+    results: list[SplitResult]
+    verdicts: list[list[Verdict]]
+
+    @property
+    def all_verdicts(self) -> list[Verdict]:
+        """The verdicts of all folds, in puzzle order (as ``Curator.import_results`` wants)."""
+        return [v for vs in self.verdicts for v in vs]
+
+
+def generate_and_vet(
+    studio: Studio,
+    params: SplitParams,
+    stage: StageProgress | None = None,
+    should_stop: ShouldStop | None = None,
+    inputs: SplitInputs | None = None,
+) -> VettedSplit:
+    """Generate every fold and vet every puzzle, with image-feature warnings from the renders
+    of the glyphs the puzzles use and the split's ``strict`` setting: the one pipeline behind
+    the CLI's ``generate`` (:func:`generate_to_dir`) and the GUI's generation job.
+
+    ``inputs`` are read here unless given (the GUI reads them under its render lock).
+    ``stage(name, done, total)`` reports ``"generate"`` as puzzles are made, then ``"vet"``
+    before each fold is vetted. Raises :class:`Cancelled` when ``should_stop()`` says so
+    (polled per puzzle while generating and before each fold's vetting)."""
+    check_params(params)
+    inputs = inputs if inputs is not None else split_inputs(studio)
+
+    def gen_progress(done: int, total: int) -> None:
+        if stage is not None:
+            stage(STAGE_GENERATE, done, total)
+
+    results = generate_from(inputs.annotations, inputs.schema, params, gen_progress, should_stop)
+    # the features of the glyphs taking part: a glyph's features never depend on other glyphs
+    keys = {k for r in results for p in r.puzzles for k in p.all_keys()}
+    features = feature_index({k: inputs.images[k] for k in keys if k in inputs.images})
+    book = RuleBook(inputs.schema)
+    total = sum(len(r.puzzles) for r in results)
+    verdicts: list[list[Verdict]] = []
+    done = 0
+    for r in results:
+        if should_stop is not None and should_stop():
+            raise Cancelled()
+        if stage is not None:
+            stage(STAGE_VET, done, total)
+        verdicts.append(vet(r.puzzles, inputs.annotations, book, features, params.strict))
+        done += len(r.puzzles)
+    return VettedSplit(inputs, results, verdicts)
 
 
 def generate_to_dir(
@@ -243,24 +306,16 @@ def generate_to_dir(
     folder. ``progress`` runs over generation, then writing (total = 2 × puzzles). Returns a
     summary: folder, puzzles, verdict counts, rejections, dry tuples, per fold."""
     check_params(params)
-    check_target(Path(out_dir))  # before the work, not after it
-    inputs = split_inputs(studio)
+    check_target(Path(out_dir), is_split_entry)  # before the work, not after it
     n_all = params.n * params.folds
 
-    def gen_progress(done: int, total: int) -> None:
-        if progress is not None:
+    def on_stage(name: str, done: int, total: int) -> None:
+        if name == STAGE_GENERATE and progress is not None:
             progress(done, 2 * n_all)
 
-    results = generate(studio, params, gen_progress, should_stop, inputs)
-    features = feature_index(inputs.images)
-    book = RuleBook(inputs.schema)
-    verdicts = []
-    stats = []
-    for r in results:
-        if should_stop is not None and should_stop():
-            raise Cancelled()
-        verdicts.append(vet(r.puzzles, inputs.annotations, book, features, params.strict))
-        stats.append(split_stats(r.puzzles, inputs.annotations, inputs.schema))
+    vetted = generate_and_vet(studio, params, on_stage, should_stop)
+    inputs, results, verdicts = vetted.inputs, vetted.results, vetted.verdicts
+    stats = [split_stats(r.puzzles, inputs.annotations, inputs.schema) for r in results]
 
     def write_progress(done: int, total: int) -> None:
         if should_stop is not None and should_stop():
@@ -390,7 +445,7 @@ def vet_dir(
         strict = bool(data.get("params", {}).get("strict", False))
         verdicts = vet(puzzles, annotations, schema, feats, strict)
         if multi:
-            verdicts = [Verdict(f"{d.name}/{v.puzzle_id}", v.findings) for v in verdicts]
+            verdicts = [Verdict(v.findings, f"{d.name}/{v.subject_id}") for v in verdicts]
         out.extend(verdicts)
     return out
 
@@ -414,14 +469,19 @@ def audit_dir(
 
 
 __all__ = [
+    "STAGE_GENERATE",
+    "STAGE_VET",
     "Cancelled",
     "SplitInputs",
+    "StageProgress",
+    "VettedSplit",
     "annotation_index",
     "audit_dir",
     "check_params",
     "feature_index",
     "frames_of_split",
     "generate",
+    "generate_and_vet",
     "generate_from",
     "generate_to_dir",
     "glyph_families",

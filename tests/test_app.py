@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from studio.app import UNCOVERED_NO_FONT, UNCOVERED_PRIVATE, Studio, resolve_fonts
+from studio.app import (
+    UNCOVERED_NO_FONT,
+    UNCOVERED_PRIVATE,
+    PuzzlesChanged,
+    Studio,
+    resolve_fonts,
+)
 from studio.core.annotations import format_annotation_csv
 from studio.core.errors import AnnotationImportError, FontError
 from studio.core.keys import GlyphKey
@@ -143,3 +149,44 @@ def test_user_font_is_kept_inside_the_project(
     g = studio.project.glyph(GlyphKey(0x41, font_id))
     assert g is not None and g.status == "ok"
     assert studio._font_path(font_id).exists()
+
+
+def test_every_change_fires_its_typed_event(studio: Studio) -> None:
+    got: list[tuple[str, object]] = []
+    ev = studio.events
+    ev.tags_changed.connect(lambda keys: got.append(("tags", keys)))
+    ev.schema_changed.connect(lambda: got.append(("schema", None)))
+    ev.glyphs_changed.connect(lambda: got.append(("glyphs", None)))
+    ev.puzzle_sets_changed.connect(lambda ids: got.append(("sets", ids)))
+    ev.puzzles_changed.connect(lambda change: got.append(("puzzles", change)))
+    ev.baseline_flags_changed.connect(lambda set_id: got.append(("flags", set_id)))
+    studio.tag([K], "closure", "circle")
+    studio.undo_stack.undo()
+    new = studio.schema.with_concept_renamed("aspect", "ratio")
+    studio.set_schema(new, [TagChange("rename_concept", "aspect", None, "ratio")], "Rename")
+    studio.add_glyphs([])
+    studio.puzzle_sets_changed((4, 5))
+    studio.puzzles_changed(4, ["test-00001"])
+    studio.baseline_flags_changed(4)
+    assert got == [
+        ("tags", [K]),
+        ("tags", [K]),
+        ("schema", None),
+        ("glyphs", None),
+        ("sets", [4, 5]),
+        ("puzzles", PuzzlesChanged(4, ("test-00001",))),
+        ("flags", 4),
+    ]
+
+
+def test_studio_closes_as_a_context_manager_even_after_an_error(
+    tmp_path: Path, ua_schema: Schema, catalog: FontCatalog
+) -> None:
+    project = Project.create(tmp_path / "p.studio", ua_schema)
+    closed: list[bool] = []
+    close = project.close
+    project.close = lambda: (closed.append(True), close())  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError), Studio(project, catalog=catalog) as studio:
+        assert studio.project is project
+        raise RuntimeError("boom")
+    assert closed == [True]

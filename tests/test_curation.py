@@ -3,6 +3,7 @@ undo, the log, and what survives closing the project."""
 
 from __future__ import annotations
 
+import gc
 import shutil
 from pathlib import Path
 
@@ -81,17 +82,17 @@ def plant_flag(curator: Curator):
 
 
 def test_import_sets_status_from_verdicts_and_is_undoable(studio: Studio) -> None:
-    events: list[tuple[str, object]] = []
-    studio.subscribe(lambda e, p: events.append((e, p)))
+    set_events: list[list[int]] = []
+    studio.events.puzzle_sets_changed.connect(set_events.append)
     curator = Curator(studio)
     assert curator.set_id is None and curator.puzzles() == []
     results, verdicts = generate(studio)
     [set_id] = curator.import_results("small", PARAMS, results, verdicts)
     assert studio.undo_stack.undo_label == "Import puzzle set “small” (60 puzzles)"
-    assert ("puzzle_sets", [set_id]) in events
+    assert set_events == [[set_id]]
     puzzles = curator.puzzles()
     assert [c.id for c in puzzles] == [p.id for p in results[0].puzzles]
-    by_id = {v.puzzle_id: v for v in verdicts}
+    by_id = {v.subject_id: v for v in verdicts}
     for c in puzzles:
         v = by_id[c.id]
         assert c.status == ("flagged" if v.errors or v.warnings else "draft")
@@ -107,6 +108,7 @@ def test_import_sets_status_from_verdicts_and_is_undoable(studio: Studio) -> Non
     assert curator.sets() == [] and curator.set_id is None
     studio.undo_stack.redo()
     assert [s.id for s in curator.sets()] == [set_id] and curator.set_id == set_id
+    assert set_events == [[set_id]] * 3  # import, its undo, its redo
     kinds = [e.kind for e in studio.project.puzzle_events(set_id)]
     assert kinds == ["import", "undo-import", "redo-import"]
 
@@ -133,7 +135,7 @@ def test_filters(curated: Curator) -> None:
 def test_approve_reject_undo_and_log(curated: Curator) -> None:
     studio = curated.studio
     seen: list[PuzzlesChanged] = []
-    studio.subscribe(lambda e, p: seen.append(p) if e == "puzzles" else None)
+    studio.events.puzzles_changed.connect(seen.append)
     pid = curated.puzzles(PuzzleFilter(status="draft"))[0].id
     curated.set_status([pid], "approved")
     assert studio.undo_stack.undo_label == f"Approve puzzle {pid}"
@@ -156,6 +158,29 @@ def test_approve_reject_undo_and_log(curated: Curator) -> None:
     assert studio.undo_stack.undo_label == f"Comment on puzzle {pid}"
     studio.undo_stack.undo()
     assert curated.puzzle(pid).comment == "foils too alike"
+    assert seen[-1] == PuzzlesChanged(curated.set_id, (pid,))
+    assert [(e.kind, e.detail) for e in curated.history(pid)][-2:] == [
+        ("comment", {"old": "foils too alike", "new": "check the font"}),
+        ("comment", {"old": "check the font", "new": "foils too alike", "undo": True}),
+    ]
+
+
+def test_curator_forgets_annotations_when_tags_change_and_stops_listening_when_dropped(
+    curated: Curator,
+) -> None:
+    studio = curated.studio
+    curated.warm_up()
+    assert curated.annotations_ready
+    key = curated.puzzles()[0].puzzle.answers[0]
+    concept = next(c for c in studio.schema.concepts if c.value_ids)
+    studio.tag([key], concept.id, concept.value_ids[0])
+    assert not curated.annotations_ready
+    listeners = len(studio.events.tags_changed)
+    extra = Curator(studio)
+    assert len(studio.events.tags_changed) == listeners + 1
+    del extra
+    gc.collect()
+    assert len(studio.events.tags_changed) == listeners
 
 
 def test_planted_foil_is_flagged_and_a_proposed_replacement_makes_it_valid(
@@ -168,7 +193,7 @@ def test_planted_foil_is_flagged_and_a_proposed_replacement_makes_it_valid(
     label = f"Replace answer {foil + 1} of puzzle {pid} with {planted}"
     assert studio.undo_stack.undo_label == label
     [finding] = [f for f in cp.findings if f.answer == foil]
-    assert finding.kind == "foil-completes-intended"
+    assert finding.check == "foil-completes-intended"
     assert (finding.rule, finding.concept) == (cp.puzzle.rule, cp.puzzle.concept)
     [ev] = [e for e in curated.evidence(cp) if e.answer == foil and e.severity == "error"]
     value = cp.puzzle.values[-1][-1]
@@ -250,3 +275,32 @@ def test_statuses_survive_reopening(curated: Curator, tmp_path: Path) -> None:
         assert (cp.status, cp.comment, cp.author) == ("approved", "good one", "cur")
     finally:
         studio.close()
+
+
+def test_generate_and_vet_reports_its_stages_and_vets_like_the_whole_feature_index(
+    studio: Studio,
+) -> None:
+    """The one pipeline of the CLI and the GUI: verdicts aligned with the puzzles, image
+    features of the puzzles' glyphs only (the same verdicts as from every glyph's features),
+    the split's ``strict`` setting, and a stop between stages."""
+    inputs = splits.split_inputs(studio)
+    stages: list[tuple[str, int, int]] = []
+    vetted = splits.generate_and_vet(studio, PARAMS, lambda *s: stages.append(s), inputs=inputs)
+    puzzles = [p for r in vetted.results for p in r.puzzles]
+    assert [v.subject_id for v in vetted.all_verdicts] == [p.id for p in puzzles]
+    assert stages[-2:] == [(splits.STAGE_GENERATE, 60, 60), (splits.STAGE_VET, 0, 60)]
+    every = splits.feature_index(inputs.images)
+    assert vetted.all_verdicts == splits.vet(
+        puzzles, inputs.annotations, inputs.schema, every, PARAMS.strict
+    )
+    assert any(v.warnings for v in vetted.all_verdicts)
+
+    def stop_when_all_are_made() -> bool:
+        return (splits.STAGE_GENERATE, 60, 60) in stages
+
+    stages.clear()
+    with pytest.raises(splits.Cancelled):
+        splits.generate_and_vet(
+            studio, PARAMS, lambda *s: stages.append(s), stop_when_all_are_made, inputs
+        )
+    assert all(name == splits.STAGE_GENERATE for name, _, _ in stages)  # nothing was vetted

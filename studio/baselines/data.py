@@ -21,7 +21,7 @@ the last row):
 
 Three sources (:func:`load_source` picks by what it is given):
 
-- a **glyph split folder** (:mod:`studio.generate.export`): ``puzzles.jsonl`` and
+- a **glyph split folder** (:mod:`studio.families.glyph_pmp.export`): ``puzzles.jsonl`` and
   ``npz/<id>.npz`` (``images``: context then answers, 0 paper / 1 ink). A split with several
   folds has a ``fold-<k>/`` folder per fold: pass one of those;
 - a **stimulus split folder** (:mod:`studio.stimuli.split`): ``items.jsonl`` and
@@ -33,7 +33,7 @@ Three sources (:func:`load_source` picks by what it is given):
   (connected ink regions, each centred on its own frame at the candidate's scale) for CNN+Max;
 - a **project puzzle set** (project path + set id): the stored records, their glyphs rendered
   by the studio (:func:`studio.splits.glyph_images`) and made UA frames
-  (:func:`studio.generate.export.ua_frame`), exactly as an export would write them.
+  (:func:`studio.families.glyph_pmp.export.ua_frame`), exactly as an export would write them.
 
 Errors are :class:`~studio.core.errors.StudioError` naming the file and the problem.
 """
@@ -65,7 +65,7 @@ ODD_TASKS = ("odd-one-out",)
 Progress = Callable[[int, int], None]
 
 if TYPE_CHECKING:
-    from studio.families.base import Family
+    from studio.core.family import Family
 
 
 def odd_designs(family_id: str) -> tuple[str, ...]:
@@ -365,7 +365,13 @@ def _from_puzzles(
 def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
     """A glyph split folder (one fold). A split with several folds names its fold folders;
     pass one of them (``SPLIT/fold-0``)."""
-    from studio.generate.export import ANNOTATIONS_CSV, NPZ, fold_dirs, read_fold, read_npz_frames
+    from studio.families.glyph_pmp.export import (
+        ANNOTATIONS_CSV,
+        NPZ,
+        fold_dirs,
+        read_fold,
+        read_npz_frames,
+    )
 
     folder = Path(folder)
     dirs = fold_dirs(folder)
@@ -578,7 +584,7 @@ def load_project_set(
     without an image is a blank frame)."""
     from studio.app import Studio
     from studio.core.keys import GlyphKey
-    from studio.generate.export import ua_frame
+    from studio.families.glyph_pmp.export import ua_frame
     from studio.splits import annotation_index, glyph_images
     from studio.store.project import Project
 

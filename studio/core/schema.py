@@ -262,7 +262,10 @@ def _concept_json(c: Concept) -> dict[str, Any]:
 @cache
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) every concept schema file must satisfy."""
-    return json.loads((schemas_dir() / "concept-schema.schema.json").read_text("utf-8"))
+    schema: dict[str, Any] = json.loads(
+        (schemas_dir() / "concept-schema.schema.json").read_text("utf-8")
+    )
+    return schema
 
 
 def _json_path(parts: Iterable[Any]) -> str:

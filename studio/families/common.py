@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from studio.families.base import Option
+from studio.core.family import Option
 
 DESIGN = Option(
     "design",

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from studio.core.errors import StudioError
+from studio.core.puzzle import LAYOUTS
 
 ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
 EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values")
@@ -15,7 +16,8 @@ SAMPLINGS = ("balanced", "diverse")
 #: How an answer set is chosen: ``symmetric`` (every answer could have been the key as far as
 #: its own tags go; the default) or ``ua`` (UA's published foil pool, kept to reproduce UA).
 ANSWER_SETS = ("symmetric", "ua")
-GLYPH_LAYOUTS = ("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy")
+#: every layout of the puzzle record is a glyph layout (the one list: studio.core.puzzle)
+GLYPH_LAYOUTS = LAYOUTS
 
 
 @dataclass(frozen=True)

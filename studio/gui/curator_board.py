@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -55,11 +55,13 @@ from superqt.utils import create_worker
 
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
+from studio.core.tagindex import TagIndex
 from studio.curation import (
     STATUSES,
     WARNING_FILTERS,
     CuratedPuzzle,
     Curator,
+    PreparedImport,
     PuzzleFilter,
     PuzzlesChanged,
     Replacement,
@@ -74,6 +76,9 @@ from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
 from studio.gui.widgets import refill_combo
 from studio.store.project import GlyphRecord, PuzzleSummary
+
+if TYPE_CHECKING:
+    from studio.app import Studio
 
 PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Puzzle", "Layout", "Rule", "Concept", "Status", "Err.", "Warn.", "Shortcut")
@@ -102,15 +107,14 @@ def flag_lines(flags: Sequence[Any]) -> list[str]:
         + (f": {f.reason}" if getattr(f, "reason", "") else "")
         for f in sorted(flags, key=lambda f: -f.confidence)
     ]
+
+
 STATUS_COLOURS = {
     "draft": QColor("#555555"),
     "flagged": ERROR,
     "approved": KEY,
     "rejected": QColor("#7b1fa2"),
 }
-#: Layouts the glyph-pmp generator makes (the dialog offers these).
-GENERATED_LAYOUTS = ("two-row", "matrix-3x3", "sequence", "odd-one-out")
-#: Actions that act on the selected puzzles (enabled only with a selection).
 #: The buttons under the sheet: the action each triggers, and its text (with the key).
 BUTTONS = (
     ("puzzle.approve", "Approve (A)"),
@@ -392,7 +396,12 @@ class GenerationJob(QObject):
     failed = Signal(str)
 
     def __init__(
-        self, studio: Any, name: str, params: SplitParams, lock: Any, parent: Any = None
+        self,
+        studio: Studio,
+        name: str,
+        params: SplitParams,
+        lock: threading.RLock,
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.studio = studio
@@ -427,7 +436,7 @@ class GenerationJob(QObject):
         else:
             self.failed.emit(str(e) or type(e).__name__)
 
-    def _work(self) -> tuple[Any, Any, Any]:
+    def _work(self) -> tuple[PreparedImport, TagIndex]:
         """Runs on the worker thread; signals it emits are queued to the GUI thread."""
         from studio import splits
 
@@ -437,33 +446,22 @@ class GenerationJob(QObject):
             if stop():
                 raise splits.Cancelled()
 
+        texts = {splits.STAGE_GENERATE: "Generating puzzles…", splits.STAGE_VET: "Vetting puzzles…"}
+
+        def stage(name: str, done: int, total: int) -> None:
+            self.progressed.emit(texts[name], done, total)
+
         self.progressed.emit("Reading annotations and renders…", 0, 0)
         with self._lock:
             inputs = splits.split_inputs(self.studio)
         check()
-        results = splits.generate(
-            self.studio,
-            self.params,
-            lambda done, total: self.progressed.emit("Generating puzzles…", done, total),
-            stop,
-            inputs=inputs,
-        )
+        vetted = splits.generate_and_vet(self.studio, self.params, stage, stop, inputs)
         check()
-        keys = {k for r in results for p in r.puzzles for k in p.all_keys()}
-        features = splits.feature_index({k: inputs.images[k] for k in keys if k in inputs.images})
-        verdicts: list[Any] = []
-        total = sum(len(r.puzzles) for r in results)
-        for r in results:
-            check()
-            self.progressed.emit("Vetting puzzles…", len(verdicts), total)
-            verdicts.extend(
-                splits.vet(
-                    r.puzzles, inputs.annotations, inputs.schema, features, self.params.strict
-                )
-            )
-        check()
+        total = sum(len(r.puzzles) for r in vetted.results)
         self.progressed.emit("Preparing the import…", total, total)
-        prepared = Curator.prepare_import(self.name, self.params, results, verdicts)
+        prepared = Curator.prepare_import(
+            self.name, self.params, vetted.results, vetted.all_verdicts
+        )
         check()
         return (prepared, inputs.annotations)
 
@@ -492,7 +490,7 @@ class CuratorBoard(QWidget):
     #: a stimulus family's split folder is written (True, folder) or not (False, why)
     folder_job_done = Signal(bool, str)
 
-    def __init__(self, studio: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, studio: Studio, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("curatorBoard")
         self.studio = studio
@@ -517,7 +515,12 @@ class CuratorBoard(QWidget):
         self._stats_timer = QTimer(self, singleShot=True, interval=250)
         self._stats_timer.timeout.connect(self._compute_stats)
         self._build_ui()
-        studio.subscribe(self._on_studio_event)
+        events = studio.events
+        events.puzzles_changed.connect(self._on_puzzles_changed)
+        events.puzzle_sets_changed.connect(self._on_puzzle_sets_changed)
+        events.baseline_flags_changed.connect(self._on_baseline_flags_changed)
+        for signal in (events.glyphs_changed, events.tags_changed, events.schema_changed):
+            signal.connect(self._on_glyphs_or_tags_changed)
 
     # ---- construction --------------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -565,8 +568,16 @@ class CuratorBoard(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         fm = self.table.fontMetrics()
         for col, sample in enumerate(
-            ("test-00000 ", "matrix-3x3", "progression", "", "approved", "Err. ", "Warn. ",
-             "blind 0.99")
+            (
+                "test-00000 ",
+                "matrix-3x3",
+                "progression",
+                "",
+                "approved",
+                "Err. ",
+                "Warn. ",
+                "blind 0.99",
+            )
         ):
             header.resizeSection(col, fm.horizontalAdvance(sample) + 18)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
@@ -966,26 +977,28 @@ class CuratorBoard(QWidget):
             self.replace_dialog.refresh_thumbnails()
 
     # ---- events ----------------------------------------------------------------------------------
-    def _on_studio_event(self, event: str, payload: object) -> None:
-        if event == "puzzles" and isinstance(payload, PuzzlesChanged):
-            if payload.set_id != self.curator.set_id:
-                return
-            for summary in self.curator.summaries(ids=payload.ids):
-                self.model.update_puzzle(summary)
-            if self.current_id() in payload.ids:
-                self._current_cache = None
-                self._show_current()
-            self._schedule_stats()
-        elif event == "puzzle_sets":
-            if self._loaded:
-                self.reload()
-        elif event == "baseline_flags":
-            if self._loaded and payload == self.curator.set_id:
-                self.refresh_flags()
-        elif event in ("glyphs", "tags", "schema"):
-            self._records = None
-            self._fonts = None
-            self._schedule_stats()
+    def _on_puzzles_changed(self, change: PuzzlesChanged) -> None:
+        if change.set_id != self.curator.set_id:
+            return
+        for summary in self.curator.summaries(ids=change.ids):
+            self.model.update_puzzle(summary)
+        if self.current_id() in change.ids:
+            self._current_cache = None
+            self._show_current()
+        self._schedule_stats()
+
+    def _on_puzzle_sets_changed(self) -> None:
+        if self._loaded:
+            self.reload()
+
+    def _on_baseline_flags_changed(self, set_id: int) -> None:
+        if self._loaded and set_id == self.curator.set_id:
+            self.refresh_flags()
+
+    def _on_glyphs_or_tags_changed(self) -> None:
+        self._records = None
+        self._fonts = None
+        self._schedule_stats()
 
     def _on_set_chosen(self, _index: int) -> None:
         set_id = self.set_combo.currentData()

@@ -1,10 +1,10 @@
 """The Baselines tab: the project's background jobs and what the baselines found.
 
-The dashboard owns the project's :class:`~studio.worker.host.WorkerHost` (made when a project
-opens, shut down when the window closes or the project changes) and drives it from a timer on
-the main thread: every tick calls :meth:`WorkerHost.poll` (start queued jobs, reap, enforce
-cancels) and reads the job list in one query. Jobs run in child processes, so a training run,
-a crash or an out-of-memory kill never stalls or ends the studio.
+The project's jobs are driven by a :class:`~studio.gui.job_controller.JobController` (the
+worker host and its clock, outside any widget; the dashboard makes one, starts it when a project
+opens and shuts it down when the window closes or the project changes): the dashboard shows
+the job list it reads and sends it the user's commands. Jobs run in child processes, so a
+training run, a crash or an out-of-memory kill never stalls or ends the studio.
 
 What it shows: the job list (status, a progress bar with the job's last message, device,
 start and duration) with New job…, Cancel, Re-run, Resume and Export report…; for the selected
@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -32,7 +32,6 @@ from PySide6.QtCore import (
     QRect,
     QSize,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -78,6 +77,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from superqt.utils import create_worker
 
 from studio.core.errors import StudioError
+from studio.gui.job_controller import JOB_ERRORS, JobController, report_set_id
+
+if TYPE_CHECKING:
+    from studio.app import Studio
+    from studio.store.jobs import JobQueue
+    from studio.worker.host import WorkerHost
 
 __all__ = [
     "DEVICES",
@@ -113,10 +118,8 @@ _STATUS_COLOURS = {
     "cancelled": "#7a7a7a",
     "interrupted": "#b35c00",
 }
-_JOBS_SHOWN = 500  # the newest jobs listed (older ones stay in the project file)
 _LOG_LINES = 1000  # log lines kept in the view
 _FIGURE_CACHE = 6  # finished jobs whose charts stay built
-_IDLE_READ_EVERY = 20  # ticks between reads of the list while no job is queued or running
 
 
 # ---- formatting ----------------------------------------------------------------------------------
@@ -170,21 +173,6 @@ def job_seconds(job: Any, now: datetime | None = None) -> float | None:
 def is_report(result: Any) -> bool:
     """Whether a job's result is a baseline report (the dashboard shows its charts)."""
     return isinstance(result, Mapping) and result.get("format") == REPORT_FORMAT
-
-
-def report_set_id(job: Any) -> int | None:
-    """The puzzle set a finished baseline job ran on (None for a split folder)."""
-    result = job.result if isinstance(job.result, Mapping) else {}
-    flags = result.get("puzzle_flags")
-    if isinstance(flags, Mapping) and flags.get("set_id") is not None:
-        return int(flags["set_id"])
-    source = result.get("source") or {}
-    if source.get("set_id") is not None:
-        return int(source["set_id"])
-    params_source = (job.params or {}).get("source") or {}
-    if params_source.get("kind") == "project-set" and params_source.get("set_id") is not None:
-        return int(params_source["set_id"])
-    return None
 
 
 def baseline_groups() -> dict[str, list[tuple[str, str, str]]]:
@@ -566,8 +554,10 @@ class BaselineDashboard(QWidget):
 
     ``open_puzzle(set_id, puzzle_id)`` fires (main thread) when the user activates a flagged
     puzzle; ``flags_changed(set_id)`` when a job that stored puzzle flags for a set has just
-    ended, so the curator's board can re-read them. ``worker_command`` overrides how worker
-    children start (tests and the bundle use the default)."""
+    ended, so the curator's board can re-read them (relayed from :attr:`controller`, the
+    :class:`~studio.gui.job_controller.JobController` that drives the project's jobs).
+    ``worker_command`` overrides how worker children start (tests and the bundle use the
+    default)."""
 
     open_puzzle = Signal(int, str)
     flags_changed = Signal(int)
@@ -575,7 +565,7 @@ class BaselineDashboard(QWidget):
 
     def __init__(
         self,
-        studio: Any,
+        studio: Studio,
         parent: QWidget | None = None,
         *,
         poll_interval: int = 250,
@@ -584,13 +574,13 @@ class BaselineDashboard(QWidget):
         super().__init__(parent)
         self.setObjectName("baselineDashboard")
         self.studio = studio
-        self.worker_command = list(worker_command) if worker_command is not None else None
-        self.host: Any = None
-        self.interrupted: list[int] = []
+        self.controller = JobController(
+            poll_interval=poll_interval, worker_command=worker_command, parent=self
+        )
+        self.controller.jobs_read.connect(self._show_jobs)
+        self.controller.read_failed.connect(self._on_read_failed)
+        self.controller.flags_changed.connect(self.flags_changed)
         self.job_dialog: BaselineJobDialog | None = None
-        self._statuses: dict[int, str] = {}
-        self._seen_once = False
-        self._ticks = 0
         self._shown_id: int | None = None
         self._shown_job: Any = None
         self._log_seq = 0
@@ -600,8 +590,6 @@ class BaselineDashboard(QWidget):
         self._plots_for: int | None = None
         self._closed = False
         self._build_ui()
-        self.timer = QTimer(self, interval=poll_interval)
-        self.timer.timeout.connect(lambda: self.refresh(force=False))
         self.start_host()
 
     # ---- construction ----------------------------------------------------------------------
@@ -743,37 +731,25 @@ class BaselineDashboard(QWidget):
         lay.addWidget(self.splitter, 1)
         self._show_job(None)
 
-    # ---- the worker host -------------------------------------------------------------------
+    # ---- the project's jobs ----------------------------------------------------------------
     def start_host(self) -> None:
         """Start driving the open project's jobs: jobs a closed studio left running become
         interrupted (listed in the summary until one is touched)."""
-        from studio.worker.host import WorkerHost
-
         self._closed = False
         try:
-            self.host = WorkerHost(self.studio.project.path, command=self.worker_command)
-            self.interrupted = self.host.start()
-        except (StudioError, OSError, SQLAlchemyError) as e:
-            self.host = None
+            self.controller.start(self.studio.project.path)
+        except JOB_ERRORS as e:
             self.summary_label.setText(f"Background jobs are unavailable: {e}")
             self._set_enabled_all(False)
-            return
-        self._statuses = {}
-        self._seen_once = False
-        self.refresh()
-        self.timer.start()
 
     def shutdown(self) -> None:
         """The window closes or the project changes: stop polling, kill running children and
         record their jobs as interrupted (resumable). Safe to call twice."""
-        self.timer.stop()
         self._closed = True
-        if self.host is not None:
-            host, self.host = self.host, None
-            try:
-                host.shutdown()
-            except (StudioError, OSError, SQLAlchemyError) as e:
-                self.summary_label.setText(f"Stopping the jobs failed: {e}")
+        try:
+            self.controller.shutdown()
+        except JOB_ERRORS as e:
+            self.summary_label.setText(f"Stopping the jobs failed: {e}")
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Closed on its own (not as a tab of the main window, which calls :meth:`shutdown`):
@@ -791,35 +767,23 @@ class BaselineDashboard(QWidget):
         self.start_host()
 
     @property
-    def queue(self) -> Any:
-        return None if self.host is None else self.host.queue
+    def host(self) -> WorkerHost | None:
+        """The project's worker host (None while jobs are unavailable)."""
+        return self.controller.host
+
+    @property
+    def queue(self) -> JobQueue | None:
+        return self.controller.queue
 
     # ---- refreshing ------------------------------------------------------------------------
     def refresh(self, *, force: bool = True) -> None:
-        """One tick: let the host start/reap/cancel, read the jobs, update the list and the
-        selected job. The whole list is read (one query) when asked (``force``), when the host
-        changed a job (started, reaped, cancelled) and every few seconds while nothing runs (a
-        job submitted by the CLI); the timer's other ticks re-read only the running jobs, so a
-        long list of finished jobs costs nothing while one trains. Errors (a locked or vanished
-        file) show in the summary line; the next tick tries again."""
-        if self.host is None:
-            return
-        self._ticks += 1
-        try:
-            changed = self.host.poll()
-            running = [j.id for j in self.model.jobs if j.status == "running"]
-            idle_read = not running and self._ticks % _IDLE_READ_EVERY == 0
-            if force or changed or idle_read or not self._seen_once:
-                jobs = self.host.queue.jobs(limit=_JOBS_SHOWN)
-            elif running:
-                fresh = {i: self.host.queue.job(i) for i in running}
-                jobs = [fresh.get(j.id) or j for j in self.model.jobs]
-            else:
-                return
-        except (StudioError, OSError, SQLAlchemyError) as e:
-            self.summary_label.setText(f"Cannot read the jobs: {str(e).splitlines()[0]}")
-            return
-        self._note_transitions(jobs)
+        """Read the jobs now (see :meth:`JobController.refresh`); the list and the selected
+        job follow. Errors (a locked or vanished file) show in the summary line; the next
+        tick tries again."""
+        self.controller.refresh(force=force)
+
+    def _show_jobs(self, jobs: list[Any]) -> None:
+        """The controller read the jobs: update the list, the selection and the summary."""
         selected = self.selected_id()
         self.model.set_jobs(jobs)
         if selected is not None and self.selected_id() != selected:
@@ -830,18 +794,8 @@ class BaselineDashboard(QWidget):
         self._refresh_shown()
         self._update_buttons()
 
-    def _note_transitions(self, jobs: Sequence[Any]) -> None:
-        """``flags_changed`` for jobs that became done with puzzle flags since the last read
-        (not for those already done when the project opened)."""
-        first = not self._seen_once
-        self._seen_once = True
-        for job in jobs:
-            before = self._statuses.get(job.id)
-            if not first and before != job.status and job.status == "done":
-                set_id = report_set_id(job) if isinstance(job.result, Mapping) else None
-                if set_id is not None and "puzzle_flags" in job.result:
-                    self.flags_changed.emit(set_id)
-            self._statuses[job.id] = job.status
+    def _on_read_failed(self, message: str) -> None:
+        self.summary_label.setText(f"Cannot read the jobs: {message}")
 
     def _update_summary(self, jobs: Sequence[Any]) -> None:
         counts: dict[str, int] = {}
@@ -849,7 +803,7 @@ class BaselineDashboard(QWidget):
             counts[j.status] = counts.get(j.status, 0) + 1
         parts = [f"{counts[s]} {s}" for s in ("running", "queued") if counts.get(s)]
         text = " · ".join(parts) if parts else "No job running"
-        waiting = [i for i in self.interrupted if self._statuses.get(i) == "interrupted"]
+        waiting = self.controller.waiting_interrupted()
         if waiting:
             ids = ", ".join(str(i) for i in waiting)
             text += f" — interrupted when the studio closed: job {ids} (Resume or Re-run)"
@@ -882,7 +836,7 @@ class BaselineDashboard(QWidget):
 
     def _update_buttons(self) -> None:
         job = self.selected_job()
-        alive = self.host is not None
+        alive = self.controller.running
         self.new_button.setEnabled(alive)
         self.cancel_button.setEnabled(
             alive and job is not None and job.status in ("queued", "running")
@@ -1187,7 +1141,7 @@ class BaselineDashboard(QWidget):
     # ---- commands --------------------------------------------------------------------------
     def new_job(self) -> BaselineJobDialog | None:
         """Open the new-job dialog (non-modal); Submit queues the job."""
-        if self.host is None:
+        if not self.controller.running:
             return None
         try:
             sets = self.studio.project.puzzle_sets()
@@ -1203,14 +1157,13 @@ class BaselineDashboard(QWidget):
 
     def submit(self, kind: str, params: dict[str, Any], title: str = "") -> int | None:
         """Queue a job and select it; the next tick starts it."""
-        if self.host is None:
+        if not self.controller.running:
             return None
         try:
-            job_id = self.host.queue.submit(kind, params, title)
-        except (StudioError, SQLAlchemyError) as e:
+            job_id = self.controller.submit(kind, params, title)
+        except JOB_ERRORS as e:
             self._error("Cannot queue the job", e)
             return None
-        self.refresh()
         self.select_job(job_id)
         return job_id
 
@@ -1219,38 +1172,34 @@ class BaselineDashboard(QWidget):
 
     def cancel_selected(self) -> None:
         job = self.selected_job()
-        if job is None or self.host is None:
+        if job is None or not self.controller.running:
             return
         try:
-            self.host.cancel(job.id)
-        except (StudioError, OSError, SQLAlchemyError) as e:
+            self.controller.cancel(job.id)
+        except JOB_ERRORS as e:
             self._error("Cannot cancel the job", e)
-        self.refresh()
 
     def rerun_selected(self) -> int | None:
         """A new job with the selected one's kind and parameters, from scratch."""
         job = self.selected_job()
-        if job is None or self.host is None:
+        if job is None or not self.controller.running:
             return None
         try:
-            new_id = self.host.queue.restart(job.id)
-        except (StudioError, SQLAlchemyError) as e:
+            new_id = self.controller.restart(job.id)
+        except JOB_ERRORS as e:
             self._error("Cannot re-run the job", e)
             return None
-        self.refresh()
         self.select_job(new_id)
         return new_id
 
     def resume_selected(self) -> None:
         job = self.selected_job()
-        if job is None or self.host is None:
+        if job is None or not self.controller.running:
             return
         try:
-            self.host.queue.resume(job.id)
-        except (StudioError, SQLAlchemyError) as e:
+            self.controller.resume(job.id)
+        except JOB_ERRORS as e:
             self._error("Cannot resume the job", e)
-            return
-        self.refresh()
 
     def export_report(self, folder: str | None = None) -> None:
         """Write the selected job's report.json and charts (plots/*.png) to a folder, in a

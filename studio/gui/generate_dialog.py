@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from superqt.utils import create_worker
 
 from studio.core.errors import StudioError
-from studio.families.base import Family
+from studio.core.family import Family
 from studio.generate.params import SplitParams
 from studio.gui.options_form import OptionsForm
 
@@ -175,7 +175,7 @@ class GenerateSplitDialog(QDialog):
         folder = self.folder_edit.text().strip()
         if not folder:
             raise StudioError("choose an output folder for the split")
-        from studio.stimuli.split import check_target
+        from studio.core.splitdir import check_target
 
         check_target(Path(folder))
         return {

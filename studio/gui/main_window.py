@@ -51,7 +51,7 @@ from studio.gui.preview import PreviewPanel
 from studio.gui.schema_tree import SchemaTree
 from studio.gui.settings import StudioSettings
 from studio.gui.widgets import refill_combo
-from studio.store.project import GlyphRecord, TagChange
+from studio.store.project import GlyphRecord, Project, TagChange
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: Actions that act on the glyph grid: active only while the annotator is shown.
@@ -71,7 +71,9 @@ class MainWindow(QMainWindow):
         self.model = GlyphGridModel(self.loader, self)
         self._build_ui()
         self._build_actions()
-        studio.subscribe(self._on_studio_event)
+        studio.events.tags_changed.connect(self._on_tags_changed)
+        studio.events.schema_changed.connect(self._on_schema_changed)
+        studio.events.glyphs_changed.connect(self.reload)
         studio.undo_stack.subscribe(self._update_undo_actions)
         self.reload()
         self.settings.restore_window(self)
@@ -143,7 +145,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.board, "Puzzles")
         self.preview = PreviewPanel()
         self.tabs.addTab(self.preview, "Preview")
-        # background jobs: the dashboard owns the project's worker host
+        # background jobs: the dashboard's job controller drives the project's worker host
         self.dashboard = BaselineDashboard(self.studio)
         self.dashboard.open_puzzle.connect(self.open_flagged_puzzle)
         self.dashboard.flags_changed.connect(self._on_baseline_flags)
@@ -280,29 +282,26 @@ class MainWindow(QMainWindow):
         return out
 
     # ---- events from the studio --------------------------------------------------------------
-    def _on_studio_event(self, event: str, payload: object) -> None:
-        if event == "tags":
-            assert isinstance(payload, list)
-            for key in payload:
-                self.model.update_tags(
-                    key, {(t.concept, t.value) for t in self.studio.project.tags_of(key)}
-                )
-            self.tree.update_counts(self.studio.project.tag_counts())
-            self._update_inspector()
-            self._update_status()
-            self._needs_timer.start()
-        elif event == "schema":
-            self.tree.set_schema(self.studio.schema, self.studio.project.tag_counts())
-            self.reload()
-        elif event == "glyphs":
-            self.reload()
+    def _on_tags_changed(self, keys: list[GlyphKey]) -> None:
+        for key in keys:
+            self.model.update_tags(
+                key, {(t.concept, t.value) for t in self.studio.project.tags_of(key)}
+            )
+        self.tree.update_counts(self.studio.project.tag_counts())
+        self._update_inspector()
+        self._update_status()
+        self._needs_timer.start()
+
+    def _on_schema_changed(self) -> None:
+        self.tree.set_schema(self.studio.schema, self.studio.project.tag_counts())
+        self.reload()
 
     def _refresh_needs(self) -> None:
         """Read the tags here (the project's connection), compute the needs in a worker."""
         if self._needs_worker is not None:
             self._needs_timer.start()  # one at a time; try again shortly
             return
-        from studio.generate.needs import annotation_needs, project_annotations
+        from studio.families.glyph_pmp.needs import annotation_needs, project_annotations
         from studio.generate.params import SplitParams
 
         project = self.studio.project
@@ -325,7 +324,7 @@ class MainWindow(QMainWindow):
         self._needs_worker = None
 
     def _show_needs(self, report: object) -> None:
-        from studio.generate.needs import NeedsReport
+        from studio.families.glyph_pmp.needs import NeedsReport
 
         if isinstance(report, NeedsReport):
             self.tree.update_needs(report.per_value(), report.tuples_of)
@@ -605,7 +604,7 @@ class MainWindow(QMainWindow):
             return
         self.switch_project(project)
 
-    def switch_project(self, project) -> None:
+    def switch_project(self, project: Project) -> None:
         if self.job_running():
             self.cancel_job()
         self.studio.close()

@@ -1,4 +1,4 @@
-"""A form built from a family's options schema (:class:`~studio.families.base.Option`).
+"""A form built from a family's options schema (:class:`~studio.core.family.Option`).
 
 The Generate dialog and the Preview tab show a family's options through this one widget, so an
 option defined once in the family appears in both, with its help as the tooltip and its range
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.families.base import Family, Option
+from studio.core.family import Family, Option
 
 #: A subset with at most this many choices is a row of check boxes; more is a checkable list.
 INLINE_CHOICES = 8

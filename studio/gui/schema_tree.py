@@ -1,6 +1,7 @@
 """The schema tree an annotator steps through: category → concept → value, with tag counts and
 a "needs glyphs" marker: how many more glyphs of a value the generator lacks for symmetric
-answer sets (:mod:`studio.generate.needs`), so the next round of tagging fills exactly that."""
+answer sets (:mod:`studio.families.glyph_pmp.needs`), so the next round of tagging fills exactly
+that."""
 
 from __future__ import annotations
 

@@ -235,7 +235,7 @@ class SheetView(QWidget):
         # every foil at fault gets an outline, errors over warnings
         for e in sorted(self.evidence, key=lambda e: e.severity == "error"):
             rect = self.frame_rect(("answer", e.answer, 0))
-            if rect is not None and e.finding.kind != "key-fails":
+            if rect is not None and e.finding.check != "key-fails":
                 colour = ERROR if e.severity == "error" else WARNING
                 p.setPen(QPen(colour, 2))
                 p.drawRect(rect.adjusted(-5, -5, 4, 4))
@@ -255,7 +255,7 @@ class SheetView(QWidget):
                     p.drawRect(rect.adjusted(-3, -3, 2, 2))
                     below = rect.bottom() + 3
                 else:
-                    if e.finding.kind != "key-fails":
+                    if e.finding.check != "key-fails":
                         p.setPen(QPen(colour, 4))
                         p.drawRect(rect.adjusted(-5, -5, 4, 4))
                     below = rect.bottom() + 4 + LINE + 2  # under the answer's number

@@ -6,7 +6,7 @@ plugin's heavy imports wait until it is used). Plugins are packages that declare
 in the group ``analogy_studio.plugins``; the entry point names a function ``register(registries)``
 that receives this module's ``REGISTRIES`` and calls ``register`` on them.
 
-The ``families`` registry holds :class:`~studio.families.base.Family` definitions (one per
+The ``families`` registry holds :class:`~studio.core.family.Family` definitions (one per
 stimulus family: options, generator, record vetting, baseline layout); :func:`family` and
 :func:`families` look them up. ``docs/plugins.md`` walks through a plugin that adds a family.
 """
@@ -22,7 +22,7 @@ from studio.core.errors import StudioError
 from studio.core.refs import resolve
 
 if TYPE_CHECKING:
-    from studio.families.base import Family
+    from studio.core.family import Family
 
 ENTRY_POINT_GROUP = "analogy_studio.plugins"
 
@@ -79,7 +79,7 @@ def registry(kind: str) -> Registry:
 
 def family(family_id: str) -> Family:
     """The registered family ``family_id``; StudioError names the known ones otherwise."""
-    from studio.families.base import Family
+    from studio.core.family import Family
 
     reg = registry("families")
     if family_id not in reg:

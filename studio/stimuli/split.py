@@ -21,6 +21,7 @@ import io
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,16 @@ from PIL import Image
 from studio import __version__
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_bytes, atomic_write_text
+from studio.core.splitdir import SPLIT_JSON, SplitFormat, check_target, json_object, read_records
+from studio.core.verdict import Verdict
 from studio.plugins import families, family
-from studio.stimuli.items import ItemVerdict, StimulusItem
+from studio.stimuli.items import StimulusItem
 
 FORMAT = "analogy-studio.stimulus-split"
 FORMAT_VERSION = 1
+#: the stimulus split's format (its JSON has always been ASCII-escaped)
+STIMULUS_SPLIT = SplitFormat(FORMAT, FORMAT_VERSION, ascii_json=True)
 ITEMS = "items.jsonl"
-SPLIT_JSON = "split.json"
 REPORT_JSON = "report.json"
 PARTS = ("train", "val", "test")
 
@@ -81,11 +85,6 @@ def assign_parts(count: int, ratios: tuple[float, float, float], seed: int) -> l
     return [labels[i] for i in order]
 
 
-def check_target(out: Path) -> None:
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise StudioError("exists and is not an empty folder; choose a new one", out)
-
-
 def generate_stimulus_split(
     family: str,
     out_dir: str | Path,
@@ -101,7 +100,7 @@ def generate_stimulus_split(
     if n < 1:
         raise StudioError(f"--n must be at least 1 (got {n})")
     out = Path(out_dir)
-    check_target(out)
+    check_target(out)  # new or empty only: nothing here removes an earlier split's files
     generator = make_generator(family, options or {})
     options = {k: v for k, v in (options or {}).items() if v is not None}
     parts = assign_parts(n, ratios, seed)
@@ -117,7 +116,7 @@ def generate_stimulus_split(
         lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
         records.append(record)
         valid += item.verdict.valid
-        failed.update(c.check for c in item.verdict.errors)
+        failed.update(f.check for f in item.verdict.errors)
         _write_item(out, item)
     if len(lines) != n:
         raise StudioError(f"the {family} generator made {len(lines)} of {n} items", out)
@@ -139,10 +138,8 @@ def generate_stimulus_split(
     audit = audit_stimulus_records(family, records)
     if audit is not None:
         report["audit"] = audit
-    atomic_write_text(out / REPORT_JSON, json.dumps(report, indent=1, sort_keys=True) + "\n")
+    STIMULUS_SPLIT.write_json(out / REPORT_JSON, report)
     meta = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
         "family": family,
         "options": options,
         "n": n,
@@ -151,7 +148,7 @@ def generate_stimulus_split(
         "studio_version": __version__,
         "summary": summary,
     }
-    atomic_write_text(out / SPLIT_JSON, json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    STIMULUS_SPLIT.finish(out, meta)
     return {"out_dir": str(out), **summary}
 
 
@@ -162,50 +159,20 @@ def _write_item(out: Path, item: StimulusItem) -> None:
 
 
 def is_stimulus_split(folder: str | Path) -> bool:
-    path = Path(folder) / SPLIT_JSON
-    if not path.is_file():
-        return False
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and meta.get("format") == FORMAT
+    """Does ``folder`` hold a finished stimulus split? Never raises."""
+    return STIMULUS_SPLIT.is_split(folder)
 
 
 def read_stimulus_split(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """split.json and the item records; errors name the file and line."""
     folder = Path(folder)
-    meta_path = folder / SPLIT_JSON
-    if not meta_path.is_file():
-        raise StudioError("has no split.json: it is not a split, or an unfinished one", folder)
-    try:
-        meta = json.loads(meta_path.read_text())
-    except ValueError as e:
-        raise StudioError(f"is not valid JSON: {e}", meta_path) from e
-    if meta.get("format") != FORMAT:
-        raise StudioError(f"is not a {FORMAT} file", meta_path)
-    if int(meta.get("format_version", 0)) > FORMAT_VERSION:
-        raise StudioError(
-            f"was written by a newer studio (format {meta['format_version']})", meta_path
-        )
-    records = []
-    items_path = folder / ITEMS
-    try:
-        text = items_path.read_text()
-    except OSError as e:
-        raise StudioError(f"cannot be read: {e}", items_path) from e
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except ValueError as e:
-            raise StudioError(f"line {n} is not valid JSON: {e}", items_path) from e
-    return meta, records
+    meta = STIMULUS_SPLIT.read_split_json(folder)
+    return meta, read_records(folder / ITEMS, json_object)
 
 
-def vet_stimulus_split(folder: str | Path) -> list[tuple[str, ItemVerdict]]:
-    """Re-run the family's checks on every record, from the records alone."""
+def vet_stimulus_split(folder: str | Path) -> list[Verdict]:
+    """Re-run the family's checks on every record, from the records alone: one verdict per
+    item, in file order, its ``subject_id`` the item's id."""
     meta, records = read_stimulus_split(folder)
     family_id = meta.get("family", "")
     if family_id not in stimulus_families():
@@ -213,4 +180,4 @@ def vet_stimulus_split(folder: str | Path) -> list[tuple[str, ItemVerdict]]:
             f"family {family_id!r} is unknown to this studio", Path(folder) / SPLIT_JSON
         )
     vet = family(family_id).load("vet_record")
-    return [(r["id"], vet(r)) for r in records]
+    return [replace(vet(r), subject_id=str(r["id"])) for r in records]

@@ -26,8 +26,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, text
 
 from studio.core.errors import ProjectError, StudioError
+from studio.store.dbfile import open_engine, read_project_meta
 from studio.store.migrations import FORMAT_VERSION, JOB_STATES
-from studio.store.project import _engine, read_project_meta
 
 __all__ = [
     "FINAL_STATES",
@@ -139,7 +139,7 @@ class JobQueue:
     def __init__(self, project_path: str | Path) -> None:
         self.path = Path(project_path)
         _check_project(self.path)
-        self._engine: Engine = _engine(self.path)
+        self._engine: Engine = open_engine(self.path)
         self._results: dict[int, tuple[tuple[str | None, int], dict[str, Any]]] = {}
         self._results_lock = threading.Lock()
 
@@ -194,7 +194,7 @@ class JobQueue:
         raw = conn.execute(text("SELECT result FROM jobs WHERE id=:i"), {"i": job_id}).scalar()
         if raw is None:
             return None
-        value = json.loads(raw)
+        value: dict[str, Any] = json.loads(raw)
         with self._results_lock:
             self._results[job_id] = (key, value)
         return value
@@ -506,7 +506,7 @@ def _replace_flags(
     flags: list[dict[str, Any]],
     models: Iterable[str] | None,
 ) -> None:
-    rows = []
+    rows: list[dict[str, Any]] = []
     now = _now()
     for f in flags:
         try:
@@ -525,7 +525,7 @@ def _replace_flags(
             )
         except (KeyError, TypeError, ValueError) as e:
             raise StudioError(f"job {job_id}: a puzzle flag is malformed ({e!r}): {f!r}") from None
-    replaced = {r["m"] for r in rows} | {str(m) for m in (models or ())}
+    replaced: set[str] = {r["m"] for r in rows} | {str(m) for m in (models or ())}
     conn.execute(
         text("DELETE FROM baseline_flags WHERE set_id=:s AND job_id=:j"),
         {"s": set_id, "j": job_id},

@@ -18,23 +18,18 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, text
 
 from studio import __version__
 from studio.core.annotations import TagRow
 from studio.core.errors import ProjectError, SchemaError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema, schema_from_text
+from studio.store.dbfile import APPLICATION_ID, open_engine, read_project_meta
+from studio.store.jobs import JobQueue
 from studio.store.migrations import FORMAT_VERSION, MIGRATIONS, PUZZLE_STATUSES, create_current
-
-if TYPE_CHECKING:
-    from studio.store.jobs import JobQueue
-
-APPLICATION_ID = "analogy-studio"
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-NOT_SQLITE = "is not an Analogy Studio project (not an SQLite database)"
 
 
 def now_iso() -> str:
@@ -221,74 +216,6 @@ def _precheck(path: Path) -> None:
         raise ProjectError(f"has an unknown project format {version!r}", path)
 
 
-def read_project_meta(path: Path, *, quick_check: bool) -> dict[str, str]:
-    """The ``meta`` table of a studio project, read-only (not a byte written, not even
-    -wal/-shm); refuses anything that is not a studio project with a message naming the file.
-    ``quick_check`` also verifies the whole file (a full read: on open, not on every use)."""
-    if not path.exists():
-        raise ProjectError("project file not found", path)
-    if path.is_dir():
-        raise ProjectError("is a folder, not a project file", path)
-    # No Python open() of the file: this process may already hold SQLite connections to it
-    # (the studio while a worker checks it, or the other way round), and closing any other
-    # descriptor of the file drops the process's POSIX locks on it — a worker's connection
-    # would then see the file unused and delete the WAL under the studio's feet. SQLite's own
-    # connections share one lock record per file, so the checks below go through sqlite3.
-    if path.stat().st_size < 100:
-        raise ProjectError(NOT_SQLITE, path)
-    # With no WAL left behind, read it as immutable: nothing (not even -wal/-shm) is created.
-    # A WAL left by a crash holds committed edits, so then it is read normally, read-only.
-    flags = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
-    try:
-        con = sqlite3.connect(f"file:{path}?{flags}", uri=True)
-    except sqlite3.Error as e:
-        raise ProjectError(f"cannot be opened: {e}", path) from None
-    try:
-        try:
-            con.execute("PRAGMA schema_version").fetchone()
-        except sqlite3.DatabaseError as e:
-            if "not a database" in str(e):
-                raise ProjectError(NOT_SQLITE, path) from None
-            raise
-        check = con.execute("PRAGMA quick_check").fetchall() if quick_check else [("ok",)]
-        if check != [("ok",)]:
-            detail = "; ".join(str(r[0]) for r in check[:3])
-            raise ProjectError(
-                f"the project file is damaged ({detail}). It was not changed; restore it from a "
-                "backup or re-import its annotations.",
-                path,
-            )
-        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "meta" not in tables:
-            raise ProjectError("is an SQLite database but not an Analogy Studio project", path)
-        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError as e:
-        raise ProjectError(
-            f"the project file is damaged ({e}). It was not changed; restore it from a backup.",
-            path,
-        ) from None
-    finally:
-        con.close()
-    if meta.get("application") != APPLICATION_ID:
-        raise ProjectError("is an SQLite database but not an Analogy Studio project", path)
-    return meta
-
-
-def _engine(path: Path) -> Engine:
-    engine = create_engine(f"sqlite:///{path}", future=True)
-
-    @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_con: Any, _record: Any) -> None:
-        cur = dbapi_con.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA synchronous=FULL")
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=5000")
-        cur.close()
-
-    return engine
-
-
 class Project:
     """Open with :meth:`open` or :meth:`create`; close when done (or use as a context manager)."""
 
@@ -297,7 +224,7 @@ class Project:
         self._engine = engine
         self._schema: Schema | None = None
         self._schema_version = 0
-        self._jobs: Any = None
+        self._jobs: JobQueue | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -311,7 +238,7 @@ class Project:
         for f in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             f.unlink(missing_ok=True)
         p.parent.mkdir(parents=True, exist_ok=True)
-        engine = _engine(tmp)
+        engine = open_engine(tmp)
         with engine.begin() as conn:
             create_current(conn)
             _set_meta(conn, "application", APPLICATION_ID)
@@ -350,7 +277,7 @@ class Project:
         if version < FORMAT_VERSION:
             backup = p.with_name(f"{p.name}.bak-format{version}")
             shutil.copy2(p, backup)
-        project = cls(p, _engine(p))
+        project = cls(p, open_engine(p))
         try:
             project._migrate(version)
             project._load_schema()
@@ -396,8 +323,6 @@ class Project:
         """The background jobs' queue, logs and flags in this file (made on first use; the
         worker processes open their own)."""
         if self._jobs is None:
-            from studio.store.jobs import JobQueue
-
             self._jobs = JobQueue(self.path)
         return self._jobs
 
@@ -780,7 +705,7 @@ class Project:
                     "a": author,
                 },
             )
-            new_id = int(set_id if set_id is not None else res.lastrowid)  # type: ignore[attr-defined]
+            new_id = int(set_id if set_id is not None else res.lastrowid)
             if puzzles:
                 conn.execute(
                     text(

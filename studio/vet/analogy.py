@@ -44,7 +44,7 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema, ValueKind
 from studio.core.tagindex import TagIndex
-from studio.vet.emergent import Finding
+from studio.core.verdict import Finding
 from studio.vet.rules import CARDINAL_CELLS, NONE, RuleBook
 
 CHANGE = "change"
@@ -154,7 +154,7 @@ def foil_findings(
         out.append(
             Finding(
                 "foil-completes-intended",
-                index,
+                answer=index,
                 rule=CHANGE,
                 concept=c,
                 rows=((v1, v2), (v1, v2)),
@@ -178,7 +178,7 @@ def foil_findings(
                     out.append(
                         Finding(
                             "emergent",
-                            index,
+                            answer=index,
                             rule=CHANGE,
                             concept=d,
                             rows=((v1, v2), (u1, u2)),

@@ -8,101 +8,33 @@ glyphs share, which keeps it to microseconds per puzzle.
 
 ``vet_puzzle`` adds the checks on the puzzle itself: the key completes the intended (rule,
 concept), the answers are distinct and none is drawn from the context.
+
+The result is a :class:`~studio.core.verdict.Verdict` of
+:class:`~studio.core.verdict.Finding` s, one per failed check: ``foil-completes-intended`` (a
+foil also completes the intended rule), ``emergent`` (a foil completes another rule of the
+schema), ``shifted-reading`` (in a puzzle without context shift, a foil completes a rule once
+row 2 is read with its own values: a second defensible answer to whoever does not know the
+split is shift-free; an error in a strict split, else a warning with ``source``
+``shifted-reading``), ``key-fails`` (the key does not complete the intended rule),
+``duplicate-answer``, ``answer-in-context``, ``second-odd`` (odd-one-out: another member is odd
+by some concept). A finding whose ``source`` is ``image-features`` is a warning: the
+annotations may have missed it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
+from studio.core.verdict import ANNOTATIONS, ERROR, WARNING, Finding, Verdict
+from studio.vet.analogy import analogy_findings, analogy_key_ok
 from studio.vet.rules import NONE, RuleBook, RuleContext, complete, describe, row_instantiations
 
 MATRIX_LAYOUTS = ("two-row", "matrix-3x3", "sequence")
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One reason a puzzle is not (or may not be) valid.
-
-    ``kind``: ``foil-completes-intended`` (a foil also completes the intended rule),
-    ``emergent`` (a foil completes another rule of the schema), ``shifted-reading`` (in a puzzle
-    without context shift, a foil completes a rule once row 2 is read with its own values: a
-    second defensible answer to whoever does not know the split is shift-free; an error in a
-    strict split, else a warning with ``source`` ``shifted-reading``), ``key-fails`` (the key
-    does not complete the intended rule), ``duplicate-answer``, ``answer-in-context``,
-    ``second-odd`` (odd-one-out: another member is odd by some concept). ``source`` is
-    ``annotations`` or ``image-features`` (then it is a warning: the annotations may have
-    missed it).
-    ``rows`` gives, row by row, the values that instantiate the rule.
-    """
-
-    kind: str
-    answer: int
-    rule: str = ""
-    concept: str = ""
-    rows: tuple[tuple[str, ...], ...] = ()
-    source: str = "annotations"
-    detail: str = ""
-
-    @property
-    def is_warning(self) -> bool:
-        return self.source != "annotations"
-
-    def message(self) -> str:
-        where = f"answer {self.answer + 1}"
-        if self.kind in ("emergent", "foil-completes-intended", "shifted-reading"):
-            vals = " | ".join(", ".join(r) for r in self.rows)
-            what = "also completes" if self.kind == "foil-completes-intended" else "completes"
-            if self.kind == "shifted-reading" or self.source == "shifted-reading":
-                via = " under a shifted reading (each row with its own values)"
-            else:
-                via = "" if self.source == "annotations" else f" (by {self.source})"
-            return f"{where} {what} {self.rule} over {self.concept} [{vals}]{via}"
-        return f"{where}: {self.detail or self.kind}"
-
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind, "answer": self.answer, "source": self.source}
-        if self.rule:
-            d["rule"] = self.rule
-        if self.concept:
-            d["concept"] = self.concept
-        if self.rows:
-            d["rows"] = [list(r) for r in self.rows]
-        if self.detail:
-            d["detail"] = self.detail
-        d["message"] = self.message()
-        return d
-
-
-@dataclass(frozen=True)
-class Verdict:
-    puzzle_id: str
-    findings: tuple[Finding, ...] = field(default_factory=tuple)
-
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if not f.is_warning)
-
-    @property
-    def warnings(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.is_warning)
-
-    @property
-    def valid(self) -> bool:
-        return not self.errors
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.puzzle_id,
-            "valid": self.valid,
-            "findings": [f.to_json() for f in self.errors],
-            "warnings": [f.to_json() for f in self.warnings],
-        }
 
 
 def _rows_with(puzzle: Puzzle, answer: GlyphKey) -> list[tuple[GlyphKey, ...]]:
@@ -252,8 +184,6 @@ def find_emergent_rules(
     if puzzle.layout == "odd-one-out":
         return _odd_one_out_findings(puzzle, annotations, book, answers)
     if puzzle.layout == "analogy":
-        from studio.vet.analogy import analogy_findings
-
         return analogy_findings(puzzle, annotations, book, answers)
     findings = []
     indices = puzzle.foils if answers is None else [i for i in answers if i != puzzle.key]
@@ -265,7 +195,7 @@ def find_emergent_rules(
             intended = rc.concept == puzzle.concept and rc.rule.value == puzzle.rule
             findings.append(
                 Finding(
-                    kind="foil-completes-intended" if intended else "emergent",
+                    "foil-completes-intended" if intended else "emergent",
                     answer=i,
                     rule=rc.rule.value,
                     concept=rc.concept,
@@ -279,8 +209,6 @@ def key_completes(puzzle: Puzzle, annotations: TagIndex, book: RuleBook) -> bool
     if puzzle.layout == "odd-one-out":
         return _odd_value(puzzle, annotations, puzzle.key) is not None
     if puzzle.layout == "analogy":
-        from studio.vet.analogy import analogy_key_ok
-
         return analogy_key_ok(puzzle, annotations, book)
     rc = book.get(puzzle.concept, puzzle.rule)
     if rc is None:
@@ -296,11 +224,15 @@ def structural_findings(puzzle: Puzzle) -> list[Finding]:
     for i, a in enumerate(puzzle.answers):
         if a in seen:
             out.append(
-                Finding("duplicate-answer", i, detail=f"same glyph {a} as answer {seen[a] + 1}")
+                Finding(
+                    "duplicate-answer", answer=i, detail=f"same glyph {a} as answer {seen[a] + 1}"
+                )
             )
         seen.setdefault(a, i)
         if a in context:
-            out.append(Finding("answer-in-context", i, detail=f"{a} is also a context frame"))
+            out.append(
+                Finding("answer-in-context", answer=i, detail=f"{a} is also a context frame")
+            )
     return out
 
 
@@ -323,12 +255,13 @@ def shifted_reading_findings(
         for rc, values in found:
             out.append(
                 Finding(
-                    kind="shifted-reading",
+                    "shifted-reading",
+                    severity=ERROR if strict else WARNING,
                     answer=i,
                     rule=rc.rule.value,
                     concept=rc.concept,
                     rows=values,
-                    source="annotations" if strict else "shifted-reading",
+                    source=ANNOTATIONS if strict else "shifted-reading",
                 )
             )
     return out
@@ -354,7 +287,7 @@ def vet_puzzle(
         findings.append(
             Finding(
                 "key-fails",
-                puzzle.key,
+                answer=puzzle.key,
                 rule=puzzle.rule,
                 concept=puzzle.concept,
                 detail=f"the key does not complete {puzzle.rule} over {puzzle.concept}",
@@ -365,7 +298,7 @@ def vet_puzzle(
         findings.extend(shifted_reading_findings(puzzle, annotations, book, strict))
     if warnings_from is not None and warning_book is not None and puzzle.layout in MATRIX_LAYOUTS:
         findings.extend(feature_warnings(puzzle, warnings_from, warning_book))
-    return Verdict(puzzle.id, tuple(findings))
+    return Verdict(tuple(findings), puzzle.id)
 
 
 def feature_warnings(puzzle: Puzzle, features: TagIndex, book: RuleBook) -> list[Finding]:
@@ -380,7 +313,8 @@ def feature_warnings(puzzle: Puzzle, features: TagIndex, book: RuleBook) -> list
                 out.append(
                     Finding(
                         "emergent",
-                        i,
+                        severity=WARNING,
+                        answer=i,
                         rule=rc.rule.value,
                         concept=rc.concept,
                         rows=values,
@@ -427,7 +361,7 @@ def _odd_one_out_findings(
                 out.append(
                     Finding(
                         "second-odd",
-                        j,
+                        answer=j,
                         rule="constant",
                         concept=c,
                         rows=((got[1],),),
@@ -435,12 +369,3 @@ def _odd_one_out_findings(
                     )
                 )
     return out
-
-
-def verdicts_summary(verdicts: Sequence[Verdict]) -> Mapping[str, int]:
-    """Counts of error kinds over many verdicts (for reports)."""
-    counts: dict[str, int] = {}
-    for v in verdicts:
-        for f in v.errors:
-            counts[f.kind] = counts.get(f.kind, 0) + 1
-    return dict(sorted(counts.items()))

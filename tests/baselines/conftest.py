@@ -15,7 +15,7 @@ import pytest
 from studio.cli import main
 from studio.core.fileio import atomic_write_bytes, atomic_write_text
 from studio.core.puzzle import read_jsonl, write_jsonl
-from studio.generate.export import npz_bytes, read_npz_frames
+from studio.families.glyph_pmp.export import npz_bytes, read_npz_frames
 
 #: puzzles of the session's glyph split (560 train, 80 val, 160 test)
 SPLIT_N = 800

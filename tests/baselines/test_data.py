@@ -13,7 +13,7 @@ from studio.baselines.data import load_source
 from studio.cli import main
 from studio.core.errors import StudioError
 from studio.core.puzzle import read_jsonl
-from studio.generate.export import npz_bytes, read_npz_frames
+from studio.families.glyph_pmp.export import npz_bytes, read_npz_frames
 
 
 def test_glyph_split_as_arrays(glyph_split: Path) -> None:

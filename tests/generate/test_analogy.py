@@ -14,7 +14,7 @@ from studio.core.puzzle import write_jsonl
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
 from studio.families.glyph_pmp.analogy import AnalogyGenerator, generate_analogies
-from studio.families.glyph_pmp.generator import GenerationShortfall, SplitResult
+from studio.families.glyph_pmp.split import GenerationShortfall, SplitResult
 from studio.generate.params import SplitParams
 from studio.vet.analogy import analogy_findings, analogy_key_ok, differ_by, foil_findings
 from studio.vet.emergent import vet_puzzle

@@ -23,8 +23,9 @@ from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
 from studio.families.glyph_pmp.analogy import generate_analogies
-from studio.families.glyph_pmp.generator import ANSWERS, GenerationShortfall, generate_split
-from studio.generate.needs import annotation_needs
+from studio.families.glyph_pmp.generator import ANSWERS, generate_split
+from studio.families.glyph_pmp.needs import annotation_needs
+from studio.families.glyph_pmp.split import GenerationShortfall
 from studio.generate.params import SplitParams
 from studio.vet.emergent import shifted_reading_findings, vet_puzzle
 from studio.vet.rules import RuleBook
@@ -229,7 +230,7 @@ def test_strict_vetting_rejects_a_shifted_reading_foil(ua_schema: Schema) -> Non
     strict = vet_puzzle(p, ann, book, strict=True)
     assert not strict.valid
     [f] = strict.errors
-    assert (f.kind, f.answer, f.rule, f.concept) == (
+    assert (f.check, f.answer, f.rule, f.concept) == (
         "shifted-reading",
         1,
         "constant",
@@ -237,7 +238,7 @@ def test_strict_vetting_rejects_a_shifted_reading_foil(ua_schema: Schema) -> Non
     )
     assert "shifted reading" in f.message()
     lenient = vet_puzzle(p, ann, book, strict=False)
-    assert lenient.valid and [w.kind for w in lenient.warnings] == ["shifted-reading"]
+    assert lenient.valid and [w.check for w in lenient.warnings] == ["shifted-reading"]
     # a puzzle with context shift is judged by the shifted reading already
     assert shifted_reading_findings(p.with_answer(1, g(11)), ann, book) == []
 

@@ -20,7 +20,7 @@ from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle, read_jsonl
 from studio.core.schema import Schema, load_schema
-from studio.generate.export import (
+from studio.families.glyph_pmp.export import (
     npz_bytes,
     read_split,
     read_split_json,
@@ -271,7 +271,7 @@ def test_multiple_folds(studio: Studio, tmp_path: Path) -> None:
     assert not (out / "puzzles.jsonl").exists()
     verdicts = vet_dir(out)
     assert len(verdicts) == 80 and all(v.valid for v in verdicts)
-    assert verdicts[0].puzzle_id.startswith("fold-0/")
+    assert verdicts[0].subject_id.startswith("fold-0/")
     # rewritten with one fold: the fold folders go, stale sheets never linger
     generate_to_dir(studio, replace(params, folds=1, n=30), out)
     assert not (out / "fold-0").exists()

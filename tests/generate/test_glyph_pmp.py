@@ -11,7 +11,8 @@ from studio.core.annotations import read_annotation_csv
 from studio.core.puzzle import write_jsonl
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.families.glyph_pmp.generator import GenerationShortfall, generate_split
+from studio.families.glyph_pmp.generator import generate_split
+from studio.families.glyph_pmp.split import GenerationShortfall
 from studio.generate.params import SplitParams
 from studio.vet.emergent import vet_puzzle
 from studio.vet.rules import RuleBook

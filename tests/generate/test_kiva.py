@@ -191,7 +191,8 @@ def test_vetting_from_the_record_alone(kiva_items: list[StimulusItem]) -> None:
     record = json.loads(json.dumps(it.to_json()))
     verdict = vet_trial_record(record)
     assert verdict.valid
-    assert [c.to_json() for c in verdict.checks[2:]] == [c.to_json() for c in it.verdict.checks]
+    got, made = verdict.findings[2:], it.verdict.findings
+    assert [c.to_item_json() for c in got] == [c.to_item_json() for c in made]
     broken = copy.deepcopy(record)
     ext = broken["questions"][2]
     ext["key"] = (ext["key"] + 1) % 3

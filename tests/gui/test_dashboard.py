@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from studio.app import Studio
 from studio.baselines import DEFAULT_MODELS
+from studio.core.errors import StudioError
 from studio.core.schema import Schema
 from studio.gui.dashboard import (
     COL_PROGRESS,
@@ -29,6 +30,7 @@ from studio.gui.dashboard import (
     BaselineJobDialog,
     ProgressDelegate,
 )
+from studio.gui.job_controller import JobController
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings
 from studio.store.jobs import JobQueue
@@ -275,6 +277,32 @@ def test_a_job_with_puzzle_flags_tells_the_board(qtbot, project_path: Path, open
                                    "puzzle_flags": flags})  # fmt: skip
     assert blocker.args == [SET_ID]
     assert list(dash.host.queue.flags(SET_ID)) == ["test-00012"]
+
+
+def test_the_job_controller_drives_jobs_without_a_widget(qtbot, project_path: Path) -> None:
+    """The host and its clock live outside the dashboard: a controller alone runs a job to
+    its end, tells about its flags and reads the list for whoever listens."""
+    controller = JobController(poll_interval=50)
+    reads: list[list[Any]] = []
+    controller.jobs_read.connect(reads.append)
+    controller.start(project_path)
+    try:
+        assert controller.running and reads == [[]]
+        flags = {"set_id": SET_ID, "models": ["blind"], "flags": FLAGS[:1]}
+        with qtbot.waitSignal(controller.flags_changed, timeout=WAIT) as blocker:
+            job_id = controller.submit(
+                "diagnostic", {"action": "sleep", "seconds": 0.1, "steps": 2, "puzzle_flags": flags}
+            )
+        assert blocker.args == [SET_ID]
+        [done] = controller.jobs
+        assert (done.id, done.status) == (job_id, "done") and reads[-1] == controller.jobs
+    finally:
+        controller.shutdown()
+    assert not controller.running and controller.queue is None
+    controller.refresh()  # no host: nothing to read, nothing emitted
+    assert reads[-1] == [done]
+    with pytest.raises(StudioError, match="not running"):
+        controller.submit("diagnostic", {"action": "raise"})
 
 
 # ---- a finished baseline job ---------------------------------------------------------------------

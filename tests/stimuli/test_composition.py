@@ -17,19 +17,21 @@ from studio.families.shape_composition.generator import (
     SCALE_BANDS,
     SHAPE_MIN_AREA,
     ShapeCompositionGenerator,
+    piece_area_limits,
+    vet_composition_item,
+)
+from studio.families.shape_composition.generator import _same_vertices as _same_vertices
+from studio.stimuli.geometry import (
     clip_convex,
     cover_iou,
     coverage,
-    piece_area_limits,
     polygon_area,
     rotate_polygon,
     round_polygon,
     signed_area,
     split_polygon,
     to_origin,
-    vet_composition_item,
 )
-from studio.families.shape_composition.generator import _same_vertices as _same_vertices
 
 SQUARE = [(0.0, 0.0), (10.0, 0.0), (10.0, 10.0), (0.0, 10.0)]
 
@@ -200,7 +202,7 @@ def test_vet_accepts_generated_items(items_by_level):
         for it in items:
             verdict = vet_composition_item(it.record)
             assert verdict.valid, verdict.errors
-            checks = {c.check: c for c in verdict.checks}
+            checks = {c.check: c for c in verdict.findings}
             assert checks["key-placement-covers-shape"].measure > 0.99
             assert checks["key-area-matches"].measure < 1e-3
 
@@ -229,7 +231,7 @@ def test_vet_refuses_a_distractor_that_reassembles(items_by_level):
         verdict = vet_composition_item(rec)
         assert not verdict.valid
         assert f"candidate-{idx}-does-not-reassemble" in _errors(verdict)
-        bad = next(c for c in verdict.checks if c.check == f"candidate-{idx}-does-not-reassemble")
+        bad = next(c for c in verdict.findings if c.check == f"candidate-{idx}-does-not-reassemble")
         assert bad.measure > 0.99
 
 

@@ -223,7 +223,7 @@ def test_vet_accepts_generated_items(items):
     for it in items[1]:
         verdict = vet_cube_net_item(it.record)
         assert verdict.valid, verdict.errors
-        checks = {c.check: c for c in verdict.checks}
+        checks = {c.check: c for c in verdict.findings}
         assert checks["key-matches-a-view"].measure == 1.0
 
 

@@ -112,7 +112,7 @@ def test_views_lie_in_their_intervals_and_cover_all_quadrants(items: list[Stimul
 
 
 def test_the_verdict_carries_measures(items: list[StimulusItem]) -> None:
-    checks = {c.check: c for c in items[0].verdict.checks}
+    checks = {c.check: c for c in items[0].verdict.findings}
     assert set(checks) >= {
         "layout",
         "arm-structure",
@@ -180,7 +180,7 @@ def test_a_mirror_image_among_the_same_candidates_is_caught(
     verdict = vet_polycube_item(record, renderer)
     assert not verdict.valid
     assert "same-are-rotations" in _errors(verdict)
-    check = next(c for c in verdict.checks if c.check == "same-are-rotations")
+    check = next(c for c in verdict.findings if c.check == "same-are-rotations")
     assert check.measure == 2
 
 
@@ -212,7 +212,7 @@ def test_a_view_down_an_arm_hides_cubes(items: list[StimulusItem], renderer: Ren
     record["question"]["view"] = view
     verdict = vet_polycube_item(record, renderer)
     assert {"view-intervals", "cubes-visible"} <= _errors(verdict)
-    assert next(c for c in verdict.checks if c.check == "cubes-visible").measure == 0
+    assert next(c for c in verdict.findings if c.check == "cubes-visible").measure == 0
 
 
 def test_bad_options_are_refused(renderer: Renderer) -> None:

@@ -48,7 +48,7 @@ def test_a_split_is_written_the_same_twice_and_revets(tmp_path: Path):
         for name in r["images"]:
             assert (tmp_path / "a" / "images" / r["id"] / f"{name}.png").is_file()
     verdicts = vet_stimulus_split(tmp_path / "a")
-    assert len(verdicts) == 4 and all(v.valid for _, v in verdicts)
+    assert len(verdicts) == 4 and all(v.valid for v in verdicts)
 
 
 def test_a_tampered_record_fails_revetting(tmp_path: Path):
@@ -59,7 +59,7 @@ def test_a_tampered_record_fails_revetting(tmp_path: Path):
     # swap the key to a distractor: "only the key reassembles the shape" must now fail
     r["key"] = (r["key"] + 1) % len(r["candidates"])
     items.write_text("\n".join(json.dumps(x) for x in records) + "\n")
-    verdicts = dict(vet_stimulus_split(tmp_path / "s"))
+    verdicts = {v.subject_id: v for v in vet_stimulus_split(tmp_path / "s")}
     assert not verdicts[r["id"]].valid
 
 

@@ -8,6 +8,7 @@ import pytest
 import trimesh
 from PIL import Image, ImageDraw
 
+from studio.core.verdict import Verdict
 from studio.families.kiva.ambiguity import (
     CONFUSABLE_DIFFERENCE,
     MIN_VISIBLE_DIFFERENCE,
@@ -20,7 +21,6 @@ from studio.families.kiva.ambiguity import (
 from studio.families.kiva.transforms import StateRenderer, StimulusState, TransformSpec, specs
 from studio.render3d import Camera, Renderer
 from studio.render3d.objects import Object3D, Part, library_object, normalised
-from studio.stimuli.items import ItemVerdict
 
 SIZE = 64
 FACE_ON = Camera(azimuth=0, elevation=0)
@@ -53,8 +53,8 @@ def vet(
     )
 
 
-def check(verdict: ItemVerdict, name: str):
-    (found,) = [c for c in verdict.checks if c.check == name]
+def check(verdict: Verdict, name: str):
+    (found,) = [c for c in verdict.findings if c.check == name]
     return found
 
 
@@ -137,7 +137,7 @@ def test_one_more_and_twice_as_many_of_one_object_are_flagged(renderer: Renderer
 def test_a_clearly_different_transform_passes(renderer: Renderer) -> None:
     verdict = vet(library_object("l-block"), ("rotation", "+90"), renderer, mode="kiva")
     assert verdict.valid, verdict.errors
-    for c in verdict.checks:
+    for c in verdict.findings:
         assert c.measure is not None and c.measure > 0.1, c
     key = vet(library_object("key"), ("reflection", "y"), renderer)
     assert key.valid and check(key, "reflection-visible").ok
@@ -162,7 +162,7 @@ def test_identical_options_are_refused(renderer: Renderer) -> None:
     same = drawer.image(StimulusState(rotation=90))
     other = drawer.image(StimulusState(rotation=-90))
     verdict = vet_options(key, [other, same.copy()])
-    first, second = verdict.checks
+    first, second = verdict.findings
     assert first.ok and not second.ok and not verdict.valid
     assert second.measure == 0.0 and "looks the same as the key" in second.detail
     assert vet_options(key, [other, drawer.image(StimulusState())]).valid

@@ -170,7 +170,7 @@ def test_a_key_that_is_not_exactly_the_change_fails(
     p = analogy([UNCHANGED, PLUS_TWO, EMERGENT_BUT_CIRCLE], key=1, key_glyph=key_glyph)
     assert not analogy_key_ok(p, ann, book)
     verdict = vet_puzzle(p, ann, book)
-    assert any(f.kind == "key-fails" for f in verdict.errors)
+    assert any(f.check == "key-fails" for f in verdict.errors)
 
 
 def test_the_example_pair_must_show_the_change(ann: TagIndex, book: RuleBook) -> None:
@@ -200,7 +200,7 @@ def test_malformed_records_are_not_valid(ann: TagIndex, book: RuleBook) -> None:
 def test_a_foil_that_carries_v2_and_agrees_with_b_is_flagged(ann: TagIndex, book: RuleBook) -> None:
     p = analogy([UNCHANGED, DEFENSIBLE, POLY_DEFENSIBLE], key=0)
     found = analogy_findings(p, ann, book)
-    assert sorted((f.kind, f.answer) for f in found) == [
+    assert sorted((f.check, f.answer) for f in found) == [
         ("foil-completes-intended", 2),
         ("foil-completes-intended", 3),
     ]
@@ -219,7 +219,7 @@ def test_a_foil_showing_the_same_change_over_another_concept_is_emergent(
     found = analogy_findings(p, ann, book)
     assert len(found) == 1
     (f,) = found
-    assert (f.kind, f.answer, f.rule, f.concept) == ("emergent", 0, "change", LINES)
+    assert (f.check, f.answer, f.rule, f.concept) == ("emergent", 0, "change", LINES)
     assert f.rows == (("3", "4"), ("2", "3"))
 
 
@@ -241,7 +241,7 @@ def test_the_same_ids_over_another_concept_are_emergent(book: RuleBook) -> None:
                 context=((a, a2), (b,)), key_glyph=b2)  # fmt: skip
     assert analogy_key_ok(p, idx, book)
     found = analogy_findings(p, idx, book)
-    assert [(x.kind, x.concept, x.answer) for x in found] == [("emergent", "stroke-style", 1)]
+    assert [(x.check, x.concept, x.answer) for x in found] == [("emergent", "stroke-style", 1)]
 
 
 def test_valid_foils_give_no_findings(ann: TagIndex, book: RuleBook) -> None:

@@ -20,7 +20,7 @@ from studio.core.annotations import TagRow, read_annotation_csv
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.generate.export import write_split
+from studio.families.glyph_pmp.export import write_split
 from studio.generate.params import SplitParams
 from studio.splits import audit_dir, generate_from
 from studio.vet.audit import (

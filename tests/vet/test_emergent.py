@@ -65,7 +65,7 @@ def test_a_polysemic_foil_completing_another_concept_is_found(ua_schema: Schema)
     bad = sorted(planted)[0]
     puzzle = constant_puzzle([bad, g(30), g(40)])
     found = find_emergent_rules(puzzle, ann, ua_schema)
-    assert [(f.kind, f.answer, f.rule, f.concept, f.rows) for f in found] == [
+    assert [(f.check, f.answer, f.rule, f.concept, f.rows) for f in found] == [
         ("emergent", 1, "constant", "closure", (("circle",), ("circle",)))
     ]
     verdict = vet_puzzle(puzzle, ann, ua_schema)
@@ -77,7 +77,7 @@ def test_a_foil_completing_the_intended_rule_is_found(ua_schema: Schema) -> None
     ann, _ = planted_index()
     puzzle = constant_puzzle([g(6), g(30), g(40)])  # g(6) has three dots too
     found = find_emergent_rules(puzzle, ann, ua_schema)
-    assert ("foil-completes-intended", 1) in [(f.kind, f.answer) for f in found]
+    assert ("foil-completes-intended", 1) in [(f.check, f.answer) for f in found]
 
 
 def test_clean_foils_are_valid(ua_schema: Schema) -> None:
@@ -90,11 +90,11 @@ def test_key_that_does_not_complete_and_answers_from_the_context_are_errors(
 ) -> None:
     ann, _ = planted_index()
     p = constant_puzzle([g(30), g(31), g(40)])
-    kinds = {f.kind for f in vet_puzzle(p.with_answer(0, g(41)), ann, ua_schema).errors}
+    kinds = {f.check for f in vet_puzzle(p.with_answer(0, g(41)), ann, ua_schema).errors}
     assert "key-fails" in kinds
-    kinds = {f.kind for f in vet_puzzle(p.with_answer(2, g(0)), ann, ua_schema).errors}
+    kinds = {f.check for f in vet_puzzle(p.with_answer(2, g(0)), ann, ua_schema).errors}
     assert "answer-in-context" in kinds
-    kinds = {f.kind for f in vet_puzzle(p.with_answer(2, g(30)), ann, ua_schema).errors}
+    kinds = {f.check for f in vet_puzzle(p.with_answer(2, g(30)), ann, ua_schema).errors}
     assert "duplicate-answer" in kinds
 
 

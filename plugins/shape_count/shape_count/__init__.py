@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from studio.families.base import Family, Option
+from studio.families import Family, Option
 
 RULES = ("progression", "constant")
 #: The context panels (row-major, the asked-for panel left out) and the candidates.

@@ -13,7 +13,8 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from shape_count import RULES
-from studio.stimuli.items import Check, ItemVerdict, StimulusItem
+from studio.core.verdict import Finding, Verdict
+from studio.stimuli.items import StimulusItem
 from studio.stimuli.polyomino import canonical_form, enumerate_polyominoes
 
 MAX_COUNT = 9
@@ -31,7 +32,7 @@ def row_counts(rule: str, start: int) -> list[int]:
     return [start, start + 1, start + 2] if rule == "progression" else [start] * 3
 
 
-def vet_record(record: Mapping[str, Any]) -> ItemVerdict:
+def vet_record(record: Mapping[str, Any]) -> Verdict:
     """From the record alone: every row follows the rule with its own shape; the key completes
     the last row; no foil does; the candidates are distinct."""
     rule = record["rule"]
@@ -52,18 +53,18 @@ def vet_record(record: Mapping[str, Any]) -> ItemVerdict:
     foils = [k for k, c in enumerate(cands) if k != key and completes(c)]
     distinct = len({(c["shape_id"], c["count"]) for c in cands}) == len(cands)
     shown = [c["count"] for c in cands] + [n for r in rows for n in r["counts"]]
-    return ItemVerdict(
+    return Verdict(
         (
-            Check("rows-follow-rule", follows, detail=f"every row's counts follow {rule}"),
-            Check("key-completes", completes(cands[key]), detail=f"the key shows {want}"),
-            Check(
+            Finding("rows-follow-rule", follows, detail=f"every row's counts follow {rule}"),
+            Finding("key-completes", completes(cands[key]), detail=f"the key shows {want}"),
+            Finding(
                 "no-foil-completes",
                 not foils,
                 float(len(foils)),
                 f"foils completing the row: {foils}" if foils else "",
             ),
-            Check("distinct-candidates", distinct, detail="four different (shape, count)"),
-            Check(
+            Finding("distinct-candidates", distinct, detail="four different (shape, count)"),
+            Finding(
                 "counts-drawable",
                 all(1 <= n <= MAX_COUNT for n in shown),
                 detail=f"1-{MAX_COUNT} copies fit a panel",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from studio.families.base import Family
+from studio.core.family import Family
 from studio.families.common import DESIGN, question_candidates, size
 
 baseline_layout = question_candidates(
@@ -19,6 +19,6 @@ FAMILY = Family(
     generator="studio.families.cube_net.generator:CubeNetGenerator",
     vet_record="studio.families.cube_net.generator:vet_cube_net_item",
     baseline_layout=baseline_layout,
-    answer_attributes="studio.stimuli.symbolic:cube_net_answers",
+    answer_attributes="studio.families.cube_net.answers:cube_net_answers",
     spatial=True,
 )

@@ -49,9 +49,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from PIL import Image, ImageDraw
 
-from studio.families.shape_composition.generator import stitch_sheet
-from studio.stimuli.items import Check, ItemVerdict, StimulusItem
+from studio.core.verdict import Finding, Verdict
+from studio.stimuli.items import StimulusItem
+from studio.stimuli.loop import vetted_items
 from studio.stimuli.polyomino import SYMMETRIES_2D, apply_matrix, enumerate_polyominoes
+from studio.stimuli.sheet import stitch_sheet
 
 Cell = tuple[int, int]
 Vec = tuple[int, int, int]
@@ -429,42 +431,42 @@ def render_view(view: View, size: int = 224) -> Image.Image:
 # Vetting
 
 
-def vet_cube_net_item(record: dict[str, Any]) -> ItemVerdict:
+def vet_cube_net_item(record: dict[str, Any]) -> Verdict:
     """Check a cube-net item from its record alone, by folding the net again.
 
     The net must fold into a cube with six different, known marks; every rotation is a multiple
     of 90°; the key's view must be what some orientation of the folded cube shows (measure: how
     many of the 24 do) and each distractor's view what none shows (measure: how many do, 0);
     the four views must differ."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     marks = record["marks"]
     try:
         cube = cube_from_net(marks)
-        checks.append(Check("net-folds-into-cube", True, 6.0, "six squares on six faces"))
+        checks.append(Finding("net-folds-into-cube", True, 6.0, "six squares on six faces"))
     except ValueError as exc:
-        checks.append(Check("net-folds-into-cube", False, 0.0, str(exc)))
-        return ItemVerdict(tuple(checks))
+        checks.append(Finding("net-folds-into-cube", False, 0.0, str(exc)))
+        return Verdict(tuple(checks))
     names = [m["mark"] for m in marks]
     distinct = len(set(names)) == 6 and all(n in MARKS for n in names)
-    checks.append(Check("marks-distinct", distinct, float(len(set(names))), ", ".join(names)))
+    checks.append(Finding("marks-distinct", distinct, float(len(set(names))), ", ".join(names)))
     candidates = record["candidates"]
     rotations_ok = all(int(m["rotation"]) in ROTATIONS for m in marks) and all(
         int(s["rotation"]) in ROTATIONS for c in candidates for s in c["view"]
     )
-    checks.append(Check("rotations-multiple-of-90", rotations_ok))
+    checks.append(Finding("rotations-multiple-of-90", rotations_ok))
     if not distinct or not rotations_ok:
-        return ItemVerdict(tuple(checks))
+        return Verdict(tuple(checks))
     truth = all_views(cube)
     key = int(record["key"])
     views = [view_from_json(c["view"]) for c in candidates]
     checks.append(
-        Check("four-candidates", len(views) == 4 and 0 <= key < len(views), float(len(views)))
+        Finding("four-candidates", len(views) == 4 and 0 <= key < len(views), float(len(views)))
     )
     for i, view in enumerate(views):
         matches = sum(1 for t in truth if t == view)
         if i == key:
             checks.append(
-                Check(
+                Finding(
                     "key-matches-a-view",
                     matches >= 1,
                     float(matches),
@@ -473,7 +475,7 @@ def vet_cube_net_item(record: dict[str, Any]) -> ItemVerdict:
             )
         else:
             checks.append(
-                Check(
+                Finding(
                     f"candidate-{i}-matches-no-view",
                     matches == 0,
                     float(matches),
@@ -481,9 +483,9 @@ def vet_cube_net_item(record: dict[str, Any]) -> ItemVerdict:
                 )
             )
     checks.append(
-        Check("candidates-distinct", len(set(views)) == len(views), float(len(set(views))))
+        Finding("candidates-distinct", len(set(views)) == len(views), float(len(set(views))))
     )
-    return ItemVerdict(tuple(checks))
+    return Verdict(tuple(checks))
 
 
 # --------------------------------------------------------------------------------------------
@@ -509,31 +511,18 @@ class CubeNetGenerator:
         self, count: int, seed: int, progress: Callable[[int, int], None] | None = None
     ) -> Iterator[StimulusItem]:
         """Yield ``count`` vetted items; item i depends only on (seed, size, i)."""
-        for i in range(count):
-            rng = np.random.default_rng(np.random.SeedSequence([seed, self.size, i]))
-            for _attempt in range(1000):
-                record = self._record(rng)
-                if record is None:
-                    continue
-                verdict = vet_cube_net_item(record)
-                if verdict.valid:
-                    break
-                for c in verdict.errors:
-                    self._reject(f"vet:{c.check}")
-            else:  # pragma: no cover - distractors are narrowed to visible changes
-                raise RuntimeError(f"no valid cube-net item after 1000 attempts: {self.rejections}")
-            images = self.render(record)
-            sheet = stitch_sheet(images["question"], [images[f"candidate-{k}"] for k in range(4)])
-            yield StimulusItem(
-                id=f"{FAMILY}-{seed}-{i:05d}",
-                family=FAMILY,
-                record=record,
-                images=images,
-                sheet=sheet,
-                verdict=verdict,
-            )
-            if progress is not None:
-                progress(i + 1, count)
+        return vetted_items(
+            FAMILY,
+            count,
+            seed,
+            (self.size,),
+            draw=lambda rng, _index: self._record(rng),
+            vet=vet_cube_net_item,
+            render=self.render,
+            sheet=stitch_sheet,
+            rejections=self.rejections,
+            progress=progress,
+        )
 
     def _record(self, rng: np.random.Generator) -> dict[str, Any] | None:
         """One item's record in the generator's design (None: a draw to throw away)."""
@@ -542,6 +531,8 @@ class CubeNetGenerator:
         return self._record_published(rng)
 
     def _net(self, rng: np.random.Generator) -> tuple[int, list[Cell], list[dict[str, Any]]]:
+        """A random net of the 11, turned or mirrored at random, with the six marks shuffled
+        onto its squares and each turned at random: (net index, squares, marks)."""
         nets = cube_nets()
         net_index = int(rng.integers(len(nets)))
         sym = SYMMETRIES_2D[int(rng.integers(len(SYMMETRIES_2D)))]
@@ -651,19 +642,7 @@ class CubeNetGenerator:
         }
 
     def _record_published(self, rng: np.random.Generator) -> dict[str, Any] | None:
-        nets = cube_nets()
-        net_index = int(rng.integers(len(nets)))
-        sym = SYMMETRIES_2D[int(rng.integers(len(SYMMETRIES_2D)))]
-        cells = [(int(a), int(b)) for a, b in apply_matrix(nets[net_index], sym)]
-        order = rng.permutation(len(MARK_NAMES)).tolist()
-        marks = [
-            {
-                "cell": [c, r],
-                "mark": MARK_NAMES[order[k]],
-                "rotation": int(ROTATIONS[int(rng.integers(4))]),
-            }
-            for k, (c, r) in enumerate(cells)
-        ]
+        net_index, cells, marks = self._net(rng)
         cube = cube_from_net(marks)
         truth = set(all_views(cube))
         rotations = cube_rotations()

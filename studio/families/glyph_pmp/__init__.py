@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from studio.families.base import Family, Option
+from studio.core.family import Family, Option
 from studio.generate.params import (
     ALL_RULES,
     ANSWER_SETS,

@@ -53,8 +53,6 @@ from one ``numpy.random.Generator`` seeded by (seed, fold), and every iteration 
 
 from __future__ import annotations
 
-import hashlib
-import time
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -69,15 +67,17 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.families.glyph_pmp.generator import (
-    GenerationShortfall,
+from studio.core.verdict import Finding
+from studio.families.glyph_pmp.split import (
     GlyphSide,
+    PartLoop,
     SplitResult,
+    fill_quotas,
     hold_out,
+    stable_fraction,
 )
 from studio.generate.params import SplitParams
 from studio.vet.analogy import CHANGE, LAYOUT, analogy_findings, analogy_key_ok, foil_findings
-from studio.vet.emergent import Finding
 from studio.vet.rules import RuleBook
 
 FOILS = 3
@@ -97,16 +97,11 @@ def change_name(t: Change) -> str:
     return f"{CHANGE}/{c}/{v1 or '(present)'}->{v2 or '(present)'}"
 
 
-def _stable_fraction(*parts: object) -> float:
-    h = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
-    return int.from_bytes(h, "big") / 2**64
-
-
 def rejection_reason(finding: Finding) -> str:
     """The rejection counter's name for a flagged foil (as the glyph PMP generator names them)."""
-    if finding.kind == "emergent":
+    if finding.check == "emergent":
         return f"foil-emergent:{finding.rule}"
-    return finding.kind if finding.kind.startswith("foil-") else f"foil-{finding.kind}"
+    return finding.check if finding.check.startswith("foil-") else f"foil-{finding.check}"
 
 
 def _jaccard(a: frozenset, b: frozenset) -> float:
@@ -180,7 +175,7 @@ class AnalogyGenerator:
             ev = [t for t in changes if t[0] in held]
         elif p.extrapolation == "values" or p.holdout == "none":
             frac = p.holdout_fraction
-            ev = [t for t in changes if _stable_fraction(p.seed, self.fold, CHANGE, *t) < frac]
+            ev = [t for t in changes if stable_fraction(p.seed, self.fold, CHANGE, *t) < frac]
             held = set(ev)
             train = [t for t in changes if t not in held]
         self.result.tuples = {
@@ -230,64 +225,50 @@ class AnalogyGenerator:
 
     # ---- main loop -------------------------------------------------------------------------
     def run(self) -> Iterator[tuple[int, int]]:
-        t0 = time.perf_counter()
-        counts = self.params.counts()
-        total = sum(counts.values())
-        done = 0
-        for part in ("train", "val", "test"):
-            side_name = "train" if part == "train" else "eval"
-            dry: dict[str, str] = {}
-            by_concept: dict[str, list[Change]] = {}
-            for t in self._changes[side_name]:
-                why = self._why_dry(side_name, t)
-                if why:
-                    dry[change_name(t)] = why
-                else:
-                    by_concept.setdefault(t[0], []).append(t)
-            self.result.dry[part] = dry
-            if self.params.answer_sets == "symmetric":
-                for c in sorted(by_concept):
-                    keys = sorted({t[2] for t in by_concept[c]})
-                    if len(keys) < FOILS + 1:
-                        for t in by_concept.pop(c):
-                            dry[change_name(t)] = (
-                                f"only {len(keys)} value(s) of {c} can be changed to on this "
-                                f"side ({', '.join(keys)}); a symmetric answer set needs "
-                                f"{FOILS + 1}"
-                            )
-            fails: Counter[Change] = Counter()
-            made = 0
-            while made < counts[part]:
-                if not by_concept:
-                    self.result.seconds += time.perf_counter() - t0
-                    raise GenerationShortfall(part, made, counts[part], dry)
-                concepts = sorted(by_concept)
-                c = concepts[int(self.rng.integers(len(concepts)))]
-                options = by_concept[c]
-                if self.params.answer_sets == "symmetric":
-                    puzzle, reason, t = self._build_symmetric(c, options, part, side_name, made)
-                else:
-                    t = options[int(self.rng.integers(len(options)))]
-                    puzzle, reason = self._build(t, part, side_name, made)
-                if puzzle is None:
-                    self.result.rejections[reason] += 1
-                    fails[t] += 1
-                    if fails[t] >= MAX_TUPLE_FAILS:
+        yield from fill_quotas(self.result, self._open_part, change_name, MAX_TUPLE_FAILS)
+
+    def _open_part(self, part: str, side_name: str) -> PartLoop[Change]:
+        """The part's quota loop pieces (:func:`fill_quotas`): the changes dry from the start
+        (and, for symmetric answer sets, the concepts with too few key-able values), a draw of
+        a puzzle of a concept drawn uniformly among the live ones, and the retiring."""
+        dry: dict[str, str] = {}
+        by_concept: dict[str, list[Change]] = {}
+        for t in self._changes[side_name]:
+            why = self._why_dry(side_name, t)
+            if why:
+                dry[change_name(t)] = why
+            else:
+                by_concept.setdefault(t[0], []).append(t)
+        symmetric = self.params.answer_sets == "symmetric"
+        if symmetric:
+            for c in sorted(by_concept):
+                keys = sorted({t[2] for t in by_concept[c]})
+                if len(keys) < FOILS + 1:
+                    for t in by_concept.pop(c):
                         dry[change_name(t)] = (
-                            f"{MAX_TUPLE_FAILS} draws in a row failed (last: {reason})"
+                            f"only {len(keys)} value(s) of {c} can be changed to on this "
+                            f"side ({', '.join(keys)}); a symmetric answer set needs "
+                            f"{FOILS + 1}"
                         )
-                        options.remove(t)
-                        if not options:
-                            del by_concept[c]
-                    continue
-                fails[t] = 0
-                self.result.puzzles.append(puzzle)
-                self.result.produced[change_name(t)] += 1
-                made += 1
-                done += 1
-                if done % 50 == 0 or done == total:
-                    yield done, total
-        self.result.seconds += time.perf_counter() - t0
+
+        def draw(made: int) -> tuple[Puzzle | None, str, Change] | None:
+            if not by_concept:
+                return None
+            concepts = sorted(by_concept)
+            c = concepts[int(self.rng.integers(len(concepts)))]
+            options = by_concept[c]
+            if symmetric:
+                return self._build_symmetric(c, options, part, side_name, made)
+            t = options[int(self.rng.integers(len(options)))]
+            return (*self._build(t, part, side_name, made), t)
+
+        def retire(t: Change) -> None:
+            options = by_concept[t[0]]
+            options.remove(t)
+            if not options:
+                del by_concept[t[0]]
+
+        return dry, draw, retire
 
     def generate(self) -> SplitResult:
         for _ in self.run():

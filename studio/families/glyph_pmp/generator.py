@@ -35,11 +35,8 @@ and generation continues with the others; if none is left before the count is re
 
 from __future__ import annotations
 
-import hashlib
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,6 +46,14 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Rule, Schema, ValueKind
 from studio.core.tagindex import TagIndex
+from studio.families.glyph_pmp.split import (
+    GlyphSide,
+    PartLoop,
+    SplitResult,
+    fill_quotas,
+    hold_out,
+    stable_fraction,
+)
 from studio.generate.params import SplitParams
 from studio.vet.emergent import OpenRow, completions, completions_by_reading, key_completes
 from studio.vet.rules import (
@@ -72,100 +77,8 @@ OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW"
 Tuple = tuple[str, str, bool]  # (rule, concept, shift)
 
 
-class GenerationShortfall(StudioError):
-    """The annotations could not supply the puzzles asked for; ``dry`` names the tuples."""
-
-    def __init__(self, part: str, made: int, wanted: int, dry: dict[str, str]) -> None:
-        self.part, self.made, self.wanted, self.dry = part, made, wanted, dry
-        lines = "\n".join(f"{t}: {why}" for t, why in sorted(dry.items()))
-        # first line: what happened, short enough for a message box; then one line per tuple
-        super().__init__(
-            f"only {made} of {wanted} {part} puzzles could be made: all {len(dry)} "
-            f"rule–concept tuples ran dry (ask for fewer puzzles, balanced sampling or other "
-            f"rules, or tag the glyphs the Needs column lists).\n{lines}"
-        )
-
-
 def tuple_name(t: Tuple) -> str:
     return f"{t[0]}/{t[1]}/{'shift' if t[2] else 'noshift'}"
-
-
-@dataclass
-class SplitResult:
-    params: SplitParams
-    fold: int
-    puzzles: list[Puzzle] = field(default_factory=list)
-    rejections: Counter[str] = field(default_factory=Counter)
-    dry: dict[str, dict[str, str]] = field(default_factory=dict)  # part → tuple → reason
-    produced: Counter[str] = field(default_factory=Counter)  # tuple name → puzzles
-    tuples: dict[str, list[str]] = field(default_factory=dict)  # part → tuple names offered
-    seconds: float = 0.0
-
-    def summary(self, timing: bool = True) -> dict[str, Any]:
-        """What happened, JSON-ready and in a fixed order; ``timing=False`` leaves out the
-        seconds, for files that must come out byte for byte the same."""
-        out: dict[str, Any] = {
-            "fold": self.fold,
-            "puzzles": len(self.puzzles),
-            "per_part": dict(sorted(Counter(p.split for p in self.puzzles).items())),
-            "rejections": dict(sorted(self.rejections.items())),
-            "dry_tuples": {k: dict(sorted(v.items())) for k, v in self.dry.items() if v},
-            "produced": dict(sorted(self.produced.items())),
-        }
-        if timing:
-            out["seconds"] = round(self.seconds, 3)
-        return out
-
-
-def _stable_fraction(*parts: object) -> float:
-    h = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
-    return int.from_bytes(h, "big") / 2**64
-
-
-class GlyphSide:
-    """The glyphs one part of a split may draw from: its annotation folders, the glyphs, and
-    which glyphs carry some value of each concept."""
-
-    def __init__(self, folders: dict[tuple[str, str], tuple[GlyphKey, ...]]) -> None:
-        self.folders = folders
-        self.folder_sets = {cv: frozenset(ks) for cv, ks in folders.items()}
-        self.glyphs: tuple[GlyphKey, ...] = tuple(
-            sorted({k for ks in folders.values() for k in ks})
-        )
-        by_concept: dict[str, set[GlyphKey]] = {}
-        for (c, _v), ks in folders.items():
-            by_concept.setdefault(c, set()).update(ks)
-        self.by_concept = {c: frozenset(ks) for c, ks in by_concept.items()}
-
-    def folder(self, concept: str, value: str) -> tuple[GlyphKey, ...]:
-        return self.folders.get((concept, value), ())
-
-
-def hold_out(
-    params: SplitParams,
-    folders: Mapping[tuple[str, str], tuple[GlyphKey, ...]],
-    rng: np.random.Generator,
-) -> dict[str, GlyphSide]:
-    """The glyph hold-out of a split: ``train`` and ``eval`` (val + test) sides. Every family
-    calls this with its seeded generator, so the same seed splits the glyphs the same way."""
-    if params.holdout == "none":
-        side = GlyphSide(dict(folders))
-        return {"train": side, "eval": side}
-    if params.holdout == "disjoint":
-        glyphs = sorted({k for ks in folders.values() for k in ks})
-        order = rng.permutation(len(glyphs))
-        cut = round(len(glyphs) * (1 - params.holdout_fraction))
-        train = {glyphs[i] for i in order[:cut]}
-        tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
-        ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
-        return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
-    tr, ev = {}, {}
-    for cv, ks in folders.items():  # basic: every folder split on its own
-        order = rng.permutation(len(ks))
-        cut = round(len(ks) * (1 - params.holdout_fraction))
-        tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
-        ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
-    return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
 
 
 class GlyphPMPGenerator:
@@ -238,7 +151,7 @@ class GlyphPMPGenerator:
 
     def _values_side(self, rule: str, concept: str, values: tuple[str, ...]) -> str:
         """Under values extrapolation (or hold-out none) each instantiation belongs to one side."""
-        frac = _stable_fraction(self.params.seed, self.fold, rule, concept, *values)
+        frac = stable_fraction(self.params.seed, self.fold, rule, concept, *values)
         return "eval" if frac < self.params.holdout_fraction else "train"
 
     @property
@@ -247,47 +160,26 @@ class GlyphPMPGenerator:
 
     # ---- main loop -------------------------------------------------------------------------
     def run(self) -> Iterator[tuple[int, int]]:
-        t0 = time.perf_counter()
-        counts = self.params.counts()
-        total = sum(counts.values())
-        done = 0
-        for part in ("train", "val", "test"):
-            side_name = "train" if part == "train" else "eval"
-            made = 0
-            active = list(self._tuples[side_name])
-            fails: Counter[Tuple] = Counter()
-            dry: dict[str, str] = {}
-            last_reason: dict[Tuple, str] = {}
-            for t in list(active):
-                why = self._tuple_impossible(t, side_name)
-                if why:
-                    dry[tuple_name(t)] = why
-                    active.remove(t)
-            self.result.dry[part] = dry
-            while made < counts[part]:
-                if not active:
-                    self.result.seconds += time.perf_counter() - t0
-                    raise GenerationShortfall(part, made, counts[part], dry)
-                t = active[int(self.rng.integers(len(active)))]
-                puzzle, reason = self._build(t, part, side_name, made)
-                if puzzle is None:
-                    self.result.rejections[reason] += 1
-                    last_reason[t] = reason
-                    fails[t] += 1
-                    if fails[t] >= MAX_TUPLE_FAILS:
-                        dry[tuple_name(t)] = (
-                            f"{MAX_TUPLE_FAILS} draws in a row failed (last: {reason})"
-                        )
-                        active.remove(t)
-                    continue
-                fails[t] = 0
-                self.result.puzzles.append(puzzle)
-                self.result.produced[tuple_name(t)] += 1
-                made += 1
-                done += 1
-                if done % 50 == 0 or done == total:
-                    yield done, total
-        self.result.seconds += time.perf_counter() - t0
+        yield from fill_quotas(self.result, self._open_part, tuple_name, MAX_TUPLE_FAILS)
+
+    def _open_part(self, part: str, side_name: str) -> PartLoop[Tuple]:
+        """The part's quota loop pieces (:func:`fill_quotas`): the tuples dry from the start,
+        a draw of a puzzle of a tuple drawn uniformly among the live ones, and the retiring."""
+        active = list(self._tuples[side_name])
+        dry: dict[str, str] = {}
+        for t in list(active):
+            why = self._tuple_impossible(t, side_name)
+            if why:
+                dry[tuple_name(t)] = why
+                active.remove(t)
+
+        def draw(made: int) -> tuple[Puzzle | None, str, Tuple] | None:
+            if not active:
+                return None
+            t = active[int(self.rng.integers(len(active)))]
+            return (*self._build(t, part, side_name, made), t)
+
+        return dry, draw, active.remove
 
     def generate(self) -> SplitResult:
         for _ in self.run():
@@ -1036,7 +928,7 @@ class GlyphPMPGenerator:
 
         found = find_emergent_rules(puzzle, self.ann, self.book)
         if found:
-            self.result.rejections[f"foil-{found[0].kind}"] += 1
+            self.result.rejections[f"foil-{found[0].check}"] += 1
             return None, "second-odd-one"
         if not key_completes(puzzle, self.ann, self.book):
             return None, "key-does-not-complete"
@@ -1056,13 +948,4 @@ def generate_split(
     return GlyphPMPGenerator(params, annotations, schema, fold, **kw).generate()
 
 
-__all__ = [
-    "CARDINAL_CELLS",
-    "GenerationShortfall",
-    "GlyphPMPGenerator",
-    "GlyphSide",
-    "SplitResult",
-    "generate_split",
-    "hold_out",
-    "tuple_name",
-]
+__all__ = ["CARDINAL_CELLS", "GlyphPMPGenerator", "generate_split", "tuple_name"]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from studio.core.errors import StudioError
-from studio.families.base import Family, Option
+from studio.core.family import Family, Option
 from studio.families.common import DESIGN, size
 
 
@@ -70,5 +70,5 @@ FAMILY = Family(
     generator="studio.families.kiva.generator:KivaGenerator",
     vet_record="studio.families.kiva.generator:vet_trial_record",
     baseline_layout=baseline_layout,
-    answer_attributes="studio.stimuli.symbolic:kiva_answers",
+    answer_attributes="studio.families.kiva.answers:kiva_answers",
 )

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image
 
+from studio.core.verdict import Finding, Verdict
 from studio.families.kiva.transforms import (
     StateRenderer,
     StimulusState,
@@ -40,7 +41,6 @@ from studio.families.kiva.transforms import (
     specs,
     try_apply,
 )
-from studio.stimuli.items import Check, ItemVerdict
 
 if TYPE_CHECKING:
     from studio.render3d.objects import Object3D
@@ -171,7 +171,7 @@ def vet_transform(
     fit: float | None = None,
     drawer: StateRenderer | None = None,
     compare: StateRenderer | None = None,
-) -> ItemVerdict:
+) -> Verdict:
     """Whether ``spec`` applied to ``state`` of this source reads unambiguously (the module
     docstring lists the checks).
 
@@ -187,11 +187,11 @@ def vet_transform(
     pair_fit = drawer.fit([before, after]) if fit is None else fit
     px_before = _pixels(drawer.image(before, pair_fit))
     px_after = _pixels(drawer.image(after, pair_fit))
-    checks: list[Check] = []
+    checks: list[Finding] = []
 
     diff = _difference(px_before, px_after)
     checks.append(
-        Check(
+        Finding(
             "visible-change",
             diff >= MIN_VISIBLE_DIFFERENCE,
             diff,
@@ -203,7 +203,7 @@ def vet_transform(
         iou = _iou(px_before, px_after)
         ok = diff >= MIN_REFLECTION_DIFFERENCE
         checks.append(
-            Check(
+            Finding(
                 "reflection-visible",
                 ok,
                 diff,
@@ -217,7 +217,7 @@ def vet_transform(
             source, spec, before, after, pair_fit, candidates, compare or comparison_drawer(drawer)
         )
     )
-    return ItemVerdict(tuple(checks))
+    return Verdict(tuple(checks))
 
 
 def _unique_transform(
@@ -228,7 +228,7 @@ def _unique_transform(
     pair_fit: float,
     candidates: Sequence[TransformSpec] | None,
     drawer: StateRenderer,
-) -> Check:
+) -> Finding:
     """Compare the after-picture with every rival's (no change and each other candidate that
     applies and shows as many copies); name those that draw nearly the same."""
     base = _base_color(source)
@@ -254,7 +254,7 @@ def _unique_transform(
         closest = min(closest, d)
         if same:
             confusions.append(name)
-    return Check(
+    return Finding(
         "unique-transform",
         not confusions,
         closest,
@@ -271,7 +271,7 @@ def _base_color(source: Any) -> tuple[int, int, int] | None:
     return None if isinstance(source, Image.Image) else getattr(source, "base_color", None)
 
 
-def vet_options(key_image: Image.Image, distractor_images: Sequence[Image.Image]) -> ItemVerdict:
+def vet_options(key_image: Image.Image, distractor_images: Sequence[Image.Image]) -> Verdict:
     """One ``distinct-option`` check per distractor: refused when it draws (nearly) the key's
     picture, so the question would have two right answers."""
     checks = []
@@ -280,7 +280,7 @@ def vet_options(key_image: Image.Image, distractor_images: Sequence[Image.Image]
         _same_size(key_image, other)
         same, diff, iou = _confusable(key, _pixels(other))
         checks.append(
-            Check(
+            Finding(
                 "distinct-option",
                 not same,
                 diff,
@@ -288,4 +288,4 @@ def vet_options(key_image: Image.Image, distractor_images: Sequence[Image.Image]
                 f"(silhouette IoU {iou:.3f})" + ("; it looks the same as the key" if same else ""),
             )
         )
-    return ItemVerdict(tuple(checks))
+    return Verdict(tuple(checks))

@@ -61,9 +61,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from studio.core.errors import StudioError
+from studio.core.verdict import Finding, Verdict
 from studio.families.kiva.ambiguity import COMPARE_SIZE, confusable, vet_options, vet_transform
 from studio.families.kiva.transforms import (
     COLORS,
@@ -81,7 +82,8 @@ from studio.families.kiva.transforms import (
     specs,
     try_apply,
 )
-from studio.stimuli.items import Check, ItemVerdict, StimulusItem
+from studio.stimuli.items import StimulusItem
+from studio.stimuli.sheet import label_font
 
 if TYPE_CHECKING:
     from studio.render3d.objects import Object3D
@@ -441,7 +443,7 @@ class KivaGenerator:
                 "train_after": choice.train if no_change[i] else apply(spec, choice.train),
                 "test_before": choice.test,
             }
-            drawn = _Drawn(states, {}, [], {}, ItemVerdict())
+            drawn = _Drawn(states, {}, [], {}, Verdict())
             names = {n: _NamedOnly(n) for n in (train_name, test_name)}
             record, _ = _record(
                 self.mode,
@@ -571,7 +573,7 @@ class _Drawn:
     pictures: dict[str, Image.Image]  # train-before, train-after, test-before
     option_images: list[Image.Image]
     fits: dict[str, float]
-    verdict: ItemVerdict
+    verdict: Verdict
 
     def images(self, order: Sequence[int]) -> dict[str, Image.Image]:
         """The separate images, "option-k" being unshuffled option ``order[k]``."""
@@ -587,15 +589,15 @@ TEST_WARNINGS = frozenset({"unique-transform"})
 
 
 def _prefixed(
-    verdict: ItemVerdict, prefix: str, warnings: frozenset[str] = frozenset()
-) -> tuple[Check, ...]:
+    verdict: Verdict, prefix: str, warnings: frozenset[str] = frozenset()
+) -> tuple[Finding, ...]:
     return tuple(
         dataclasses.replace(
             c,
             check=f"{prefix}{c.check}",
             severity="warning" if c.check in warnings else c.severity,
         )
-        for c in verdict.checks
+        for c in verdict.findings
     )
 
 
@@ -627,7 +629,7 @@ def _draw_trial(
     test_small = StateRenderer(test_obj, compare, camera, small) if small < size else test_draw
     train_fit = train_draw.fit([train_before, apply(spec, train_before)])
     test_fit = test_draw.fit([test_before, *unshuffled])
-    checks: list[Check] = []
+    checks: list[Finding] = []
     # the shown change must read one way on both objects (in a no-change trial: the change
     # that would have been shown, whose after-picture is a distractor)
     checks += _prefixed(
@@ -658,10 +660,10 @@ def _draw_trial(
     option_images = [test_draw.image(s, test_fit) for s in unshuffled]
     key_at = 2 if no_change else 0
     distractors = [img for j, img in enumerate(option_images) if j != key_at]
-    checks += vet_options(option_images[key_at], distractors).checks
+    checks += vet_options(option_images[key_at], distractors).findings
     same, diff, iou = confusable(distractors[0], distractors[1])
     checks.append(
-        Check(
+        Finding(
             "distinct-distractors",
             not same,
             diff,
@@ -681,7 +683,7 @@ def _draw_trial(
         },
         option_images=option_images,
         fits={"train": train_fit, "test": test_fit},
-        verdict=ItemVerdict(tuple(checks)),
+        verdict=Verdict(tuple(checks)),
     )
 
 
@@ -780,7 +782,7 @@ def _record(
         "size": size,
         "measures": {
             c.check: None if c.measure is None else round(float(c.measure), 6)
-            for c in trial.verdict.checks
+            for c in trial.verdict.findings
         },
     }
     return record, order
@@ -789,13 +791,13 @@ def _record(
 # ---------------------------------------------------------------------------------- re-vetting
 
 
-def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None) -> ItemVerdict:
+def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None) -> Verdict:
     """Check a trial from its record alone: the questions (four shuffled options and
     "doesn't apply" last, keys pointing at the right answers, the options each once), the states
     (the after-pictures are the recorded transformations of the inputs; kiva's test input equals
     the training input, kiva-adults' differs), then the pictures re-rendered and vetted as at
     generation (with ``renderer`` or this thread's of the record's size)."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     mode, domain = str(record["mode"]), str(record["domain"])
     spec, sibling = TransformSpec.parse(record["spec"]), TransformSpec.parse(record["sibling"])
     no_change = bool(record["no_change"])
@@ -824,7 +826,7 @@ def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None
         if sorted(ext["option_ids"][:3]) != sorted([spec.id, sibling.id, NO_CHANGE]):
             problems.append("extrapolate: the options are not key, sibling and no change")
     checks.append(
-        Check("questions", not problems, float(len(problems)), "; ".join(problems) or "ok")
+        Finding("questions", not problems, float(len(problems)), "; ".join(problems) or "ok")
     )
     problems = []
     train_after = states["train_before"] if no_change else apply(spec, states["train_before"])
@@ -835,7 +837,9 @@ def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None
         problems.append("the key is not the recorded change of the test input")
     if (states["test_before"] == states["train_before"]) != (mode == "kiva"):
         problems.append("kiva's test input must equal the training input, kiva-adults' must differ")
-    checks.append(Check("states", not problems, float(len(problems)), "; ".join(problems) or "ok"))
+    checks.append(
+        Finding("states", not problems, float(len(problems)), "; ".join(problems) or "ok")
+    )
 
     size = int(record["size"])
     camera = _camera_from(record.get("camera"))
@@ -857,17 +861,10 @@ def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None
         size,
         specs(mode),
     )
-    return ItemVerdict(tuple(checks) + drawn.verdict.checks)
+    return Verdict(tuple(checks) + drawn.verdict.findings)
 
 
 # ---------------------------------------------------------------------------------- the sheet
-
-
-def _font(size: int) -> Any:
-    try:
-        return ImageFont.load_default(size=size)
-    except (OSError, TypeError):  # Pillow without FreeType
-        return ImageFont.load_default()
 
 
 def _arrow(draw: ImageDraw.ImageDraw, x0: float, x1: float, y: float, width: int) -> None:
@@ -896,7 +893,7 @@ def render_trial_sheet(record: Mapping[str, Any], images: Mapping[str, Image.Ima
     sheet = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(sheet)
     line_w = max(1, tile // 60)
-    font = _font(max(10, int(label_h * 0.8)))
+    font = label_font(max(10, int(label_h * 0.8)))
 
     def pair(x: int, y: int, before: Image.Image, after: Image.Image) -> None:
         for img, xx in ((before, x), (after, x + tile + arrow_w)):

@@ -3,7 +3,7 @@ of the question's polycube (published design), or which one is (balanced design)
 
 from __future__ import annotations
 
-from studio.families.base import Family, Option
+from studio.core.family import Family, Option
 from studio.families.common import DESIGN, question_candidates, size
 
 # published: the odd candidate's kind; balanced: the design (no odd candidate)
@@ -32,7 +32,7 @@ FAMILY = Family(
     generator="studio.families.polycube_rotation.generator:PolycubeRotationGenerator",
     vet_record="studio.families.polycube_rotation.generator:vet_polycube_item",
     baseline_layout=baseline_layout,
-    answer_attributes="studio.stimuli.symbolic:polycube_answers",
+    answer_attributes="studio.families.polycube_rotation.answers:polycube_answers",
     spatial=True,
     odd_designs=("published", "mixed"),
 )

@@ -52,9 +52,11 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
-from studio.stimuli.items import Check, ItemVerdict, StimulusItem
+from studio.core.verdict import Finding, Verdict
+from studio.stimuli.items import StimulusItem
+from studio.stimuli.loop import vetted_items
 from studio.stimuli.polycube import (
     ROTATIONS_3D,
     canonical_polycube,
@@ -66,6 +68,7 @@ from studio.stimuli.polycube import (
     polycube_cube_meshes,
     polycube_mesh,
 )
+from studio.stimuli.sheet import label_font
 
 if TYPE_CHECKING:
     from studio.render3d import Renderer
@@ -223,13 +226,6 @@ def _renderer_for(size: int, renderer: Renderer | None) -> Renderer:
     return thread_renderer(size, "white")
 
 
-def _font(size: int) -> Any:
-    try:
-        return ImageFont.load_default(size=size)
-    except (OSError, TypeError):
-        return ImageFont.load_default()
-
-
 def compose_sheet(question: Image.Image, candidates: Sequence[Image.Image]) -> Image.Image:
     """Question on the left, a rule, then the four candidates in a row labelled A–D."""
     size = question.width
@@ -237,7 +233,7 @@ def compose_sheet(question: Image.Image, candidates: Sequence[Image.Image]) -> I
     width = gap + size + rule + len(candidates) * (size + gap)
     sheet = Image.new("RGB", (width, gap + size + label_h), "white")
     draw = ImageDraw.Draw(sheet)
-    font = _font(16)
+    font = label_font(16)
     sheet.paste(question.convert("RGB"), (gap, gap))
     draw.text(
         (gap + size / 2, gap + size + 4), "Question", fill=(30, 30, 30), font=font, anchor="mt"
@@ -577,28 +573,19 @@ class PolycubeRotationGenerator:
         seed do not share their first arms. Renders with ``renderer`` or this thread's own."""
         renderer = _renderer_for(self.size, renderer)
         keys = self._keys(count, seed)
-        for i in range(count):
-            rng = np.random.default_rng([seed, self.level, i])
-            for _ in range(MAX_ATTEMPTS):
-                record = self._try_item(rng, keys[i], renderer)
-                if record is None:
-                    continue
-                verdict = vet_polycube_item(record, renderer)
-                if verdict.valid:
-                    break
-                for check in verdict.errors:
-                    self.rejections[f"vet:{check.check}"] += 1
-            else:
-                raise RuntimeError(
-                    f"no valid polycube item after {MAX_ATTEMPTS} shapes; "
-                    f"rejections so far: {dict(self.rejections)}"
-                )
-            item_id = f"{FAMILY}-{seed}-{i:05d}"
-            images = render_item_images(record, renderer)
-            sheet = compose_sheet(images["question"], [images[f"candidate-{j}"] for j in range(4)])
-            yield StimulusItem(item_id, FAMILY, record, images, sheet, verdict)
-            if progress is not None:
-                progress(i + 1, count)
+        yield from vetted_items(
+            FAMILY,
+            count,
+            seed,
+            (self.level,),
+            draw=lambda rng, i: self._try_item(rng, keys[i], renderer),
+            vet=lambda record: vet_polycube_item(record, renderer),
+            render=lambda record: render_item_images(record, renderer),
+            sheet=compose_sheet,
+            rejections=self.rejections,
+            progress=progress,
+            attempts=MAX_ATTEMPTS,
+        )
 
 
 def _axis_rotation(axis: Sequence[int], quarters: int) -> np.ndarray:
@@ -627,7 +614,7 @@ def _angle_ok(angle: float) -> bool:
     return OFFSET_MIN <= _interval_offset(angle) < OFFSET_MAX
 
 
-def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = None) -> ItemVerdict:
+def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = None) -> Verdict:
     """Check an item from its record alone (an independent pass over what the generator made).
 
     Published design — errors: the layout (four candidates, one odd at ``key``); every shape a
@@ -638,7 +625,7 @@ def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = Non
     (measure: the fewest pixels any cube shows; rendered with ``renderer`` or this thread's).
     Balanced design (``record["design"]``): the key the only rotation, the foils' kinds, the
     set two mirror pairs (:func:`_balanced_checks`); the chains and views as above."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     question = [tuple(c) for c in record["question"]["cells"]]
     cands = list(record["candidates"])
     key = int(record["key"])
@@ -647,10 +634,10 @@ def vet_polycube_item(record: Mapping[str, Any], renderer: Renderer | None = Non
     else:
         checks += _published_checks(record, question, cands, key)
     checks += _view_checks(record, question, cands, renderer)
-    return ItemVerdict(tuple(checks))
+    return Verdict(tuple(checks))
 
 
-def _chain_check(record: Mapping[str, Any], question: list[Any], cands: list[Any]) -> Check:
+def _chain_check(record: Mapping[str, Any], question: list[Any], cands: list[Any]) -> Finding:
     """Every shape a clean chain of the recorded arm lengths (balanced design: the question of
     them, a candidate of them in some order — three-arm foils permute the arms)."""
     lengths = [int(v) for v in record["arm_lengths"]]
@@ -667,7 +654,7 @@ def _chain_check(record: Mapping[str, Any], question: list[Any], cands: list[Any
         if read != lengths or not chain_is_clean(cells):
             bad_chains.append(name)
     lengths_ok = len(lengths) == expected_arms and all(ARM_MIN <= v <= ARM_MAX for v in lengths)
-    return Check(
+    return Finding(
         "arm-structure",
         lengths_ok and not bad_chains,
         measure=float(len(bad_chains)),
@@ -678,14 +665,14 @@ def _chain_check(record: Mapping[str, Any], question: list[Any], cands: list[Any
 
 def _balanced_checks(
     record: Mapping[str, Any], question: list[Any], cands: list[Any], key: int
-) -> list[Check]:
+) -> list[Finding]:
     """The balanced design: the key alone is a rotation of the question (and its recorded
     rotation of it); each foil's kind is what it is; the four candidates are two mirror pairs,
     no two of them rotations of each other (so none is singled out by the candidates alone)."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     same_positions = [i for i, c in enumerate(cands) if c["same"]]
     checks.append(
-        Check(
+        Finding(
             "layout",
             len(cands) == 4 and same_positions == [key],
             measure=float(len(same_positions)),
@@ -697,7 +684,7 @@ def _balanced_checks(
     forms = [canonical_polycube(c["cells"]) for c in cands]
     rotations = [i for i, f in enumerate(forms) if f == q_canon]
     checks.append(
-        Check(
+        Finding(
             "key-only-rotation",
             rotations == [key],
             measure=float(len(rotations)),
@@ -708,7 +695,7 @@ def _balanced_checks(
         tuple(v) for v in cands[key]["cells"]
     ]
     checks.append(
-        Check(
+        Finding(
             "recorded-rotations",
             bool(faithful),
             detail="" if faithful else "the key's cells differ from rotation × question",
@@ -722,7 +709,7 @@ def _balanced_checks(
         if (c.get("kind") == "mirror") != mirror:
             mislabelled.append(i)
     checks.append(
-        Check(
+        Finding(
             "foil-kind-labels",
             not mislabelled,
             measure=float(len(mislabelled)),
@@ -733,7 +720,7 @@ def _balanced_checks(
     twins = [sum(1 for f in forms if f == m) for m in mirrors]
     symmetric = len(set(forms)) == len(forms) and twins == [1] * len(cands)
     checks.append(
-        Check(
+        Finding(
             "symmetric-set",
             symmetric,
             measure=float(len(set(forms))),
@@ -747,11 +734,11 @@ def _balanced_checks(
 
 def _published_checks(
     record: Mapping[str, Any], question: list[Any], cands: list[Any], key: int
-) -> list[Check]:
-    checks: list[Check] = []
+) -> list[Finding]:
+    checks: list[Finding] = []
     odd_positions = [i for i, c in enumerate(cands) if not c["same"]]
     checks.append(
-        Check(
+        Finding(
             "layout",
             len(cands) == 4 and odd_positions == [key],
             measure=float(len(odd_positions)),
@@ -763,7 +750,7 @@ def _published_checks(
     same = [(i, c) for i, c in enumerate(cands) if c["same"]]
     not_rotations = [i for i, c in same if canonical_polycube(c["cells"]) != q_canon]
     checks.append(
-        Check(
+        Finding(
             "same-are-rotations",
             len(same) == 3 and not not_rotations,
             measure=float(len(same) - len(not_rotations)),
@@ -776,7 +763,7 @@ def _published_checks(
         if _rotate(question, np.asarray(c["rotation"])) != [tuple(v) for v in c["cells"]]
     ]
     checks.append(
-        Check(
+        Finding(
             "recorded-rotations",
             not unfaithful,
             measure=float(len(unfaithful)),
@@ -787,7 +774,7 @@ def _published_checks(
         odd_cells = cands[key]["cells"]
         odd_is_rotation = canonical_polycube(odd_cells) == q_canon
         checks.append(
-            Check(
+            Finding(
                 "odd-not-rotation",
                 not odd_is_rotation,
                 measure=float(odd_is_rotation),
@@ -798,7 +785,7 @@ def _published_checks(
             "mirror" if is_mirror_of(question, odd_cells) and not odd_is_rotation else "different"
         )
         checks.append(
-            Check(
+            Finding(
                 "odd-kind-label",
                 record.get("odd_kind") == kind,
                 detail=f"labelled {record.get('odd_kind')!r}, is {kind!r}",
@@ -809,8 +796,8 @@ def _published_checks(
 
 def _view_checks(
     record: Mapping[str, Any], question: list[Any], cands: list[Any], renderer: Renderer | None
-) -> list[Check]:
-    checks: list[Check] = []
+) -> list[Finding]:
+    checks: list[Finding] = []
     views = [record["question"]["view"], *(c["view"] for c in cands)]
     angles = [(float(v["azimuth"]), float(v["elevation"])) for v in views]
     bad_views = [
@@ -822,7 +809,7 @@ def _view_checks(
         min(_interval_offset(a), 90.0 - _interval_offset(a)) for pair in angles for a in pair
     )
     checks.append(
-        Check(
+        Finding(
             "view-intervals",
             not bad_views,
             measure=margin,
@@ -838,7 +825,7 @@ def _view_checks(
     threshold = min_visible_pixels(int(record["size"]))
     hidden = [i for i, n in enumerate(fewest) if n < threshold]
     checks.append(
-        Check(
+        Finding(
             "cubes-visible",
             not hidden,
             measure=float(min(fewest)),

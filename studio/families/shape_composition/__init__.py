@@ -3,7 +3,7 @@ reassembles the shape."""
 
 from __future__ import annotations
 
-from studio.families.base import Family, Option
+from studio.core.family import Family, Option
 from studio.families.common import DESIGN, question_candidates, size
 
 baseline_layout = question_candidates("composition", lambda r: f"{r.get('m', '?')} pieces")
@@ -30,7 +30,7 @@ FAMILY = Family(
     generator="studio.families.shape_composition.generator:ShapeCompositionGenerator",
     vet_record="studio.families.shape_composition.generator:vet_composition_item",
     baseline_layout=baseline_layout,
-    answer_attributes="studio.stimuli.symbolic:composition_answers",
+    answer_attributes="studio.families.shape_composition.answers:composition_answers",
     spatial=True,
     cut_pieces=True,
 )

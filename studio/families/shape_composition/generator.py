@@ -61,13 +61,32 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 from scipy.optimize import linear_sum_assignment
 
-from studio.stimuli.items import Check, ItemVerdict, StimulusItem
-
-Point = tuple[float, float]
-Polygon = list[Point]
+from studio.core.verdict import Finding, Verdict
+from studio.stimuli.geometry import (
+    DECIMALS,
+    Point,
+    Polygon,
+    as_points,
+    bbox,
+    cover_iou,
+    coverage,
+    polygon_area,
+    polygon_centroid,
+    polygon_iou,
+    rotate_polygon,
+    round_polygon,
+    scale_polygon,
+    signed_area,
+    split_polygon,
+    to_origin,
+    translate_polygon,
+)
+from studio.stimuli.items import StimulusItem
+from studio.stimuli.loop import vetted_items
+from studio.stimuli.sheet import stitch_sheet
 
 FAMILY = "shape-composition"
 LEVELS: tuple[int, ...] = (2, 3, 4, 5)
@@ -90,9 +109,7 @@ AREA_TOLERANCE = 5e-4
 PLACEMENT_IOU = 0.99
 #: IoU from which two pieces count as the same piece (exact polygons, so near 1).
 SAME_PIECE_IOU = 0.999
-_DECIMALS = 3
 _RASTER_SCALE = 2
-_LABELS = ("1", "2", "3", "4")
 #: Answer-set designs (module docstring); the first is the default.
 DESIGNS: tuple[str, ...] = ("balanced", "published")
 #: Balanced design: the larger of two varying pieces' areas over the smaller, for every pair.
@@ -106,193 +123,6 @@ def piece_area_limits(m: int) -> tuple[float, float]:
     if m not in LEVELS:
         raise ValueError(f"m must be one of {LEVELS}, not {m}")
     return (2_000.0 if m == 5 else 3_000.0), PIECE_MAX_AREA
-
-
-# --------------------------------------------------------------------------------------------
-# Exact polygon geometry (convex polygons, image coordinates)
-
-
-def polygon_area(poly: Sequence[Sequence[float]]) -> float:
-    """Area of a simple polygon (shoelace); the sign is dropped, so vertex order does not matter."""
-    return abs(signed_area(poly))
-
-
-def signed_area(poly: Sequence[Sequence[float]]) -> float:
-    """Shoelace area with sign: rotations keep it, a mirror image flips it (the no-flip test)."""
-    s = 0.0
-    n = len(poly)
-    for i in range(n):
-        x0, y0 = poly[i]
-        x1, y1 = poly[(i + 1) % n]
-        s += x0 * y1 - x1 * y0
-    return s / 2.0
-
-
-def polygon_centroid(poly: Sequence[Sequence[float]]) -> Point:
-    """Area centroid: moves with the polygon under rotation, so it pins a piece to its place."""
-    a = signed_area(poly)
-    if abs(a) < 1e-12:
-        xs, ys = zip(*poly, strict=True)
-        return (sum(xs) / len(xs), sum(ys) / len(ys))
-    cx = cy = 0.0
-    n = len(poly)
-    for i in range(n):
-        x0, y0 = poly[i]
-        x1, y1 = poly[(i + 1) % n]
-        cross = x0 * y1 - x1 * y0
-        cx += (x0 + x1) * cross
-        cy += (y0 + y1) * cross
-    return (cx / (6 * a), cy / (6 * a))
-
-
-def _clean(poly: Sequence[Sequence[float]], eps: float = 1e-9) -> Polygon:
-    out: Polygon = []
-    for x, y in poly:
-        p = (float(x), float(y))
-        if not out or abs(p[0] - out[-1][0]) > eps or abs(p[1] - out[-1][1]) > eps:
-            out.append(p)
-    while (
-        len(out) > 1 and abs(out[0][0] - out[-1][0]) <= eps and abs(out[0][1] - out[-1][1]) <= eps
-    ):
-        out.pop()
-    if len(out) >= 3 and signed_area(out) < 0:
-        out.reverse()
-    return out
-
-
-def split_polygon(poly: Sequence[Point], a: float, b: float, c: float) -> tuple[Polygon, Polygon]:
-    """Split a convex polygon by the line ``a·x + b·y = c`` into (negative side, positive side).
-
-    Both halves are built in one pass so that they share the very same intersection points, and
-    the pieces of a cut tile their parent exactly (up to float rounding)."""
-    neg: Polygon = []
-    pos: Polygon = []
-    n = len(poly)
-    for i in range(n):
-        p = poly[i]
-        q = poly[(i + 1) % n]
-        dp = a * p[0] + b * p[1] - c
-        dq = a * q[0] + b * q[1] - c
-        if dp <= 0:
-            neg.append(p)
-        if dp >= 0:
-            pos.append(p)
-        if (dp < 0 < dq) or (dq < 0 < dp):
-            t = dp / (dp - dq)
-            x = (p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]))
-            neg.append(x)
-            pos.append(x)
-    neg = _clean(neg)
-    pos = _clean(pos)
-    return (neg if len(neg) >= 3 else []), (pos if len(pos) >= 3 else [])
-
-
-def clip_convex(subject: Sequence[Point], clip: Sequence[Point]) -> Polygon:
-    """Intersection of two convex polygons (Sutherland–Hodgman): exact overlap of two pieces."""
-    out: Polygon = _clean(subject)
-    clip = _clean(clip)
-    n = len(clip)
-    for i in range(n):
-        if len(out) < 3:
-            return []
-        (x0, y0), (x1, y1) = clip[i], clip[(i + 1) % n]
-        # Inside of a positively oriented edge: cross((p1 - p0), (p - p0)) >= 0.
-        a, b = y1 - y0, -(x1 - x0)
-        c = a * x0 + b * y0
-        # cross = (x1-x0)(y-y0) - (y1-y0)(x-x0) = -(a x + b y - c); inside ⇔ a x + b y - c <= 0.
-        out, _ = split_polygon(out, a, b, c)
-    return out if len(out) >= 3 else []
-
-
-def rotate_polygon(poly: Sequence[Sequence[float]], degrees: int) -> Polygon:
-    """Rotate clockwise on screen by a multiple of 90° about the origin (exact: swaps and signs).
-
-    In image coordinates (y down) a clockwise quarter turn is (x, y) → (−y, x)."""
-    if degrees % 90:
-        raise ValueError(f"rotations are multiples of 90°, not {degrees}")
-    k = (degrees // 90) % 4
-    out = [(float(x), float(y)) for x, y in poly]
-    for _ in range(k):
-        out = [(-y, x) for x, y in out]
-    return out
-
-
-def translate_polygon(poly: Sequence[Sequence[float]], dx: float, dy: float) -> Polygon:
-    """Move a polygon; with the quarter turns this is every motion a piece may make."""
-    return [(x + dx, y + dy) for x, y in poly]
-
-
-def scale_polygon(poly: Sequence[Sequence[float]], factor: float) -> Polygon:
-    """Scale about the centroid: the scaled piece stays where it was, only its size changes."""
-    cx, cy = polygon_centroid(poly)
-    return [(cx + factor * (x - cx), cy + factor * (y - cy)) for x, y in poly]
-
-
-def to_origin(poly: Sequence[Sequence[float]]) -> Polygon:
-    """Translate so the bounding box starts at (0, 0): how a piece is stored once it is shown."""
-    xs = [p[0] for p in poly]
-    ys = [p[1] for p in poly]
-    return translate_polygon(poly, -min(xs), -min(ys))
-
-
-def round_polygon(poly: Sequence[Sequence[float]], decimals: int = _DECIMALS) -> list[list[float]]:
-    """Vertices rounded for the record (0.001 px: areas stay exact to well under a pixel)."""
-    return [[round(float(x), decimals) + 0.0, round(float(y), decimals) + 0.0] for x, y in poly]
-
-
-def _bbox(poly: Sequence[Sequence[float]]) -> tuple[float, float, float, float]:
-    xs = [p[0] for p in poly]
-    ys = [p[1] for p in poly]
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def _as_points(poly: Sequence[Sequence[float]]) -> Polygon:
-    return [(float(p[0]), float(p[1])) for p in poly]
-
-
-def polygon_iou(p: Sequence[Point], q: Sequence[Point]) -> float:
-    """Exact IoU of two convex polygons as placed."""
-    inter = clip_convex(p, q)
-    ai = polygon_area(inter) if inter else 0.0
-    union = polygon_area(p) + polygon_area(q) - ai
-    return ai / union if union > 0 else 0.0
-
-
-def coverage(polys: Sequence[Sequence[Sequence[float]]], size: int, scale: int = 1) -> np.ndarray:
-    """How many of the convex polygons cover each pixel centre of a ``size·scale`` grid.
-
-    Sampled exactly with half-plane tests (not a drawing routine, which paints shared edges
-    into both neighbours), so pieces that tile the shape cover each pixel once and an overlap
-    shows up as a count of 2."""
-    n = size * scale
-    counts = np.zeros((n, n), dtype=np.int16)
-    for poly in polys:
-        pts = _clean(poly)
-        if len(pts) < 3:
-            continue
-        x0, y0, x1, y1 = _bbox(pts)
-        c0, c1 = max(0, math.floor(x0 * scale)), min(n, math.ceil(x1 * scale) + 1)
-        r0, r1 = max(0, math.floor(y0 * scale)), min(n, math.ceil(y1 * scale) + 1)
-        if c0 >= c1 or r0 >= r1:
-            continue
-        xs = (np.arange(c0, c1) + 0.5) / scale
-        ys = (np.arange(r0, r1) + 0.5) / scale
-        inside = np.ones((r1 - r0, c1 - c0), dtype=bool)
-        for i in range(len(pts)):
-            (ax, ay), (bx, by) = pts[i], pts[(i + 1) % len(pts)]
-            # inside of a positively oriented edge: cross(b − a, p − a) ≥ 0
-            inside &= ((bx - ax) * (ys[:, None] - ay) - (by - ay) * (xs[None, :] - ax)) >= 0
-        counts[r0:r1, c0:c1] += inside
-    return counts
-
-
-def cover_iou(counts: np.ndarray, target: np.ndarray) -> float:
-    """IoU of "covered exactly once" with the target mask; overlaps and gaps both count against.
-
-    A plain union would forgive a too-large piece that spills over its neighbours."""
-    once = counts == 1
-    union = np.logical_or(counts > 0, target).sum()
-    return float(np.logical_and(once, target).sum() / union) if union else 0.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -388,7 +218,7 @@ def make_shape(rng: np.random.Generator, size: int = 224) -> tuple[Polygon, list
         intercept = float(rng.uniform(lo, hi))
         above, below = split_polygon(poly, *_line(angle, intercept))
         poly = above if side == "above" else below
-        cuts.append({"angle": angle, "intercept": round(intercept, _DECIMALS), "kept": side})
+        cuts.append({"angle": angle, "intercept": round(intercept, DECIMALS), "kept": side})
     return poly, cuts
 
 
@@ -440,7 +270,7 @@ def cut_into_pieces(
         intercept = float(rng.uniform(lo, hi))
         above, below = split_polygon(pieces[idx], *_line(angle, intercept))
         pieces[idx : idx + 1] = [above, below]
-        cuts.append({"piece": idx, "angle": angle, "intercept": round(intercept, _DECIMALS)})
+        cuts.append({"piece": idx, "angle": angle, "intercept": round(intercept, DECIMALS)})
     if max(polygon_area(p) for p in pieces) > max_a:
         raise _Rejected("piece-too-large")
     return pieces, cuts
@@ -494,7 +324,7 @@ def _layout(
     """The largest common scale (at most 1) at which every candidate's pieces pack, and the boxes.
 
     One scale for all candidates keeps sizes comparable, which the scaled distractor needs."""
-    dims = [[(_bbox(p)[2], _bbox(p)[3]) for p in cand] for cand in shown]  # shown start at 0
+    dims = [[(bbox(p)[2], bbox(p)[3]) for p in cand] for cand in shown]  # shown start at 0
 
     def pack_all(s: float) -> list[list[list[float]]] | None:
         out = []
@@ -535,48 +365,12 @@ def draw_polygons(
     return img
 
 
-def stitch_sheet(
-    question: Image.Image, candidates: Sequence[Image.Image], labels: Sequence[str] = _LABELS
-) -> Image.Image:
-    """Question above, the numbered candidates in a row below, on white: what a person sees.
-
-    The key is not marked. Used by the shape-composition and cube-net generators alike."""
-    w, h = candidates[0].size
-    gap = max(8, w // 14)
-    label_h = max(16, h // 9)
-    width = len(candidates) * w + (len(candidates) + 1) * gap
-    height = gap + question.size[1] + 2 * gap + h + label_h + gap
-    sheet = Image.new("RGB", (width, height), "white")
-    draw = ImageDraw.Draw(sheet)
-    qx = (width - question.size[0]) // 2
-    sheet.paste(question.convert("RGB"), (qx, gap))
-    draw.rectangle(
-        (qx - 1, gap - 1, qx + question.size[0], gap + question.size[1]), outline=(150,) * 3
-    )
-    sep = gap + question.size[1] + gap
-    draw.line((gap, sep, width - gap, sep), fill=(90,) * 3)
-    font = ImageFont.load_default(size=max(12, label_h - 4))
-    top = sep + gap
-    for i, cand in enumerate(candidates):
-        x = gap + i * (w + gap)
-        sheet.paste(cand.convert("RGB"), (x, top))
-        draw.rectangle((x - 1, top - 1, x + w, top + h), outline=(150,) * 3)
-        tx0, ty0, tx1, ty1 = draw.textbbox((0, 0), labels[i], font=font)
-        draw.text(
-            (x + (w - (tx1 - tx0)) // 2 - tx0, top + h + (label_h - (ty1 - ty0)) // 2 - ty0),
-            labels[i],
-            fill="black",
-            font=font,
-        )
-    return sheet
-
-
 # --------------------------------------------------------------------------------------------
 # Vetting
 
 
 def _shown_from_source(source: Sequence[Sequence[float]], rotation: int, factor: float) -> Polygon:
-    poly = _as_points(source)
+    poly = as_points(source)
     if factor != 1.0:
         poly = scale_polygon(poly, factor)
     return to_origin(rotate_polygon(poly, rotation))
@@ -612,12 +406,12 @@ def best_placement(
     centroid on centroid (the best translation when the two are congruent), scored by exact IoU;
     the assignment maximizing the total IoU decides where each piece goes. Returns the placed
     polygons, the per-pair best IoU matrix and the assignment (shown piece → partition piece)."""
-    parts = [_as_points(q) for q in partition]
+    parts = [as_points(q) for q in partition]
     n, k = len(shown), len(parts)
     iou = np.zeros((n, k))
     best_rot = np.zeros((n, k), dtype=int)
     for i, p in enumerate(shown):
-        pts = _as_points(p)
+        pts = as_points(p)
         for j, q in enumerate(parts):
             for rot in ROTATIONS:
                 v = polygon_iou(_place_like(rotate_polygon(pts, rot), q), q)
@@ -630,7 +424,7 @@ def best_placement(
         assign[i] = j
     for i, p in enumerate(shown):
         j = assign[i]
-        pts = _as_points(p)
+        pts = as_points(p)
         if j < 0:  # more shown pieces than parts: leave it where it is
             placed.append(pts)
         else:
@@ -638,7 +432,7 @@ def best_placement(
     return placed, iou, assign
 
 
-def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
+def vet_composition_item(record: dict[str, Any]) -> Verdict:
     """Check a shape-composition item from its record alone: only the key reassembles the shape.
 
     - the partition tiles the shape (areas add up; the union of pieces rasterises to the shape);
@@ -651,13 +445,13 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
       with quarter turns (:func:`best_placement`) stays below :data:`PLACEMENT_IOU`;
     - each distractor differs from the key in exactly one piece (up to rotation);
     - the laid-out pieces do not overlap and stay inside the image."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     size = int(record["size"])
     m = int(record["m"])
-    shape = _as_points(record["shape"]["polygon"])
+    shape = as_points(record["shape"]["polygon"])
     shape_area = polygon_area(shape)
-    partition = [_as_points(p["polygon"]) for p in record["pieces"]]
-    donors = [[_as_points(p["polygon"]) for p in d["pieces"]] for d in record.get("donors", [])]
+    partition = [as_points(p["polygon"]) for p in record["pieces"]]
+    donors = [[as_points(p["polygon"]) for p in d["pieces"]] for d in record.get("donors", [])]
     shape_mask = coverage([shape], size, _RASTER_SCALE) > 0
     min_a, max_a = piece_area_limits(m)
     scale2 = (size / 224.0) ** 2
@@ -667,7 +461,7 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
     rel = abs(sum(part_areas) - shape_area) / shape_area
     union_iou = cover_iou(coverage(partition, size, _RASTER_SCALE), shape_mask)
     checks.append(
-        Check(
+        Finding(
             "partition-tiles-shape",
             len(partition) == m and rel <= AREA_TOLERANCE and union_iou >= PLACEMENT_IOU,
             union_iou,
@@ -678,7 +472,7 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
         min_a * scale2 - 1e-6 <= a <= max_a * scale2 + 1e-6 for a in part_areas
     )
     checks.append(
-        Check(
+        Finding(
             "area-limits",
             ok_limits,
             min(part_areas) if part_areas else 0.0,
@@ -689,10 +483,10 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
     candidates = record["candidates"]
     key = int(record["key"])
     counts_ok = len(candidates) == 4 and all(len(c["pieces"]) == m for c in candidates)
-    checks.append(Check("piece-count", counts_ok, float(m), f"{len(candidates)} candidates"))
+    checks.append(Finding("piece-count", counts_ok, float(m), f"{len(candidates)} candidates"))
     if not counts_ok or not 0 <= key < len(candidates):
-        checks.append(Check("key-index", False, float(key), "no such candidate"))
-        return ItemVerdict(tuple(checks))
+        checks.append(Finding("key-index", False, float(key), "no such candidate"))
+        return Verdict(tuple(checks))
 
     # Rotations and sources
     bad_rot, bad_src = [], []
@@ -709,14 +503,14 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
             mod = piece.get("modification") or {}
             factor = float(mod.get("factor", 1.0)) if mod.get("kind") == "scaled" else 1.0
             expected = _shown_from_source(pool[int(src["piece"])], rot, factor)
-            shown = _as_points(piece["polygon"])
+            shown = as_points(piece["polygon"])
             if signed_area(shown) <= 0 or not _same_vertices(shown, expected, 0.01):
                 bad_src.append(f"{ci}.{pi}")
     checks.append(
-        Check("rotations-multiple-of-90", not bad_rot, float(len(bad_rot)), " ".join(bad_rot))
+        Finding("rotations-multiple-of-90", not bad_rot, float(len(bad_rot)), " ".join(bad_rot))
     )
     checks.append(
-        Check(
+        Finding(
             "shown-pieces-match-sources",
             not bad_src,
             float(len(bad_src)),
@@ -729,7 +523,7 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
     key_area = sum(polygon_area(p["polygon"]) for p in key_pieces)
     key_rel = abs(key_area - shape_area) / shape_area
     checks.append(
-        Check(
+        Finding(
             "key-area-matches",
             key_rel <= AREA_TOLERANCE,
             key_rel,
@@ -738,13 +532,13 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
     )
     placed = []
     for p in key_pieces:
-        back = rotate_polygon(_as_points(p["polygon"]), -int(p["rotation"]) % 360)
+        back = rotate_polygon(as_points(p["polygon"]), -int(p["rotation"]) % 360)
         src = p["source"]
         target = partition[int(src["piece"])] if src["shape"] == "original" else back
         placed.append(_place_like(back, target))
     key_iou = cover_iou(coverage(placed, size, _RASTER_SCALE), shape_mask)
     checks.append(
-        Check(
+        Finding(
             "key-placement-covers-shape",
             key_iou >= PLACEMENT_IOU,
             key_iou,
@@ -763,7 +557,7 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
         d_iou = cover_iou(coverage(placed_d, size, _RASTER_SCALE), shape_mask)
         reassembles = d_rel <= AREA_TOLERANCE and d_iou >= PLACEMENT_IOU
         checks.append(
-            Check(
+            Finding(
                 f"candidate-{ci}-does-not-reassemble",
                 not reassembles,
                 d_iou,
@@ -774,7 +568,7 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
             1 for i, j in enumerate(assign) if j < 0 or iou_matrix[i, j] < SAME_PIECE_IOU
         )
         checks.append(
-            Check(
+            Finding(
                 f"candidate-{ci}-one-piece-changed",
                 differing == 1,
                 float(differing),
@@ -794,14 +588,14 @@ def vet_composition_item(record: dict[str, Any]) -> ItemVerdict:
                 if min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1]):
                     overlaps += 1
     checks.append(
-        Check(
+        Finding(
             "layout-no-overlap",
             overlaps == 0 and outside == 0,
             float(overlaps + outside),
             f"{overlaps} overlapping, {outside} outside",
         )
     )
-    return ItemVerdict(tuple(checks))
+    return Verdict(tuple(checks))
 
 
 # --------------------------------------------------------------------------------------------
@@ -856,36 +650,26 @@ class ShapeCompositionGenerator:
         self, count: int, seed: int, progress: Callable[[int, int], None] | None = None
     ) -> Iterator[StimulusItem]:
         """Yield ``count`` vetted items; item i depends only on (seed, m, size, i)."""
-        for i in range(count):
-            rng = np.random.default_rng(np.random.SeedSequence([seed, self.pieces, self.size, i]))
-            for _attempt in range(1000):
-                try:
-                    record = self._record(rng)
-                except _Rejected as exc:
-                    self._reject(exc.reason)
-                    continue
-                verdict = vet_composition_item(record)
-                if not verdict.valid:
-                    for c in verdict.errors:
-                        self._reject(f"vet:{c.check}")
-                    continue
-                break
-            else:  # pragma: no cover - the narrowing makes this unreachable in practice
-                raise RuntimeError(
-                    f"no valid shape-composition item after 1000 attempts: {self.rejections}"
-                )
-            images = self.render(record)
-            sheet = stitch_sheet(images["question"], [images[f"candidate-{k}"] for k in range(4)])
-            yield StimulusItem(
-                id=f"{FAMILY}-{seed}-{i:05d}",
-                family=FAMILY,
-                record=record,
-                images=images,
-                sheet=sheet,
-                verdict=verdict,
-            )
-            if progress is not None:
-                progress(i + 1, count)
+        return vetted_items(
+            FAMILY,
+            count,
+            seed,
+            (self.pieces, self.size),
+            draw=self._draw,
+            vet=vet_composition_item,
+            render=self.render,
+            sheet=stitch_sheet,
+            rejections=self.rejections,
+            progress=progress,
+        )
+
+    def _draw(self, rng: np.random.Generator, _index: int) -> dict[str, Any] | None:
+        """One record, or None for a construction dead end (counted by its reason)."""
+        try:
+            return self._record(rng)
+        except _Rejected as exc:
+            self._reject(exc.reason)
+            return None
 
     def _record(self, rng: np.random.Generator) -> dict[str, Any]:
         """One item's record in the generator's design (raises _Rejected for a dead end)."""
@@ -909,8 +693,8 @@ class ShapeCompositionGenerator:
                 pieces, piece_cuts = cut_into_pieces(shape, m, rng, size)
             except _Rejected:
                 continue
-            shape_r = _as_points(round_polygon(shape))
-            pieces_r = [_as_points(round_polygon(p)) for p in pieces]
+            shape_r = as_points(round_polygon(shape))
+            pieces_r = [as_points(round_polygon(p)) for p in pieces]
             shapes.append((shape_r, shape_cuts, pieces_r, piece_cuts))
             d = len(shapes) - 1
             if first_target < 0:
@@ -953,8 +737,8 @@ class ShapeCompositionGenerator:
         m, size = self.pieces, self.size
         shape, shape_cuts = make_shape(rng, size)
         pieces, piece_cuts = cut_into_pieces(shape, m, rng, size)
-        shape_r = _as_points(round_polygon(shape))
-        pieces_r = [_as_points(round_polygon(p)) for p in pieces]
+        shape_r = as_points(round_polygon(shape))
+        pieces_r = [as_points(round_polygon(p)) for p in pieces]
         areas = [polygon_area(p) for p in pieces_r]
         shape_area = polygon_area(shape_r)
         target = int(rng.integers(m))
@@ -980,8 +764,8 @@ class ShapeCompositionGenerator:
             except _Rejected:
                 continue
             d = len(donors)
-            donors.append([_as_points(round_polygon(p)) for p in dpieces])
-            donor_shapes.append(_as_points(round_polygon(dshape)))
+            donors.append([as_points(round_polygon(p)) for p in dpieces])
+            donor_shapes.append(as_points(round_polygon(dshape)))
             for k, p in enumerate(donors[-1]):
                 delta = polygon_area(p) - areas[target]
                 if lo * areas[target] <= abs(delta) <= hi * areas[target] and abs(delta) >= min_abs:

@@ -139,9 +139,9 @@ def _checks_tree(name: str) -> QTreeWidget:
 
 
 def fill_checks(tree: QTreeWidget, verdict: Any) -> None:
-    """Show an ItemVerdict's checks: failed errors red, failed warnings amber."""
+    """Show a Verdict's checks: failed errors red, failed warnings amber."""
     tree.clear()
-    for c in verdict.checks:
+    for c in verdict.findings:
         verdict_text = "pass" if c.ok else ("REFUSED" if c.severity == "error" else "warning")
         measure = "" if c.measure is None else f"{c.measure:.4g}"
         item = QTreeWidgetItem([c.check, verdict_text, measure, c.detail])

@@ -30,13 +30,15 @@ dates (1980-01-01) and attributes, each entry ``numpy.lib.format.write_array`` o
 the generator's summary are left out. The same command therefore re-creates the same bytes.
 
 Every file is written atomically (temp file + rename). ``split.json`` is written last: a
-folder without it is an unfinished split, and ``read_split`` says so.
+folder without it is an unfinished split, and ``read_split`` says so. The folder protocol
+(where a split may go, ``split.json`` last, reading it back) is :mod:`studio.core.splitdir`'s,
+shared with the stimulus splits; a glyph split may be written again over an earlier one
+(``is_split_entry`` says what it may replace), and then drops what the earlier one left.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
 import shutil
 import zipfile
@@ -53,15 +55,17 @@ from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_bytes, atomic_write_text
 from studio.core.keys import GlyphKey
-from studio.core.puzzle import Puzzle, read_jsonl, write_jsonl
+from studio.core.puzzle import Puzzle, write_jsonl
 from studio.core.schema import Schema
-from studio.families.glyph_pmp.generator import SplitResult
+from studio.core.splitdir import SPLIT_JSON, SplitFormat, check_target, is_temp_file, read_records
+from studio.core.verdict import Verdict
+from studio.families.glyph_pmp.split import SplitResult
 from studio.generate.params import SplitParams
 from studio.generate.sheet import sheet_png
-from studio.vet.emergent import Verdict
 
 SPLIT_FORMAT = "analogy-studio.split"
 SPLIT_FORMAT_VERSION = 1
+GLYPH_SPLIT = SplitFormat(SPLIT_FORMAT, SPLIT_FORMAT_VERSION)
 FRAME_SIZE = 80
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 INK_THRESHOLD = 128
@@ -69,7 +73,6 @@ WRITERS = min(4, (os.cpu_count() or 1) + 1)  # threads writing sheets and npz fi
 WINDOW = 64  # puzzles in flight at most
 
 PUZZLES = "puzzles.jsonl"
-SPLIT_JSON = "split.json"
 REPORT_JSON = "report.json"
 ANNOTATIONS_CSV = "annotations.csv"
 SCHEMA_JSON = "schema.json"
@@ -79,7 +82,14 @@ NPZ = "npz"
 #: again drops it, since it describes the puzzles that were replaced
 BASELINES = "baselines"
 _SPLIT_ENTRIES = {
-    PUZZLES, SPLIT_JSON, REPORT_JSON, ANNOTATIONS_CSV, SCHEMA_JSON, SHEETS, NPZ, BASELINES
+    PUZZLES,
+    SPLIT_JSON,
+    REPORT_JSON,
+    ANNOTATIONS_CSV,
+    SCHEMA_JSON,
+    SHEETS,
+    NPZ,
+    BASELINES,
 }
 
 ImageOf = Callable[[GlyphKey], "np.ndarray | None"]
@@ -134,37 +144,17 @@ def puzzle_npz(puzzle: Puzzle, frame_of: Callable[[GlyphKey], np.ndarray]) -> by
 
 
 # ---- writing --------------------------------------------------------------------------------
-def _json_bytes(data: Any) -> bytes:
-    return (json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
-
-
-def check_target(out: Path) -> None:
-    """Refuse a folder that holds anything a split does not write (nothing is overwritten)."""
-    if out.exists() and not out.is_dir():
-        raise StudioError("is a file, not a folder for a split", out)
-    if not out.exists():
-        return
-    foreign = sorted(
-        p.name
-        for p in out.iterdir()
-        if p.name not in _SPLIT_ENTRIES
-        and not p.name.startswith("fold-")
-        and not (p.name.startswith(".") and p.name.endswith(".tmp"))
-    )
-    if foreign:
-        raise StudioError(
-            "already holds files that are not part of a split "
-            f"({', '.join(foreign[:5])}{', …' if len(foreign) > 5 else ''}); "
-            "choose an empty or new folder",
-            out,
-        )
+def is_split_entry(name: str) -> bool:
+    """Is ``name`` something a glyph split writes at its top level (a file or folder of a
+    fold, a fold folder, a leftover temp file)? Only such entries may be written over or
+    removed when a split is written again (``check_target(out, is_split_entry)``)."""
+    return name in _SPLIT_ENTRIES or name.startswith("fold-") or is_temp_file(name)
 
 
 def _is_split_dir(folder: Path) -> bool:
-    """A folder holding nothing but what a split writes (safe to remove as stale)."""
+    """A folder holding nothing but what a fold writes (safe to remove as stale)."""
     return folder.is_dir() and all(
-        p.name in _SPLIT_ENTRIES or (p.name.startswith(".") and p.name.endswith(".tmp"))
-        for p in folder.iterdir()
+        p.name in _SPLIT_ENTRIES or is_temp_file(p.name) for p in folder.iterdir()
     )
 
 
@@ -197,8 +187,7 @@ def split_info(
 ) -> dict[str, Any]:
     """What every ``split.json`` says besides its fold's summary."""
     info: dict[str, Any] = {
-        "format": SPLIT_FORMAT,
-        "format_version": SPLIT_FORMAT_VERSION,
+        **GLYPH_SPLIT.header(),
         "studio_version": __version__,
         "params": params.to_json(),
         "seed": params.seed,
@@ -229,7 +218,7 @@ def _write_fold(
     ids = [p.id for p in result.puzzles]
     if len(set(ids)) != len(ids):
         raise StudioError(f"fold {result.fold}: puzzle ids repeat; cannot name files by id")
-    (folder / SPLIT_JSON).unlink(missing_ok=True)  # unfinished until written again, last
+    GLYPH_SPLIT.begin(folder)
 
     def write_one(p: Puzzle) -> None:
         atomic_write_bytes(folder / SHEETS / f"{p.id}.png", sheet_png(p, image_of))
@@ -264,17 +253,17 @@ def _write_fold(
     if stats is not None:
         report["stats"] = stats
     if verdicts is not None:
-        report["verdicts"] = [v.to_json() for v in verdicts]
+        report["verdicts"] = [v.to_puzzle_json() for v in verdicts]
         report["valid"] = sum(1 for v in verdicts if v.valid)
         report["invalid"] = sum(1 for v in verdicts if not v.valid)
         report["with_warnings"] = sum(1 for v in verdicts if v.warnings)
-    atomic_write_bytes(folder / REPORT_JSON, _json_bytes(report))
+    GLYPH_SPLIT.write_json(folder / REPORT_JSON, report)
     atomic_write_text(folder / PUZZLES, write_jsonl(result.puzzles))
     split = dict(info)
     split["fold"] = result.fold
     split["puzzles"] = len(result.puzzles)
     split["summary"] = result.summary(timing=False)
-    atomic_write_bytes(folder / SPLIT_JSON, _json_bytes(split))
+    GLYPH_SPLIT.finish(folder, split)
 
 
 def write_split(
@@ -298,7 +287,7 @@ def write_split(
     (JSON-serialisable, reproducible). ``progress(done, total)`` counts puzzles written.
     Returns the folder."""
     out = Path(out_dir)
-    check_target(out)
+    check_target(out, is_split_entry)
     if not results:
         raise StudioError("nothing to write: no folds were generated")
     per_fold_verdicts = _as_per_fold(verdicts, len(results))
@@ -324,7 +313,7 @@ def write_split(
 
     multi = len(results) > 1
     if multi:
-        (out / SPLIT_JSON).unlink(missing_ok=True)
+        GLYPH_SPLIT.begin(out)
     for i, result in enumerate(results):
         folder = out / f"fold-{result.fold}" if multi else out
         _write_fold(
@@ -354,7 +343,7 @@ def write_split(
         top["fold_dirs"] = [f"fold-{r.fold}" for r in results]
         top["puzzles"] = total
         top["summaries"] = [r.summary(timing=False) for r in results]
-        atomic_write_bytes(out / SPLIT_JSON, _json_bytes(top))
+        GLYPH_SPLIT.finish(out, top)
     if progress is not None and total == 0:
         progress(0, 0)
     return out
@@ -362,34 +351,12 @@ def write_split(
 
 # ---- reading --------------------------------------------------------------------------------
 def read_split_json(split_dir: str | Path) -> dict[str, Any]:
-    """The ``split.json`` of a split folder (or fold folder), checked; StudioError naming the
-    file when it is missing or damaged."""
-    folder = Path(split_dir)
-    if not folder.exists():
-        raise StudioError("split folder not found", folder)
-    if not folder.is_dir():
-        raise StudioError("is not a folder (a split is a folder with split.json)", folder)
-    path = folder / SPLIT_JSON
-    if not path.exists():
-        raise StudioError("missing: this folder is not a split, or its export did not finish", path)
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise StudioError(f"cannot be read: {e}", path) from None
-    except json.JSONDecodeError as e:
-        raise StudioError(
-            f"damaged: not valid JSON (line {e.lineno}, column {e.colno}): {e.msg}", path
-        ) from None
-    if not isinstance(data, dict) or data.get("format") != SPLIT_FORMAT:
-        raise StudioError(f"damaged: not an {SPLIT_FORMAT} file", path)
-    if int(data.get("format_version", 0)) > SPLIT_FORMAT_VERSION:
-        raise StudioError(
-            f"written by a newer studio (format version {data.get('format_version')}); "
-            "update Analogy Studio to read it",
-            path,
-        )
+    """The ``split.json`` of a split folder (or fold folder), checked
+    (:meth:`~studio.core.splitdir.SplitFormat.read_split_json`, and it holds the split's
+    parameters); StudioError naming the file when it is missing or damaged."""
+    data = GLYPH_SPLIT.read_split_json(split_dir)
     if not isinstance(data.get("params"), dict):
-        raise StudioError("damaged: it has no split parameters", path)
+        raise StudioError("damaged: it has no split parameters", Path(split_dir) / SPLIT_JSON)
     return data
 
 
@@ -421,7 +388,7 @@ def read_fold(folder: str | Path) -> tuple[dict[str, Any], list[Puzzle]]:
     path = folder / PUZZLES
     if not path.exists():
         raise StudioError("missing: the split has no puzzle file", path)
-    puzzles = list(read_jsonl(path))
+    puzzles = read_records(path, Puzzle.from_json)
     want = data.get("puzzles")
     if isinstance(want, int) and want != len(puzzles):
         raise StudioError(f"damaged: holds {len(puzzles)} puzzles but split.json says {want}", path)
@@ -460,8 +427,8 @@ def read_npz_frames(path: str | Path) -> dict[str, np.ndarray]:
 __all__ = [
     "SPLIT_FORMAT",
     "SPLIT_FORMAT_VERSION",
-    "check_target",
     "fold_dirs",
+    "is_split_entry",
     "npz_bytes",
     "puzzle_frames",
     "puzzle_npz",

@@ -9,7 +9,7 @@ person typed before a generator sees it.
 Two kinds of family exist:
 
 - ``"glyph"``: made from a project's annotations (``studio.splits``); the split folder holds
-  ``puzzles.jsonl``, ``.npz`` frames and sheets (``studio.generate.export``).
+  ``puzzles.jsonl``, ``.npz`` frames and sheets (``studio.families.glyph_pmp.export``).
 - ``"stimulus"``: made from nothing but its options and a seed (``studio.stimuli.split``); the
   generator is a class taking the options as keywords with ``items(n, seed, progress)`` yielding
   :class:`~studio.stimuli.items.StimulusItem` and a ``rejections`` count; the folder holds
@@ -146,7 +146,7 @@ class Family:
     - ``generator``: stimulus families, a class taking the options as keywords (module
       docstring); glyph families, ``(params, annotations, schema, fold, questions)`` → a
       generator with ``run()`` and ``result``.
-    - ``vet_record``: ``record → ItemVerdict``, the checks re-run on an exported record.
+    - ``vet_record``: ``record → Verdict``, the checks re-run on an exported record.
     - ``baseline_layout``: ``record → dict`` with ``context`` and ``answers`` (image names
       under ``images/<id>/``), ``rows``, ``key``, ``rule``, ``concept`` and ``layout``
       (``"analogy"`` or ``"question-candidates"``): how the baselines read one record.

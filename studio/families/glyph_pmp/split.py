@@ -1,0 +1,180 @@
+"""What the glyph families' splits share: the glyph hold-out, the result, and the quota loop.
+
+Both glyph generators (:mod:`.generator`, progressive matrices, and :mod:`.analogy`, A : A′ :: B
+: ?) split the glyphs with :func:`hold_out` from the same seeded generator, so the same seed
+holds out the same glyphs whatever the layout; both fill each part's quota with
+:func:`fill_quotas`, which draws puzzles of the part's tuples, counts failed draws by reason and
+declares a tuple dry after too many failures in a row. What a tuple is (a rule–concept–shift, a
+change of one concept) and how one is drawn stays with each generator.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.generate.params import SplitParams
+
+T = TypeVar("T", bound=Hashable)
+#: What a generator opens one part of a split with (:func:`fill_quotas`): the tuples dry from the
+#: start (name → why), a draw of one puzzle of a live tuple — (puzzle or None, why it failed,
+#: the tuple), or None when none is left — and a way to stop offering a tuple.
+PartLoop = tuple[
+    dict[str, str],
+    Callable[[int], tuple[Puzzle | None, str, T] | None],
+    Callable[[T], None],
+]
+
+
+class GenerationShortfall(StudioError):
+    """The annotations could not supply the puzzles asked for; ``dry`` names the tuples."""
+
+    def __init__(self, part: str, made: int, wanted: int, dry: dict[str, str]) -> None:
+        self.part, self.made, self.wanted, self.dry = part, made, wanted, dry
+        lines = "\n".join(f"{t}: {why}" for t, why in sorted(dry.items()))
+        # first line: what happened, short enough for a message box; then one line per tuple
+        super().__init__(
+            f"only {made} of {wanted} {part} puzzles could be made: all {len(dry)} "
+            f"rule–concept tuples ran dry (ask for fewer puzzles, balanced sampling or other "
+            f"rules, or tag the glyphs the Needs column lists).\n{lines}"
+        )
+
+
+@dataclass
+class SplitResult:
+    """One fold of a glyph split: the puzzles, and what it cost (rejections by reason, dry
+    tuples by part, puzzles per tuple, the tuples offered, the seconds taken)."""
+
+    params: SplitParams
+    fold: int
+    puzzles: list[Puzzle] = field(default_factory=list)
+    rejections: Counter[str] = field(default_factory=Counter)
+    dry: dict[str, dict[str, str]] = field(default_factory=dict)  # part → tuple → reason
+    produced: Counter[str] = field(default_factory=Counter)  # tuple name → puzzles
+    tuples: dict[str, list[str]] = field(default_factory=dict)  # part → tuple names offered
+    seconds: float = 0.0
+
+    def summary(self, timing: bool = True) -> dict[str, Any]:
+        """What happened, JSON-ready and in a fixed order; ``timing=False`` leaves out the
+        seconds, for files that must come out byte for byte the same."""
+        out: dict[str, Any] = {
+            "fold": self.fold,
+            "puzzles": len(self.puzzles),
+            "per_part": dict(sorted(Counter(p.split for p in self.puzzles).items())),
+            "rejections": dict(sorted(self.rejections.items())),
+            "dry_tuples": {k: dict(sorted(v.items())) for k, v in self.dry.items() if v},
+            "produced": dict(sorted(self.produced.items())),
+        }
+        if timing:
+            out["seconds"] = round(self.seconds, 3)
+        return out
+
+
+def stable_fraction(*parts: object) -> float:
+    """A number in [0, 1) fixed by ``parts`` alone (no generator state): which side an
+    instantiation falls on stays the same whatever else a split draws."""
+    h = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2**64
+
+
+class GlyphSide:
+    """The glyphs one part of a split may draw from: its annotation folders, the glyphs, and
+    which glyphs carry some value of each concept."""
+
+    def __init__(self, folders: dict[tuple[str, str], tuple[GlyphKey, ...]]) -> None:
+        self.folders = folders
+        self.folder_sets = {cv: frozenset(ks) for cv, ks in folders.items()}
+        self.glyphs: tuple[GlyphKey, ...] = tuple(
+            sorted({k for ks in folders.values() for k in ks})
+        )
+        by_concept: dict[str, set[GlyphKey]] = {}
+        for (c, _v), ks in folders.items():
+            by_concept.setdefault(c, set()).update(ks)
+        self.by_concept = {c: frozenset(ks) for c, ks in by_concept.items()}
+
+    def folder(self, concept: str, value: str) -> tuple[GlyphKey, ...]:
+        return self.folders.get((concept, value), ())
+
+
+def hold_out(
+    params: SplitParams,
+    folders: Mapping[tuple[str, str], tuple[GlyphKey, ...]],
+    rng: np.random.Generator,
+) -> dict[str, GlyphSide]:
+    """The glyph hold-out of a split: ``train`` and ``eval`` (val + test) sides. Every family
+    calls this with its seeded generator, so the same seed splits the glyphs the same way."""
+    if params.holdout == "none":
+        side = GlyphSide(dict(folders))
+        return {"train": side, "eval": side}
+    if params.holdout == "disjoint":
+        glyphs = sorted({k for ks in folders.values() for k in ks})
+        order = rng.permutation(len(glyphs))
+        cut = round(len(glyphs) * (1 - params.holdout_fraction))
+        train = {glyphs[i] for i in order[:cut]}
+        tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
+        ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
+        return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
+    tr, ev = {}, {}
+    for cv, ks in folders.items():  # basic: every folder split on its own
+        order = rng.permutation(len(ks))
+        cut = round(len(ks) * (1 - params.holdout_fraction))
+        tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
+        ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
+    return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
+
+
+def fill_quotas(
+    result: SplitResult,
+    open_part: Callable[[str, str], PartLoop[T]],
+    name: Callable[[T], str],
+    max_fails: int,
+) -> Iterator[tuple[int, int]]:
+    """Make every part's quota (``result.params.counts()``): train, then val, then test.
+
+    ``open_part(part, side)`` (side ``train`` or ``eval``) returns the part's tuples found dry
+    before drawing (name → why; kept as ``result.dry[part]`` and added to), a ``draw(made)``
+    that draws one puzzle of a live tuple — (puzzle or None, why it failed, the tuple), or None
+    when no tuple is left, which raises :class:`GenerationShortfall` — and a ``retire(tuple)``
+    that stops offering one. A failed draw counts its reason in ``result.rejections``;
+    ``max_fails`` failures of a tuple in a row make it dry. Yields (done, total) after every
+    50th puzzle and the last, so a GUI can show progress and cancel by closing the iterator;
+    ``result.seconds`` adds the time spent."""
+    t0 = time.perf_counter()
+    counts = result.params.counts()
+    total = sum(counts.values())
+    done = 0
+    for part in ("train", "val", "test"):
+        dry, draw, retire = open_part(part, "train" if part == "train" else "eval")
+        result.dry[part] = dry
+        fails: Counter[T] = Counter()
+        made = 0
+        while made < counts[part]:
+            drawn = draw(made)
+            if drawn is None:
+                result.seconds += time.perf_counter() - t0
+                raise GenerationShortfall(part, made, counts[part], dry)
+            puzzle, reason, t = drawn
+            if puzzle is None:
+                result.rejections[reason] += 1
+                fails[t] += 1
+                if fails[t] >= max_fails:
+                    dry[name(t)] = f"{max_fails} draws in a row failed (last: {reason})"
+                    retire(t)
+                continue
+            fails[t] = 0
+            result.puzzles.append(puzzle)
+            result.produced[name(t)] += 1
+            made += 1
+            done += 1
+            if done % 50 == 0 or done == total:
+                yield done, total
+    result.seconds += time.perf_counter() - t0
