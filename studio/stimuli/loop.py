@@ -9,6 +9,7 @@ loop does not change one byte of its items.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -19,6 +20,21 @@ from studio.core.verdict import Verdict
 from studio.stimuli.items import StimulusItem
 
 Record = dict[str, Any]
+
+
+class ItemGenerator:
+    """What the spatial generators share besides the loop: the answer-set design they draw
+    (checked once here, so every family refuses an unknown design with the same message) and
+    ``rejections``, the refused draws counted by reason, which :func:`vetted_items` adds to."""
+
+    def __init__(self, design: str, designs: Sequence[str]) -> None:
+        if design not in designs:
+            raise ValueError(f"design must be one of {', '.join(designs)}, not {design!r}")
+        self.design = design
+        self.rejections: Counter[str] = Counter()
+
+    def _reject(self, reason: str) -> None:
+        self.rejections[reason] += 1
 
 
 def vetted_items(

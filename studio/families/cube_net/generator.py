@@ -51,7 +51,7 @@ from PIL import Image, ImageDraw
 
 from studio.core.verdict import Finding, Verdict
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import vetted_items
+from studio.stimuli.loop import ItemGenerator, vetted_items
 from studio.stimuli.polyomino import SYMMETRIES_2D, apply_matrix, enumerate_polyominoes
 from studio.stimuli.sheet import stitch_sheet
 
@@ -492,20 +492,14 @@ def vet_cube_net_item(record: dict[str, Any]) -> Verdict:
 # Generator
 
 
-class CubeNetGenerator:
+class CubeNetGenerator(ItemGenerator):
     """Cube-net items, deterministic for a seed; ``rejections`` counts refused attempts by why."""
 
     family = FAMILY
 
     def __init__(self, size: int = 224, design: str = "balanced") -> None:
-        if design not in DESIGNS:
-            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {design!r}")
+        super().__init__(design, DESIGNS)
         self.size = size
-        self.design = design
-        self.rejections: dict[str, int] = {}
-
-    def _reject(self, reason: str) -> None:
-        self.rejections[reason] = self.rejections.get(reason, 0) + 1
 
     def items(
         self, count: int, seed: int, progress: Callable[[int, int], None] | None = None

@@ -46,7 +46,6 @@ Core layer: numpy, Pillow, trimesh and :mod:`studio.render3d` (imported lazily);
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -56,7 +55,7 @@ from PIL import Image, ImageDraw
 
 from studio.core.verdict import Finding, Verdict
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import vetted_items
+from studio.stimuli.loop import ItemGenerator, vetted_items
 from studio.stimuli.polycube import (
     ROTATIONS_3D,
     canonical_polycube,
@@ -254,7 +253,7 @@ def compose_sheet(question: Image.Image, candidates: Sequence[Image.Image]) -> I
     return sheet
 
 
-class PolycubeRotationGenerator:
+class PolycubeRotationGenerator(ItemGenerator):
     """Polycube rotation items of one level (1: k = 3 arms, 2: k = 4, 3: k = 5).
 
     ``rejections`` counts, by reason, every drawn shape or view that was thrown away:
@@ -268,15 +267,12 @@ class PolycubeRotationGenerator:
     def __init__(self, level: int = 1, size: int = 224, design: str = "balanced") -> None:
         if level not in LEVEL_ARMS:
             raise ValueError(f"level must be one of {sorted(LEVEL_ARMS)}, not {level}")
-        if design not in DESIGNS:
-            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {design!r}")
-        self.design = design
+        super().__init__(design, DESIGNS)
         if not 32 <= size <= 1024:
             raise ValueError(f"size must be within 32..1024, not {size}")
         self.level = level
         self.size = size
         self.arms = LEVEL_ARMS[level]
-        self.rejections: Counter[str] = Counter()
 
     # -- shapes ------------------------------------------------------------------------------
 

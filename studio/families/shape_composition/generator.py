@@ -85,7 +85,7 @@ from studio.stimuli.geometry import (
     translate_polygon,
 )
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import vetted_items
+from studio.stimuli.loop import ItemGenerator, vetted_items
 from studio.stimuli.sheet import stitch_sheet
 
 FAMILY = "shape-composition"
@@ -625,7 +625,7 @@ def _pairwise_triple(
     return None
 
 
-class ShapeCompositionGenerator:
+class ShapeCompositionGenerator(ItemGenerator):
     """Shape-composition items at one level (m pieces), deterministic for a seed.
 
     ``rejections`` counts, by reason, the attempts that did not become items (construction
@@ -636,15 +636,9 @@ class ShapeCompositionGenerator:
     def __init__(self, pieces: int = 3, size: int = 224, design: str = "balanced") -> None:
         if pieces not in LEVELS:
             raise ValueError(f"pieces must be one of {LEVELS}, not {pieces}")
-        if design not in DESIGNS:
-            raise ValueError(f"design must be one of {', '.join(DESIGNS)}, not {design!r}")
-        self.design = design
+        super().__init__(design, DESIGNS)
         self.pieces = pieces
         self.size = size
-        self.rejections: dict[str, int] = {}
-
-    def _reject(self, reason: str) -> None:
-        self.rejections[reason] = self.rejections.get(reason, 0) + 1
 
     def items(
         self, count: int, seed: int, progress: Callable[[int, int], None] | None = None
