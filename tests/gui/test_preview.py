@@ -171,3 +171,13 @@ def test_task_generator_preview_shows_sheet_and_checks(qtbot, panel):
     assert tp.checks.topLevelItemCount() >= 3 and "valid" in tp.status.text()
     tp.family.setCurrentText("cube-net")
     qtbot.waitUntil(lambda: tp.last_item.family == "cube-net", timeout=60_000)
+
+
+def test_a_request_after_shutdown_is_dropped(qtbot) -> None:
+    """A debounce timer that fires while the tab closes must not raise in the event loop."""
+    from studio.gui.preview.common import RenderService
+
+    service = RenderService()
+    assert service.submit(lambda: 1) == 1
+    service.shutdown()
+    assert service.submit(lambda: 2) == 0

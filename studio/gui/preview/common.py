@@ -51,6 +51,10 @@ class RenderService(QObject):
         self._closed = False
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> int:
+        """Queue ``fn(*args)``; its sequence number, or 0 once the service is shut down (a
+        debounce timer may still fire while the tab closes: that request is simply dropped)."""
+        if self._closed:
+            return 0
         self._seq += 1
         seq = self._seq
         future = self._pool.submit(fn, *args)
