@@ -15,7 +15,7 @@ test: setup
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff check studio tests bench plugins
 	$(VENV)/bin/mypy
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile
 
 lint: setup
 	$(VENV)/bin/ruff check studio tests bench plugins

@@ -25,6 +25,11 @@ BENCHMARKS: dict[str, str] = {
     "preview3d": "preview3d_bench",
     "worker": "worker_bench",
     "answersets": "answersets_bench",
+    "fuzz": "fuzz",
+    "export": "export_bench",
+    "board": "board_bench",
+    "killloop": "killloop_bench",
+    "split_write": "split_write_bench",
 }
 
 

@@ -24,14 +24,14 @@ from studio.core.annotations import (
     write_annotation_folder,
 )
 from studio.core.commands import FunctionCommand, UndoStack
-from studio.core.errors import StudioError
+from studio.core.errors import FontChangedError, StudioError
 from studio.core.fileio import atomic_write_bytes
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
-from studio.glyphs.fonts import FontCatalog
+from studio.glyphs.fonts import FontCatalog, face_sha256
 from studio.glyphs.render import GlyphRenderer, RenderCache, RenderJob, render_batch
 from studio.glyphs.unicode import is_private_use
-from studio.store.project import GlyphRecord, Project, TagChange, TagRecord
+from studio.store.project import FontRecord, GlyphRecord, Project, TagChange, TagRecord
 
 Progress = Callable[[int, int, str], None]
 
@@ -153,6 +153,12 @@ class Studio:
         self.author = author or "unknown"
         self.undo_stack = UndoStack()
         self._renderers: dict[tuple[str, int], GlyphRenderer] = {}
+        self._font_files: dict[str, tuple[Path, str]] = {}
+        self._font_records: dict[str, FontRecord] | None = None  # read once per change
+        #: Render with whatever file is installed under a font's id when it is not the file the
+        #: project recorded (``--allow-font-change``): the splits then differ from the ones the
+        #: project made before, which is why it is off unless asked for.
+        self.allow_font_change = False
         self.events = StudioEvents()
 
     def __enter__(self) -> Studio:
@@ -275,10 +281,17 @@ class Studio:
         return n
 
     def _record_fonts(self, font_ids: Iterable[str]) -> None:
-        known = {f.id for f in self.project.fonts()}
-        for fid in sorted(set(font_ids) - known):
+        """Record the fonts that render the project's glyphs, each with a copy of its file, so the
+        project renders the same pictures on any machine whatever fonts it has installed (a
+        font recorded earlier without a copy gets one when the installed file is still the same)."""
+        known = self._fonts()
+        self._font_records = None
+        for fid in sorted(set(font_ids)):
             info = self.catalog.get(fid)
             if info is None:
+                continue
+            rec = known.get(fid)
+            if rec is not None and (rec.has_data or rec.sha256 != info.sha256):
                 continue
             self.project.add_font(
                 id=info.id,
@@ -289,7 +302,7 @@ class Studio:
                 sha256=info.sha256,
                 source=info.source,
                 num_codepoints=info.num_codepoints,
-                data=info.path.read_bytes() if info.source == "user" else None,
+                data=info.path.read_bytes(),
             )
 
     def add_font_file(self, path: str | Path) -> str:
@@ -301,20 +314,22 @@ class Studio:
     # ---- import / export -------------------------------------------------------------------
     def import_annotations(self, path: str | Path) -> ImportReport:
         """Import a CSV or UA folder. All or nothing: any bad row raises AnnotationImportError
-        and the project is unchanged. Not undoable (it may be large); it is one transaction."""
+        and the project is unchanged. Not undoable (it may be large); it is one transaction.
+        A source with no tags at all is refused too (StudioError), with nothing written."""
         rows = read_annotations(path, self.schema)
+        if not rows:
+            raise StudioError("holds no tags; nothing was imported", path)
         keys = list(dict.fromkeys(r.key for r in rows))
         res = resolve_fonts(keys, self.catalog)
-        before = self.project.glyph_count()
         self._record_fonts(set(res.render_font.values()))
-        new_tags = self.project.import_rows(rows, self.author, glyphs=_glyph_rows(keys, res))
+        counts = self.project.import_tags(rows, self.author, glyphs=_glyph_rows(keys, res))
         self.undo_stack.clear()
         self.events.glyphs_changed.emit()
         return ImportReport(
             source=str(path),
             rows=len(rows),
-            new_tags=new_tags,
-            new_glyphs=self.project.glyph_count() - before,
+            new_tags=counts.new_tags,
+            new_glyphs=counts.new_glyphs,
             substitutions=res.substitutions,
             uncovered=res.uncovered,
         )
@@ -332,24 +347,75 @@ class Studio:
 
     # ---- rendering -------------------------------------------------------------------------
     def _font_path(self, font_id: str) -> Path:
-        """The file to render a font from: the installed face the project recorded (same
-        content hash), else the recorded path, else the copy kept inside the project."""
-        rec = next((f for f in self.project.fonts() if f.id == font_id), None)
-        info = self.catalog.get(font_id)
-        if info is not None and info.path.exists() and (rec is None or info.sha256 == rec.sha256):
-            return info.path
+        return self._font_file(font_id)[0]
+
+    def _font_file(self, font_id: str) -> tuple[Path, str]:
+        """The file to render a font from and its content hash: the installed face when it is
+        the very file the project recorded (same sha256), else the copy kept in the project, else
+        the recorded path if its content still matches. A different file under the same id is
+        refused (:class:`FontChangedError`) unless :attr:`allow_font_change` is set."""
+        found = self._font_files.get(font_id)
+        if found is None or not found[0].exists():  # a file deleted since: look again
+            found = self._font_files[font_id] = self._find_font_file(font_id)
+        return found
+
+    def _find_font_file(self, font_id: str) -> tuple[Path, str]:
+        rec = self._fonts().get(font_id)
         if rec is None:
             raise StudioError(f"font {font_id!r} is neither installed nor kept in the project")
+        info = self.catalog.get(font_id)
+        if info is not None and info.path.exists() and info.sha256 == rec.sha256:
+            return info.path, rec.sha256
         path = Path(rec.path)
-        if path.exists() and not rec.has_data:
-            return path
-        data = self.project.font_data(font_id)
-        if data is None:
-            raise StudioError(f"font file {rec.path} is gone and the project keeps no copy")
-        copy = self.cache.root / "fonts" / f"{rec.sha256}{path.suffix}"
-        if not copy.exists():
-            atomic_write_bytes(copy, data)
-        return copy
+        if rec.has_data:
+            copy = self.cache.root / "fonts" / f"{rec.sha256}{path.suffix}"
+            if not copy.exists() or face_sha256(copy, rec.face_index) != rec.sha256:
+                data = self.project.font_data(font_id)
+                assert data is not None
+                atomic_write_bytes(copy, data)
+            return copy, rec.sha256
+        if path.exists() and face_sha256(path, rec.face_index) == rec.sha256:
+            return path, rec.sha256
+        candidates = [p for p in (info.path if info else None, path) if p and p.exists()]
+        if self.allow_font_change and candidates:
+            return candidates[0], face_sha256(candidates[0], rec.face_index)
+        raise FontChangedError(
+            font_id,
+            rec.sha256,
+            str(candidates[0]) if candidates else rec.path,
+            face_sha256(candidates[0], rec.face_index) if candidates else None,
+            self._glyphs_rendered_with(font_id),
+        )
+
+    def _fonts(self) -> dict[str, FontRecord]:
+        """The project's font records by id (read once: a render asks for them per glyph)."""
+        if self._font_records is None:
+            self._font_records = {f.id: f for f in self.project.fonts()}
+        return self._font_records
+
+    def _glyphs_rendered_with(self, font_id: str) -> list[GlyphKey]:
+        return [g.key for g in self.project.glyphs() if g.render_font == font_id]
+
+    def font_manifest(self, keys: Iterable[GlyphKey] | None = None) -> dict[str, str]:
+        """``{font id: sha256}`` of the fonts that render ``keys`` (every glyph when None): what
+        ``split.json`` records, so a split names the exact font files its pictures came from."""
+        wanted = None if keys is None else set(keys)
+        fonts = {fid: f.sha256 for fid, f in self._fonts().items()}
+        used = {
+            g.render_font
+            for g in self.project.glyphs()
+            if g.render_font and g.status != "uncovered" and (wanted is None or g.key in wanted)
+        }
+        return {fid: fonts[fid] for fid in sorted(used) if fid in fonts}
+
+    def check_fonts(self, keys: Iterable[GlyphKey] | None = None) -> dict[str, str]:
+        """Make sure every font that renders ``keys`` is the file the project recorded (or kept):
+        raises :class:`FontChangedError` naming the font and the glyphs that would change, before
+        any work is done. Returns :meth:`font_manifest` of ``keys``."""
+        manifest = self.font_manifest(keys)
+        for font_id in manifest:
+            self._font_file(font_id)
+        return manifest
 
     def render_all(self, size: int = 80, workers: int | None = None) -> Iterator[tuple[int, int]]:
         """Render every renderable glyph into the cache, recording missing glyphs with a reason.
@@ -357,17 +423,16 @@ class Studio:
         glyphs = [g for g in self.project.glyphs() if g.status != "uncovered"]
         # one job per (font, code point): a substituted glyph may share it with a native one
         by_job: dict[tuple[str, int], list[GlyphRecord]] = {}
-        fonts = {f.id: f for f in self.project.fonts()}
+        fonts = self._fonts()
         jobs = []
         for g in glyphs:
             f = fonts.get(g.render_font or "")
             if f is None:
                 continue
-            job_key = (f.sha256, g.key.codepoint)
+            path, sha = self._font_file(f.id)
+            job_key = (sha, g.key.codepoint)
             if job_key not in by_job:
-                jobs.append(
-                    RenderJob(self._font_path(f.id), f.face_index, f.sha256, g.key.codepoint)
-                )
+                jobs.append(RenderJob(path, f.face_index, sha, g.key.codepoint))
             by_job.setdefault(job_key, []).append(g)
         total = len(jobs)
         if not total:
@@ -386,15 +451,15 @@ class Studio:
 
     def _renderer(self, g: GlyphRecord) -> tuple[GlyphRenderer, str] | None:
         """The (kept open) renderer of a glyph's render font and that font's hash, or None."""
-        f = next((f for f in self.project.fonts() if f.id == g.render_font), None)
+        f = self._fonts().get(g.render_font or "")
         if f is None or g.status == "uncovered":
             return None
-        path = self._font_path(f.id)
+        path, sha = self._font_file(f.id)
         key = (str(path), f.face_index)
         r = self._renderers.get(key)
         if r is None:
             r = self._renderers[key] = GlyphRenderer(path, f.face_index)
-        return r, f.sha256
+        return r, sha
 
     def render(self, g: GlyphRecord, size: int = 80) -> np.ndarray | None:
         """The binarised image of one glyph (cached), or None when it cannot be rendered."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,22 +18,50 @@ from studio.core.errors import StudioError
 
 if TYPE_CHECKING:
     from studio.core.family import Family, Option
+    from studio.core.progress import ProgressReporter
     from studio.generate.params import SplitParams
 
 EXIT_USER_ERROR = 2
+#: an unexpected exception: a bug, its traceback saved (see ``main``)
+EXIT_BUG = 1
+#: Environment variable: seconds between progress lines when stderr is not a terminal.
+PROGRESS_INTERVAL_ENV = "ANALOGY_STUDIO_PROGRESS_INTERVAL"
 
 
-def _progress(done: int, total: int, quiet: bool, what: str) -> None:
-    if quiet or not sys.stderr.isatty():
-        return
-    print(f"\r{what}: {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
+def _reporter(args: argparse.Namespace, task: str, unit: str = "") -> ProgressReporter:
+    """Progress on stderr: a line rewritten in place on a terminal, else one line every few
+    seconds (``generate: 4,000/10,000 puzzles, 12 s left``); nothing with ``--quiet``."""
+    import os
+
+    from studio.core.progress import DEFAULT_INTERVAL, ProgressReporter
+
+    try:  # seconds between lines off a terminal (tests and CI logs may want another pace)
+        interval = float(os.environ.get(PROGRESS_INTERVAL_ENV) or DEFAULT_INTERVAL)
+    except ValueError:
+        interval = DEFAULT_INTERVAL
+    return ProgressReporter(task, unit, quiet=args.quiet, interval=interval)
 
 
-def _open_studio(path: str):
+def _render_pending(studio: Any, args: argparse.Namespace) -> None:
+    """Render the project's glyphs that have no image yet, with progress (glyphs)."""
+    report = _reporter(args, "render", "glyphs")
+    for done, total in studio.render_all():
+        report.update(done, total)
+
+
+def _open_studio(path: str, allow_font_change: bool = False):
     from studio.app import Studio
     from studio.store.project import Project
 
-    return Studio(Project.open(path), author=_author())
+    studio = Studio(Project.open(path), author=_author())
+    studio.allow_font_change = allow_font_change
+    return studio
+
+
+_FONT_CHANGE_HELP = (
+    "render with the fonts installed now even where they are not the files the project "
+    "recorded (the splits then differ from earlier ones)"
+)
 
 
 def _author() -> str:
@@ -59,8 +87,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
         if args.render:
-            for done, total in studio.render_all():
-                _progress(done, total, args.quiet, "rendering")
+            _render_pending(studio, args)
     return 0
 
 
@@ -118,8 +145,7 @@ def cmd_add_glyphs(args: argparse.Namespace) -> int:
         n = studio.add_glyphs(GlyphKey(c, args.font) for c in cps)
         print(f"added {n} glyphs ({len(cps) - n} were there already)")
         if args.render:
-            for done, total in studio.render_all():
-                _progress(done, total, args.quiet, "rendering")
+            _render_pending(studio, args)
     return 0
 
 
@@ -129,8 +155,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     out = Path(args.out_dir)
     with _open_studio(args.project) as studio:
+        report = _reporter(args, "render", "glyphs")
         for done, total in studio.render_all(size=args.size):
-            _progress(done, total, args.quiet, "rendering")
+            report.update(done, total)
         written = 0
         missing = []
         for g in studio.project.glyphs():
@@ -152,8 +179,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from studio.demo import build_demo, demo_path
 
     path = Path(args.path) if args.path else demo_path()
+    report = _reporter(args, "demo")
     for stage, done, total in build_demo(path, overwrite=args.force):
-        _progress(done, total, args.quiet, stage)
+        report.stage(stage)
+        report.update(done, total)
     print(path)
     return 0
 
@@ -246,6 +275,7 @@ def cmd_generate_stimuli(args: argparse.Namespace, fam: Family, out_dir: str) ->
     from studio.stimuli.split import generate_stimulus_split
 
     ratios = _ratios(args)
+    report = _reporter(args, "generate", "items")
     summary = generate_stimulus_split(
         fam.id,
         out_dir,
@@ -253,7 +283,7 @@ def cmd_generate_stimuli(args: argparse.Namespace, fam: Family, out_dir: str) ->
         args.seed,
         _family_options(args, fam),
         ratios,
-        progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
+        progress=report.update,
     )
     rej = ", ".join(f"{k} {v}" for k, v in summary["rejections"].items()) or "none"
     print(
@@ -277,17 +307,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise StudioError(f"generate --family {fam.id} takes PROJECT OUT_DIR")
     args.project, args.out_dir = args.paths
     params = _split_params(args)
-    with _open_studio(args.project) as studio:
+    with _open_studio(args.project, args.allow_font_change) as studio:
         try:
             if any(g.status == "pending" for g in studio.project.glyphs()):
-                for done, total in studio.render_all():
-                    _progress(done, total, args.quiet, "rendering")
-            summary = generate_to_dir(
-                studio,
-                params,
-                args.out_dir,
-                progress=lambda d, t: _progress(d, t, args.quiet, "generating"),
-            )
+                _render_pending(studio, args)
+            summary = generate_to_dir(studio, params, args.out_dir, progress=_split_progress(args))
         except GenerationShortfall as e:
             print(
                 f"analogy-studio: error: only {e.made} of {e.wanted} {e.part} puzzles could be "
@@ -316,6 +340,22 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _split_progress(args: argparse.Namespace) -> Callable[[int, int], None]:
+    """``generate_to_dir`` counts generation then writing over twice the puzzles; say which
+    stage runs and count puzzles in each."""
+    report = _reporter(args, "generate", "puzzles")
+
+    def progress(done: int, total: int) -> None:
+        half = total // 2
+        if done <= half:
+            report.update(done, half)
+        else:
+            report.stage("write", "puzzles")
+            report.update(done - half, half)
+
+    return progress
+
+
 def cmd_needs(args: argparse.Namespace) -> int:
     from studio.families.glyph_pmp.needs import annotation_needs
     from studio.splits import split_inputs
@@ -323,8 +363,7 @@ def cmd_needs(args: argparse.Namespace) -> int:
     params = _split_params(args)
     with _open_studio(args.project) as studio:
         if any(g.status == "pending" for g in studio.project.glyphs()):
-            for done, total in studio.render_all():
-                _progress(done, total, args.quiet, "rendering")
+            _render_pending(studio, args)
         inputs = split_inputs(studio)
         report = annotation_needs(params, inputs.annotations, inputs.schema)
     if args.json:
@@ -399,7 +438,7 @@ def cmd_vet(args: argparse.Namespace) -> int:
         return cmd_vet_stimuli(args)
     source = None
     if args.project:
-        source = _open_studio(args.project)
+        source = _open_studio(args.project, args.allow_font_change)
     try:
         verdicts = vet_dir(args.split_dir, source, features=not args.no_features)
         audit = audit_dir(args.split_dir, source)
@@ -437,12 +476,35 @@ def cmd_vet(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fraction_progress(fraction: float, message: str, quiet: bool) -> None:
-    """A one-line progress display on stderr (a terminal only), like ``_progress``."""
-    if quiet or not sys.stderr.isatty():
-        return
-    line = f"{message[:70]}: {round(100 * fraction):3d}%"
-    print(f"\r{line:<80}", end="" if fraction < 1 else "\n", file=sys.stderr)
+def cmd_export_set(args: argparse.Namespace) -> int:
+    from studio.publish import export_set
+
+    report = _reporter(args, "export: read", "puzzles")
+
+    def progress(stage: str, done: int, total: int) -> None:
+        report.stage(f"export: {stage}", "puzzles" if stage != "card" else "files")
+        if total:
+            report.update(done, total)
+
+    with _open_studio(args.project) as studio:
+        summary = export_set(
+            studio,
+            args.set,
+            args.out_dir,
+            status=args.status,
+            drop_invalid=args.drop_invalid,
+            progress=progress,
+        )
+    report.close()
+    if args.json:
+        print(json.dumps(summary.to_json(), indent=1))
+        return 0
+    print(summary.message())
+    for r in summary.dropped:
+        print(f"left out {r.line()}")
+    if summary.with_warnings:
+        print(f"{summary.with_warnings} exported puzzles carry image-feature warnings")
+    return 0
 
 
 def _relative(path: str | Path, base: Path) -> str:
@@ -504,13 +566,14 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if not split_dir.is_dir():
         raise StudioError("not found, or not a split folder", split_dir)
     out = Path(args.json) if args.json else split_dir / "baselines" / "report.json"
+    progress = _reporter(args, "baseline")
     report = run_baselines(
         split_dir,
         args.models,
         seeds=args.seeds,
         device=args.device,
         epochs=args.epochs,
-        progress=lambda f, m: _fraction_progress(f, m, args.quiet),
+        progress=progress.fraction,
         log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
     )
     plots: dict[str, str] = {}
@@ -602,6 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"analogy-studio {__version__}")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("init", help="create a project with a concept schema")
@@ -661,6 +725,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_split_arguments(s)
     _add_family_arguments(s, all_families)
+    s.add_argument("--allow-font-change", action="store_true", help=_FONT_CHANGE_HELP)
     s.set_defaults(func=cmd_generate)
 
     s = sub.add_parser(
@@ -682,7 +747,34 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--project", help="vet against this project's annotations instead")
     s.add_argument("--warnings", action="store_true", help="list image-feature warnings too")
     s.add_argument("--no-features", action="store_true", help="skip image-feature warnings")
+    s.add_argument("--allow-font-change", action="store_true", help=_FONT_CHANGE_HELP)
     s.set_defaults(func=cmd_vet)
+
+    s = sub.add_parser(
+        "export-set",
+        help="publish a curated puzzle set: split folder, dataset card, Croissant, Parquet",
+        description="Export the puzzles of one status of a curated puzzle set (SET: its id or "
+        "name) to OUT_DIR (a new or empty folder) in the layout `generate` writes, each record "
+        "with its curation history, plus README.md (the dataset card), croissant.json and "
+        "records.parquet. Every puzzle is vetted again against the project's current "
+        "annotations and schema; one that fails refuses the export, naming it.",
+    )
+    s.add_argument("project")
+    s.add_argument("set", metavar="SET")
+    s.add_argument("out_dir", metavar="OUT_DIR")
+    s.add_argument(
+        "--status",
+        default="approved",
+        help="export the puzzles of this status: approved (default), draft, flagged, "
+        "rejected, or any",
+    )
+    s.add_argument(
+        "--drop-invalid",
+        action="store_true",
+        help="leave out (and list) puzzles that fail vetting instead of refusing",
+    )
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    s.set_defaults(func=cmd_export_set)
 
     s = sub.add_parser(
         "baseline",
@@ -720,16 +812,57 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _take_debug(argv: list[str]) -> bool:
+    """Remove ``--debug`` from ``argv`` wherever it stands before ``--`` (a global flag that
+    may also follow the subcommand); True when it was there."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    found = "--debug" in argv[:end]
+    argv[:end] = [a for a in argv[:end] if a != "--debug"]
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        args = parser.parse_args(["gui"])
+    """Run one command. One error path: a StudioError (a problem with what the person gave)
+    prints ``analogy-studio: error: …`` and exits 2; an OSError naming a file does the same;
+    any other exception is a bug: one line saying so and where its traceback was saved, exit
+    1. ``--debug`` prints the traceback too."""
+    import traceback
+
+    from studio.core.errors import save_crash_log
+
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = _take_debug(args_list)
     try:
+        parser = build_parser()
+        args = parser.parse_args(args_list)
+        if not getattr(args, "func", None):
+            args = parser.parse_args(["gui"])
         return int(args.func(args))
     except StudioError as e:
+        if debug:
+            traceback.print_exc()
         print(f"analogy-studio: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("analogy-studio: interrupted", file=sys.stderr)
         return 130
+    except OSError as e:
+        if e.filename is None:
+            return _bug(e, debug, save_crash_log(e, f"argv: {args_list!r}"))
+        if debug:
+            traceback.print_exc()
+        print(f"analogy-studio: error: {e.filename}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as e:
+        return _bug(e, debug, save_crash_log(e, f"argv: {args_list!r}"))
+
+
+def _bug(e: BaseException, debug: bool, log: Path | None) -> int:
+    import traceback
+
+    from studio.core.errors import bug_message
+
+    if debug:
+        traceback.print_exception(e)
+    print(f"analogy-studio: {bug_message(e, log)}", file=sys.stderr)
+    return EXIT_BUG

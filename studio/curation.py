@@ -18,6 +18,14 @@ Statuses: ``flagged`` (the vetting found errors or warnings), ``draft`` (vetted 
 decided), ``approved``, ``rejected``. An edit that changes a puzzle's frames (a replaced foil,
 a regenerated puzzle) re-vets it, and its status follows the verdict: ``flagged`` or ``draft``
 (an approved puzzle that changes must be approved again).
+
+Image-feature warnings are graded (:func:`feature_warning_grade`: ``low``, ``medium``,
+``high``, by how likely the pattern they saw is to arise by chance). Only those at or above
+:attr:`Curator.feature_warning_min` (the board's threshold; ``high`` by default) and of a
+feature not dismissed for the set (:meth:`Curator.dismiss_feature`, undoable, stored in the
+project) count: a stored ``flagged`` puzzle with no error and no warning that counts reads
+as ``draft`` (:meth:`Curator.summaries`, :meth:`Curator.puzzle`). The stored rows keep every
+warning; lowering the threshold brings them back.
 """
 
 from __future__ import annotations
@@ -86,6 +94,36 @@ _FEATURE_NUMBERS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 MAX_REGENERATION_DRAWS = 400
+
+#: Grades of an image-feature warning, weakest first (the board's threshold is one of them).
+FEATURE_GRADES = ("low", "medium", "high")
+#: The ``source`` of the warnings that image features give (``studio.splits.vet``).
+FEATURE_SOURCE = "image-features"
+#: How many of the 1,003 glyphs of the Symbola reference sample carry each image-feature
+#: value (``studio.vet.features.feature_tags``' docstring; a glyph near a bound carries both
+#: neighbours, so a concept's counts may add up to more than 1,003).
+_FEATURE_SAMPLE = 1003
+_FEATURE_VALUE_COUNTS: dict[str, dict[str, float]] = {
+    "img-components": {"1": 692, "2": 161, "3": 68, "4": 35}
+    | {str(n): 33 / 4 for n in range(5, 9)},
+    "img-holes": {"0": 516, "1": 277, "2": 120, "3": 32, "4": 26}
+    | {str(n): 17 / 4 for n in range(5, 9)},
+    "img-aspect": {"square": 679, "tall": 286, "wide": 172},
+    "img-size": {"medium": 566, "large": 365, "small": 124},
+    "img-ink": {"medium": 694, "high": 273, "low": 239},
+    "img-mirror": {"left-right": 588, "top-bottom": 537, "none": 251},
+    "img-rotation": {"180": 438, "90": 177, "none": 553},
+}
+#: The share assumed for a value the table does not list.
+_UNKNOWN_SHARE = 0.05
+#: Frames per row that a one-value row of a finding stands for (a constant row: every frame).
+_FRAMES_PER_ROW = 3
+#: Chance at or above which a warning is ``low`` (1 in 100) and below which it is ``high``
+#: (1 in 10,000); ``medium`` between.
+LOW_GRADE_CHANCE = 1e-2
+HIGH_GRADE_CHANCE = 1e-4
+#: Project meta key of a set's dismissed image features (a JSON list of concept ids).
+_DISMISSED_KEY = "curation/dismissed-features/{set_id}"
 
 
 # ---- records -----------------------------------------------------------------------------------
@@ -192,6 +230,51 @@ class Replacement:
     warned: bool
 
 
+# ---- grading image-feature warnings ------------------------------------------------------------
+def is_feature_warning(f: Finding) -> bool:
+    """Whether ``f`` is a warning that image features gave (the only ones graded)."""
+    return f.is_warning and f.source == FEATURE_SOURCE
+
+
+def feature_warning_chance(f: Finding) -> float:
+    """How likely the pattern an image-feature warning saw is to arise by chance: the product,
+    over every frame of the rows the foil completes, of the share of reference glyphs that
+    carry the frame's value (a one-value row, as a constant reports it, stands for
+    :data:`_FRAMES_PER_ROW` frames). Two rows of ``img-ink: medium`` (69 % of glyphs) come to
+    0.11; a progression ``tall, square, wide`` twice to 0.001; a quarter-turn symmetry held by
+    six frames to 3e-5."""
+    shares = _FEATURE_VALUE_COUNTS.get(f.concept, {})
+    chance = 1.0
+    for row in f.rows:
+        frames = [(v, _FRAMES_PER_ROW) for v in row] if len(row) == 1 else [(v, 1) for v in row]
+        for value, n in frames:
+            count = shares.get(value)
+            share = count / _FEATURE_SAMPLE if count is not None else _UNKNOWN_SHARE
+            chance *= min(1.0, share) ** n
+    return chance
+
+
+def feature_warning_grade(f: Finding) -> str:
+    """``low``, ``medium`` or ``high``: how seriously to take an image-feature warning, from
+    :func:`feature_warning_chance` (at least :data:`LOW_GRADE_CHANCE`: low; below
+    :data:`HIGH_GRADE_CHANCE`: high). A pattern that most rows of glyphs show anyway (a
+    constant ``medium`` ink) is low; a rare one a person would see (a quarter-turn symmetry in
+    every frame, a count progression) is high. A warning of another source (a shifted
+    reading) is always high."""
+    if not is_feature_warning(f):
+        return "high"
+    chance = feature_warning_chance(f)
+    if chance >= LOW_GRADE_CHANCE:
+        return "low"
+    if chance >= HIGH_GRADE_CHANCE:
+        return "medium"
+    return "high"
+
+
+def grade_at_least(grade: str, minimum: str) -> bool:
+    return FEATURE_GRADES.index(grade) >= FEATURE_GRADES.index(minimum)
+
+
 # ---- the curator -------------------------------------------------------------------------------
 class Curator:
     """The curator's board without the board: one per :class:`~studio.app.Studio`."""
@@ -202,6 +285,8 @@ class Curator:
         self._annotations: TagIndex | None = None
         self._book: RuleBook | None = None
         self._feature_cache: dict[GlyphKey, Mapping[str, frozenset[str]]] = {}
+        self._numbers_cache: dict[GlyphKey, Any] = {}
+        self._records: dict[GlyphKey, Any] | None = None
         #: Held while glyphs are rendered: a view's worker thread and the GUI thread must not
         #: use the studio's font renderers at once.
         self.render_lock = threading.RLock()
@@ -209,6 +294,14 @@ class Curator:
         studio.events.tags_changed.connect(self._forget_annotations)
         studio.events.schema_changed.connect(self._forget_annotations)
         studio.events.glyphs_changed.connect(self._forget_glyphs)
+        studio.events.puzzles_changed.connect(self._forget_puzzles)
+        studio.events.puzzle_sets_changed.connect(self._forget_sets)
+        #: The lowest grade of image-feature warning that counts (:data:`FEATURE_GRADES`).
+        self.feature_warning_min = "high"
+        # per set: puzzle id -> its warnings (puzzles with none are absent); ids edited since
+        self._warnings: dict[int, dict[str, tuple[Finding, ...]]] = {}
+        self._dismissed: dict[int, frozenset[str]] = {}  # as stored, per set
+        self._stale: dict[int, set[str]] = {}
         self.reset()
 
     # ---- state -----------------------------------------------------------------------------
@@ -218,6 +311,11 @@ class Curator:
         self._annotations = None
         self._book = None
         self._feature_cache.clear()
+        self._numbers_cache.clear()
+        self._records = None
+        self._warnings.clear()
+        self._stale.clear()
+        self._dismissed.clear()
         sets = self.sets()
         self.set_id = sets[-1].id if sets else None
 
@@ -230,10 +328,157 @@ class Curator:
         """Glyphs were added or rendered: their images, hence their features, may differ."""
         self._forget_annotations()
         self._feature_cache.clear()
+        self._numbers_cache.clear()
+        self._records = None
+
+    def _forget_puzzles(self, change: PuzzlesChanged) -> None:
+        """Puzzles were edited: read their warnings again when next needed."""
+        if change.set_id in self._warnings:
+            self._stale.setdefault(change.set_id, set()).update(change.ids)
+
+    def _forget_sets(self, set_ids: Sequence[int]) -> None:
+        for sid in set_ids:
+            self._warnings.pop(sid, None)
+            self._stale.pop(sid, None)
+            self._dismissed.pop(sid, None)
 
     @property
     def project(self) -> Project:
         return self.studio.project
+
+    # ---- which warnings count ----------------------------------------------------------------
+    def set_feature_warning_min(self, grade: str) -> None:
+        """Count image-feature warnings of ``grade`` and above (a view's setting, not stored
+        in the project: each curator chooses)."""
+        if grade not in FEATURE_GRADES:
+            raise StudioError(f"unknown grade {grade!r}; one of {', '.join(FEATURE_GRADES)}")
+        self.feature_warning_min = grade
+
+    def dismissed_features(self, set_id: int | None = None) -> frozenset[str]:
+        """The image features whose warnings a curator dismissed for a set (the open one)."""
+        sid = self.set_id if set_id is None else set_id
+        if sid is None:
+            return frozenset()
+        cached = self._dismissed.get(sid)
+        if cached is not None:
+            return cached
+        raw = self.project.meta(_DISMISSED_KEY.format(set_id=sid))
+        try:
+            got = json.loads(raw) if raw else []
+        except ValueError:
+            got = []
+        out = frozenset(str(c) for c in got) if isinstance(got, list) else frozenset()
+        self._dismissed[sid] = out
+        return out
+
+    def dismiss_feature(self, concept: str, dismissed: bool = True) -> None:
+        """Stop counting (``dismissed``) or count again the warnings of one image feature
+        (``img-ink``) in the open set; undoable, stored in the project. The warnings stay
+        stored and shown on the sheet, marked as dismissed."""
+        set_id = self._need_set()
+        before = self.dismissed_features(set_id)
+        after = before | {concept} if dismissed else before - {concept}
+        if after == before:
+            return
+        key = _DISMISSED_KEY.format(set_id=set_id)
+        ids = self._puzzles_warned_by(set_id, concept)
+        rec = self.current_set()
+        name = rec.name if rec is not None else str(set_id)
+
+        def store(value: frozenset[str]) -> Callable[[], None]:
+            def run() -> None:
+                self.project.set_meta(key, json.dumps(sorted(value)))
+                self._dismissed[set_id] = value
+                self.studio.puzzles_changed(set_id, ids)
+
+            return run
+
+        verb = "Dismiss" if dismissed else "Count again"
+        label = f"{verb} {concept} warnings in “{name}”"
+        self.studio.undo_stack.push(FunctionCommand(label, store(after), store(before)))
+
+    def counts(self, f: Finding, dismissed: frozenset[str] = frozenset()) -> bool:
+        """Whether a finding flags its puzzle: every error and non-feature warning does; an
+        image-feature warning only at or above the threshold and when not dismissed."""
+        if not is_feature_warning(f):
+            return True
+        if f.concept in dismissed:
+            return False
+        return grade_at_least(feature_warning_grade(f), self.feature_warning_min)
+
+    def _warnings_by_puzzle(self, set_id: int) -> dict[str, tuple[Finding, ...]]:
+        """Puzzle id → its stored warnings, for the puzzles that have some (cached; puzzles
+        edited since are read again)."""
+        cached = self._warnings.get(set_id)
+        stale = self._stale.pop(set_id, set())
+        if cached is None or len(stale) > 200:
+            stored = self.project.stored_puzzles(set_id, findings="warnings")
+            cached = self._warnings[set_id] = {
+                s.puzzle_id: tuple(Finding.from_puzzle_json(w) for w in s.warnings) for s in stored
+            }
+            return cached
+        for pid in stale:
+            s = self.project.stored_puzzle(set_id, pid)
+            if s is not None and s.warnings:
+                cached[pid] = tuple(Finding.from_puzzle_json(w) for w in s.warnings)
+            else:
+                cached.pop(pid, None)
+        return cached
+
+    def _puzzles_warned_by(self, set_id: int, concept: str) -> list[str]:
+        return [
+            pid
+            for pid, ws in self._warnings_by_puzzle(set_id).items()
+            if any(is_feature_warning(w) and w.concept == concept for w in ws)
+        ]
+
+    def _effective_status(self, status: str, errors: int, counted: int) -> str:
+        return "draft" if status == "flagged" and not errors and not counted else status
+
+    def _effective(self, cp: CuratedPuzzle) -> CuratedPuzzle:
+        dismissed = self.dismissed_features(cp.set_id) if cp.warnings else frozenset()
+        counted = sum(1 for w in cp.warnings if self.counts(w, dismissed))
+        status = self._effective_status(cp.status, len(cp.findings), counted)
+        return cp if status == cp.status else replace(cp, status=status)
+
+    def quiet_warnings(self, puzzle_id: str) -> list[tuple[Finding, str]]:
+        """The open set's warnings of one puzzle that do not count, each with why ("low",
+        "medium": its grade under the threshold; "dismissed")."""
+        if self.set_id is None:
+            return []
+        dismissed = self.dismissed_features()
+        out = []
+        for w in self._warnings_by_puzzle(self.set_id).get(puzzle_id, ()):
+            if not self.counts(w, dismissed):
+                why = "dismissed" if w.concept in dismissed else feature_warning_grade(w)
+                out.append((w, why))
+        return out
+
+    def flagged_share(self, set_id: int | None = None) -> tuple[int, int]:
+        """(flagged, total) puzzles of a set (the open one) as the board counts them now."""
+        sid = self.set_id if set_id is None else set_id
+        if sid is None:
+            return (0, 0)
+        rows = self._effective_summaries(sid, self.project.puzzle_summaries(sid))
+        return (sum(1 for r in rows if r.status == "flagged"), len(rows))
+
+    def _effective_summaries(
+        self, set_id: int, rows: Sequence[PuzzleSummary]
+    ) -> list[PuzzleSummary]:
+        if not any(r.warnings for r in rows):
+            return list(rows)
+        warned = self._warnings_by_puzzle(set_id)
+        dismissed = self.dismissed_features(set_id)
+        out = []
+        for r in rows:
+            ws = warned.get(r.id, ())
+            if r.warnings and ws:
+                counted = sum(1 for w in ws if self.counts(w, dismissed))
+                status = self._effective_status(r.status, r.errors, counted)
+                if counted != r.warnings or status != r.status:
+                    r = replace(r, warnings=counted, status=status)
+            out.append(r)
+        return out
 
     @property
     def annotations(self) -> TagIndex:
@@ -289,14 +534,27 @@ class Curator:
         """The open set's puzzles that pass ``filter``, in generation order."""
         if self.set_id is None:
             return []
-        stored = self.project.stored_puzzles(self.set_id, **_where(filter or PuzzleFilter()))
-        return [CuratedPuzzle.of(s) for s in stored]
+        f = filter or PuzzleFilter()
+        stored = self.project.stored_puzzles(self.set_id, **_where(_sql_part(f)))
+        dismissed = self.dismissed_features()
+        out = []
+        for s in stored:
+            cp = CuratedPuzzle.of(s)
+            counted = sum(1 for w in cp.warnings if self.counts(w, dismissed))
+            status = self._effective_status(cp.status, len(cp.findings), counted)
+            if status != cp.status:
+                cp = replace(cp, status=status)
+            if _passes(cp.status, len(cp.findings), counted, f):
+                out.append(cp)
+        return out
 
     def summaries(
         self, filter: PuzzleFilter | None = None, ids: Sequence[str] | None = None
     ) -> list[PuzzleSummary]:
         """What a list shows of the puzzles that pass ``filter`` (no record is parsed: fast
-        enough for the GUI thread with 10,000 puzzles). ``ids`` limits it to those."""
+        enough for the GUI thread with 10,000 puzzles). ``ids`` limits it to those.
+        ``warnings`` counts the warnings that count and ``status`` is the one the board shows
+        (see the module's docstring)."""
         if self.set_id is None:
             return []
         f = filter or PuzzleFilter()
@@ -304,7 +562,9 @@ class Curator:
             flagged = self.shortcut_flags()
             ids = [i for i in (ids if ids is not None else flagged) if i in flagged]
             f = replace(f, warning="")
-        return self.project.puzzle_summaries(self.set_id, ids=ids, **_where(f))
+        rows = self.project.puzzle_summaries(self.set_id, ids=ids, **_where(_sql_part(f)))
+        rows = self._effective_summaries(self.set_id, rows)
+        return [r for r in rows if _passes(r.status, r.errors, r.warnings, f)]
 
     def shortcut_flags(self, set_id: int | None = None) -> dict[str, list[PuzzleFlag]]:
         """Puzzle id → the baselines' "shortcut-prone" flags (``studio.store.jobs.PuzzleFlag``)
@@ -317,6 +577,11 @@ class Curator:
         return self.project.jobs.flags(sid)
 
     def puzzle(self, puzzle_id: str) -> CuratedPuzzle:
+        """One puzzle of the open set, with the status the board shows."""
+        return self._effective(self._stored(puzzle_id))
+
+    def _stored(self, puzzle_id: str) -> CuratedPuzzle:
+        """One puzzle of the open set as stored (what an undo must restore)."""
         s = self.project.stored_puzzle(self._need_set(), puzzle_id)
         if s is None:
             raise StudioError(f"puzzle {puzzle_id!r} is not in the open set")
@@ -327,18 +592,70 @@ class Curator:
         return self.project.puzzle_events(self._need_set(), puzzle_id)
 
     # ---- vetting -----------------------------------------------------------------------------
+    def _featurise(self, keys: Sequence[GlyphKey]) -> None:
+        """Compute (once per glyph, until glyphs change) the image features and their tags
+        of these glyphs from their 80×80 renders, as ``studio.splits.glyph_images`` and
+        ``feature_index`` do for a split, but reading the project's glyph list once, not per
+        call (the board asks for a puzzle's nine glyphs at every step)."""
+        from studio.vet.features import compute_features_batch, feature_tags
+
+        need = [k for k in keys if k not in self._feature_cache]
+        if not need:
+            return
+        with self.render_lock:
+            if self._records is None:
+                self._records = {g.key: g for g in self.project.glyphs()}
+            records = self._records
+            images: dict[GlyphKey, np.ndarray] = {}
+            for k in need:
+                g = records.get(k)
+                if g is None or g.status in ("uncovered", "missing"):
+                    continue
+                img = self.studio.render(g, 80)
+                if img is not None:
+                    images[k] = img
+        done = sorted(images)
+        feats = (
+            compute_features_batch(np.stack([np.asarray(images[k]) for k in done])) if done else []
+        )
+        for k, f in zip(done, feats, strict=True):
+            self._numbers_cache[k] = f
+            self._feature_cache[k] = feature_tags(f)
+        for k in need:
+            self._feature_cache.setdefault(k, {})
+
+    def prefetch_features(
+        self,
+        set_id: int | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+        chunk: int = 32,
+    ) -> int:
+        """Compute the image features of every glyph of a set's puzzles (the open one) ahead
+        of the board's first look at them; a view runs this on a worker thread. Works a chunk
+        of glyphs at a time, holding the render lock only for one chunk, and stops early when
+        ``should_stop()``. Returns how many glyphs were featurised."""
+        sid = self.set_id if set_id is None else set_id
+        if sid is None:
+            return 0
+        keys: dict[GlyphKey, None] = {}
+        for stored in self.project.stored_puzzles(sid):
+            if should_stop():
+                return 0
+            keys.update(dict.fromkeys(Puzzle.from_json(stored.record).all_keys()))
+        need = [k for k in keys if k not in self._feature_cache]
+        done = 0
+        for i in range(0, len(need), chunk):
+            if should_stop():
+                break
+            part = need[i : i + chunk]
+            self._featurise(part)
+            done += len(part)
+        return done
+
     def _features(self, keys: Iterable[GlyphKey]) -> TagIndex:
         """Image-feature pseudo-annotations of these glyphs, from their 80×80 renders."""
-        from studio.splits import feature_index, glyph_images
-
         keys = list(dict.fromkeys(keys))
-        need = [k for k in keys if k not in self._feature_cache]
-        if need:
-            with self.render_lock:
-                images = glyph_images(self.studio, need)
-            index = feature_index(images)
-            for k in need:
-                self._feature_cache[k] = index.by_glyph.get(k, {})
+        self._featurise(keys)
         return TagIndex(
             by_glyph={k: self._feature_cache[k] for k in keys if self._feature_cache[k]},
             folders={},
@@ -443,7 +760,7 @@ class Curator:
         if not ids:
             return
         set_id = self._need_set()
-        old = {pid: self.puzzle(pid) for pid in ids}
+        old = {pid: self._stored(pid) for pid in ids}
         forward = [
             PuzzleChange(
                 pid,
@@ -470,10 +787,30 @@ class Curator:
             label += f" ({_short(comment)})"
         self._push_changes(label, set_id, forward, backward)
 
+    def approvable(self, ids: Sequence[str]) -> list[str]:
+        """Of these puzzles of the open set, those :meth:`approve_clean` approves: no error
+        and not decided yet (``draft`` or ``flagged``; a rejection is never overruled)."""
+        if self.set_id is None or not ids:
+            return []
+        wanted = set(ids)
+        return [
+            r.id
+            for r in self.summaries(ids=list(wanted))
+            if not r.errors and r.status in ("draft", "flagged")
+        ]
+
+    def approve_clean(self, ids: Sequence[str], comment: str | None = None) -> list[str]:
+        """Approve, in one undoable step, those of ``ids`` without errors that are not decided
+        yet (:meth:`approvable`); returns the ids approved (none: nothing is pushed)."""
+        chosen = self.approvable(ids)
+        if chosen:
+            self.set_status(chosen, "approved", comment)
+        return chosen
+
     def set_comment(self, puzzle_id: str, comment: str) -> None:
         """Change a puzzle's comment (undoable)."""
         set_id = self._need_set()
-        old = self.puzzle(puzzle_id).comment
+        old = self._stored(puzzle_id).comment
         if old == comment:
             return
         self._push_changes(
@@ -551,7 +888,7 @@ class Curator:
     def replace_foil(self, puzzle_id: str, answer_index: int, glyph: GlyphKey) -> Verdict:
         """Put ``glyph`` in place of a foil (undoable); the puzzle is re-vetted and its status
         follows the verdict. Returns the new verdict."""
-        cp = self.puzzle(puzzle_id)
+        cp = self._stored(puzzle_id)
         p = cp.puzzle
         self._check_foil(p, answer_index)
         if glyph in p.all_keys():
@@ -568,7 +905,7 @@ class Curator:
         """Replace a puzzle by a fresh one of the same rule, concept, shift, layout and split
         (undoable), drawn by the split's generator from the same glyph hold-out with a new
         seed derived from the puzzle's id and how often it was regenerated. Keeps the id."""
-        cp = self.puzzle(puzzle_id)
+        cp = self._stored(puzzle_id)
         old = cp.puzzle
         set_rec = self.current_set()
         assert set_rec is not None
@@ -711,12 +1048,9 @@ class Curator:
         return out
 
     def _feature_numbers(self, keys: Iterable[GlyphKey]) -> dict[GlyphKey, Any]:
-        from studio.splits import glyph_images
-        from studio.vet.features import compute_features
-
-        with self.render_lock:
-            images = _as_mapping(glyph_images(self.studio, list(dict.fromkeys(keys))))
-        return {k: compute_features(img) for k, img in images.items() if img is not None}
+        keys = list(dict.fromkeys(keys))
+        self._featurise(keys)
+        return {k: self._numbers_cache[k] for k in keys if k in self._numbers_cache}
 
     def stats(self, set_id: int | None = None) -> dict[str, Any]:
         """``split_stats`` of a set (default: the open one) with the generator's rejection
@@ -734,7 +1068,14 @@ class Curator:
         out: dict[str, Any] = dict(split_stats(puzzles, self.annotations, self.project.schema))
         out["rejections"] = dict(rec.summary.get("rejections", {}))
         out["dry_tuples"] = dict(rec.summary.get("dry_tuples", {}))
-        out["statuses"] = {s: sum(1 for c in stored if c.status == s) for s in STATUSES}
+        dismissed = self.dismissed_features(sid)
+        shown = [
+            self._effective_status(
+                c.status, len(c.findings), sum(1 for w in c.warnings if self.counts(w, dismissed))
+            )
+            for c in stored
+        ]
+        out["statuses"] = {s: shown.count(s) for s in STATUSES}
         return out
 
 
@@ -748,6 +1089,30 @@ def _new_puzzle(p: Puzzle, v: Verdict) -> NewPuzzle:
         findings=[f.to_puzzle_json() for f in v.errors],
         warnings=[f.to_puzzle_json() for f in v.warnings],
     )
+
+
+#: Filter values that depend on which warnings count: checked after the query.
+_EFFECTIVE_STATUSES = ("flagged", "draft")
+_EFFECTIVE_FINDINGS = ("warnings", "none")
+
+
+def _sql_part(f: PuzzleFilter) -> PuzzleFilter:
+    """The part of a filter the store can apply (what stays is checked by :func:`_passes`)."""
+    return replace(
+        f,
+        status="" if f.status in _EFFECTIVE_STATUSES else f.status,
+        warning="" if f.warning in _EFFECTIVE_FINDINGS else f.warning,
+    )
+
+
+def _passes(status: str, errors: int, counted: int, f: PuzzleFilter) -> bool:
+    if f.status and status != f.status:
+        return False
+    if f.warning == "warnings":
+        return counted > 0
+    if f.warning == "none":
+        return not errors and not counted
+    return True
 
 
 def _where(f: PuzzleFilter) -> dict[str, str | None]:
@@ -781,12 +1146,6 @@ def _stable_rank(puzzle_id: str, answer: int, g: GlyphKey) -> int:
 def _derived_seed(seed: object, fold: int, puzzle_id: str, count: int) -> int:
     text = f"regenerate\x1f{seed}\x1f{fold}\x1f{puzzle_id}\x1f{count}"
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
-
-
-def _as_mapping(images: Any) -> Mapping[GlyphKey, Any]:
-    if isinstance(images, Mapping):
-        return images
-    return dict(images)
 
 
 def _frames(p: Puzzle) -> list[tuple[FramePos, GlyphKey]]:
@@ -846,6 +1205,7 @@ def _evidence(
 
 
 __all__ = [
+    "FEATURE_GRADES",
     "STATUSES",
     "WARNING_FILTERS",
     "CuratedPuzzle",
@@ -855,4 +1215,7 @@ __all__ = [
     "PuzzleFilter",
     "PuzzlesChanged",
     "Replacement",
+    "feature_warning_chance",
+    "feature_warning_grade",
+    "is_feature_warning",
 ]

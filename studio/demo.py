@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
@@ -14,12 +15,30 @@ from studio.core.keys import GlyphKey
 from studio.glyphs.unicode import block
 from studio.resources import ua_data_dir
 
+if TYPE_CHECKING:
+    from studio.store.project import Project
+
 DEMO_NAME = "ua-demo.studio"
 DEMO_FONT = "symbola"
+#: The block the demo opens on: real Symbola glyphs (circles, squares, triangles) of which UA
+#: tagged more than half, rather than the first glyphs in code point order, which include
+#: private-use placeholders of fonts nobody has installed.
+DEMO_START_BLOCK = "Geometric Shapes"
+#: Project meta key: the Unicode block the annotator shows when the project is opened.
+START_BLOCK_META = "start_block"
 
 
 def demo_path() -> Path:
     return Path(platformdirs.user_data_dir("analogy-studio")) / DEMO_NAME
+
+
+def start_block(project: Project) -> str | None:
+    """The block a project asks to be opened on (the demo's, also for a demo built before the
+    project recorded it), or None."""
+    name = project.meta(START_BLOCK_META)
+    if name:
+        return name
+    return DEMO_START_BLOCK if project.path.name == DEMO_NAME else None
 
 
 def build_demo(
@@ -46,6 +65,7 @@ def build_demo(
     yield ("creating project", 0, 4)
     project = Project.create(tmp, load_schema(bundled_schema_path()), author=author, overwrite=True)
     try:
+        project.set_meta(START_BLOCK_META, DEMO_START_BLOCK)
         studio = Studio(project, author=author)
         yield ("importing UA annotations", 1, 4)
         studio.import_annotations(ua_data_dir() / "annotations.csv")

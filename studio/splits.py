@@ -27,21 +27,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from studio.core.annotations import TagRow, read_annotation_csv
-from studio.core.errors import StudioError
+from studio.core.errors import FontChangedError, StudioError
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema, bundled_schema_path, load_schema
-from studio.core.splitdir import check_target
+from studio.core.splitdir import check_target, read_frames_npz
 from studio.core.tagindex import TagIndex
 from studio.core.verdict import Verdict
 from studio.families.glyph_pmp.export import (
     ANNOTATIONS_CSV,
+    FRAME_SIZE,
     NPZ,
     SCHEMA_JSON,
     fold_dirs,
     is_split_entry,
     read_fold,
-    read_npz_frames,
     read_split_json,
     write_split,
 )
@@ -123,6 +123,8 @@ class SplitInputs:
     rows: list[TagRow]
     images: dict[GlyphKey, np.ndarray]
     without_image: list[GlyphKey] = field(default_factory=list)
+    #: ``{font id: sha256}`` of the font files the images came from (``split.json`` keeps it)
+    fonts: dict[str, str] = field(default_factory=dict)
 
     def image_of(self, key: GlyphKey) -> np.ndarray | None:
         return self.images.get(key)
@@ -132,9 +134,11 @@ def split_inputs(studio: Studio, size: int = 80) -> SplitInputs:
     """Read the project's annotations and render their glyphs (cached renders are reused)."""
     rows = studio.project.tag_rows()
     keys = sorted({r.key for r in rows})
+    studio.check_fonts(keys)  # a changed font is named before any work, not halfway
     images = glyph_images(studio, keys, size)
     used = [r for r in rows if r.key in images]
     return SplitInputs(
+        fonts=studio.font_manifest(images),
         schema=studio.schema,
         annotations=TagIndex.from_tags((r.key, r.concept, r.value) for r in used),
         rows=used,
@@ -319,7 +323,7 @@ def generate_to_dir(
 
     def write_progress(done: int, total: int) -> None:
         if should_stop is not None and should_stop():
-            raise Cancelled("export was cancelled; the split folder is unfinished")
+            raise Cancelled("generation was cancelled; nothing was written (an earlier split stays)")
         if progress is not None:
             progress(n_all + done, 2 * n_all)
 
@@ -333,7 +337,7 @@ def generate_to_dir(
         stats,
         write_progress,
         schema=inputs.schema,
-        extra={"glyphs_without_image": len(inputs.without_image)},
+        extra={"glyphs_without_image": len(inputs.without_image), "fonts": inputs.fonts},
     )
     return {
         "out_dir": str(out),
@@ -409,20 +413,46 @@ def frames_of_split(folder: Path, puzzles: Sequence[Puzzle]) -> dict[GlyphKey, n
         return out
     for p in puzzles:
         keys = (*p.context_keys, *p.answers)
-        if all(k in out for k in keys):
-            continue
         path = npz_dir / f"{p.id}.npz"
         if not path.exists():
             continue
-        images = read_npz_frames(path).get("images")
-        if images is None or images.shape[0] != len(keys):
-            raise StudioError(
-                f"damaged: expected {len(keys)} frames in 'images' for puzzle {p.id}", path
-            )
+        # every file is read and checked against its record (shape, dtype, finite, target),
+        # even when its glyphs are known already: a damaged or mismatched npz is refused
+        images = read_frames_npz(path, len(keys), FRAME_SIZE, key=p.key)["images"]
         for k, frame in zip(keys, images, strict=True):
             if k not in out and frame.any():
                 out[k] = np.where(frame > 0, 0, 255).astype(np.uint8)
     return out
+
+
+def check_split_fonts(
+    folder: Path,
+    data: Mapping[str, Any],
+    source: Project | Studio | TagIndex | None,
+) -> None:
+    """A split vetted against a project: the fonts its pictures came from (``split.json``'s
+    ``fonts``) must be the ones the project renders with now, else the split and the project no
+    longer show the same glyphs: :class:`FontChangedError` names the font and the glyphs, unless
+    the studio allows a font change. Splits made before fonts were recorded pass."""
+    recorded = data.get("fonts")
+    if not isinstance(recorded, dict) or isinstance(source, TagIndex) or source is None:
+        return
+    if getattr(source, "allow_font_change", False):
+        return
+    project: Project = getattr(source, "project", source)
+    now = {f.id: f for f in project.fonts()}
+    for font_id, sha in sorted(recorded.items()):
+        rec = now.get(font_id)
+        if rec is not None and rec.sha256 == sha:
+            continue
+        glyphs = [g.key for g in project.glyphs() if g.render_font == font_id]
+        raise FontChangedError(
+            font_id,
+            str(sha),
+            rec.path if rec is not None else str(folder / "split.json"),
+            rec.sha256 if rec is not None else None,
+            glyphs,
+        )
 
 
 def vet_dir(
@@ -435,7 +465,7 @@ def vet_dir(
     frames of its ``.npz`` files. With several folds, ids read ``fold-<k>/<id>``. Raises
     StudioError naming the file for a missing or damaged split."""
     folder = Path(split_dir)
-    read_split_json(folder)
+    check_split_fonts(folder, read_split_json(folder), project_or_annotations)
     dirs = fold_dirs(folder)
     multi = dirs != [folder]
     out: list[Verdict] = []

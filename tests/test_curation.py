@@ -58,7 +58,9 @@ def generate(studio: Studio, params: SplitParams = PARAMS):
 
 @pytest.fixture
 def curated(studio: Studio) -> Curator:
+    """A curated 60-puzzle split; every image-feature warning counts (grade low and up)."""
     curator = Curator(studio)
+    curator.set_feature_warning_min("low")
     results, verdicts = generate(studio)
     curator.import_results("small", PARAMS, results, verdicts)
     return curator
@@ -85,6 +87,7 @@ def test_import_sets_status_from_verdicts_and_is_undoable(studio: Studio) -> Non
     set_events: list[list[int]] = []
     studio.events.puzzle_sets_changed.connect(set_events.append)
     curator = Curator(studio)
+    curator.set_feature_warning_min("low")  # every warning flags, as stored
     assert curator.set_id is None and curator.puzzles() == []
     results, verdicts = generate(studio)
     [set_id] = curator.import_results("small", PARAMS, results, verdicts)
@@ -304,3 +307,118 @@ def test_generate_and_vet_reports_its_stages_and_vets_like_the_whole_feature_ind
             studio, PARAMS, lambda *s: stages.append(s), stop_when_all_are_made, inputs
         )
     assert all(name == splits.STAGE_GENERATE for name, _, _ in stages)  # nothing was vetted
+
+
+# ---- graded image-feature warnings, dismissals, bulk approval ----------------------------------
+def test_feature_warnings_are_graded_by_chance() -> None:
+    from studio.core.verdict import Finding, severity_of_source
+    from studio.curation import feature_warning_chance, feature_warning_grade
+
+    def warning(concept: str, rule: str, rows) -> Finding:
+        return Finding(
+            "emergent",
+            severity=severity_of_source("image-features"),
+            answer=1,
+            rule=rule,
+            concept=concept,
+            rows=tuple(tuple(r) for r in rows),
+            source="image-features",
+        )
+
+    ink = warning("img-ink", "constant", [["medium"], ["medium"]])
+    assert feature_warning_chance(ink) == pytest.approx((694 / 1003) ** 6)
+    assert feature_warning_grade(ink) == "low"
+    tall = warning("img-aspect", "progression", [["tall", "square", "wide"]] * 2)
+    assert feature_warning_grade(tall) == "medium"
+    quarter = warning("img-rotation", "constant", [["90"], ["90"]])
+    assert feature_warning_grade(quarter) == "high"
+    # a warning of another source (a shifted reading) is never graded down
+    shifted = Finding(
+        "shifted-reading",
+        severity=severity_of_source("shifted-reading"),
+        answer=1,
+        rule="constant",
+        concept="ink",
+        rows=(("low",), ("low",)),
+        source="shifted-reading",
+    )
+    assert feature_warning_grade(shifted) == "high"
+
+
+def test_threshold_and_dismissal_decide_what_flags(studio: Studio) -> None:
+    from studio.curation import feature_warning_grade
+
+    curator = Curator(studio)
+    results, verdicts = generate(studio)
+    [set_id] = curator.import_results("small", PARAMS, results, verdicts)
+    stored = {s.puzzle_id: s for s in studio.project.stored_puzzles(set_id)}
+    warned = [c for c in curator.puzzles() if c.warnings]
+    assert warned, "the split has image-feature warnings"
+    # stored: every puzzle with a warning is flagged; shown: only those with a high one
+    assert all(stored[c.id].status == "flagged" for c in warned)
+    assert curator.feature_warning_min == "high"
+    for c in warned:
+        high = any(feature_warning_grade(w) == "high" for w in c.warnings)
+        assert c.status == ("flagged" if high or c.findings else "draft")
+    low_flagged = curator.flagged_share()
+    curator.set_feature_warning_min("low")
+    all_flagged = curator.flagged_share()
+    assert all_flagged == (len(warned), 60)
+    assert low_flagged[0] < all_flagged[0]
+    assert {r.id for r in curator.summaries(PuzzleFilter(status="flagged"))} == {
+        c.id for c in warned
+    }
+
+    # dismiss the most frequent feature for this set: undoable, stored in the project
+    feature = max(
+        {w.concept for c in warned for w in c.warnings},
+        key=lambda f: sum(1 for c in warned if any(w.concept == f for w in c.warnings)),
+    )
+    seen: list[PuzzlesChanged] = []
+    studio.events.puzzles_changed.connect(seen.append)
+    curator.dismiss_feature(feature)
+    assert curator.dismissed_features() == {feature}
+    assert studio.undo_stack.undo_label == f"Dismiss {feature} warnings in “small”"
+    assert seen and set(seen[-1].ids) == {
+        c.id for c in warned if any(w.concept == feature for w in c.warnings)
+    }
+    only_feature = [c for c in warned if {w.concept for w in c.warnings} == {feature}]
+    assert only_feature
+    for c in only_feature:
+        assert curator.puzzle(c.id).status == "draft"
+        [row] = curator.summaries(ids=[c.id])
+        assert row.warnings == 0 and row.status == "draft"
+        assert {why for _, why in curator.quiet_warnings(c.id)} == {"dismissed"}
+    assert curator.flagged_share()[0] == all_flagged[0] - len(only_feature)
+    # the stored rows keep every warning
+    assert studio.project.stored_puzzle(set_id, only_feature[0].id).status == "flagged"
+    studio.undo_stack.undo()
+    assert curator.dismissed_features() == frozenset()
+    assert curator.flagged_share() == all_flagged
+    studio.undo_stack.redo()
+    studio.close()
+    reopened = Studio(Project.open(studio.project.path), author="cur")
+    try:
+        assert Curator(reopened).dismissed_features() == {feature}
+    finally:
+        reopened.close()
+
+
+def test_approve_clean_is_one_step_and_skips_errors_and_decisions(curated: Curator) -> None:
+    studio = curated.studio
+    pid, _, _ = plant_flag(curated)  # an error
+    ids = [c.id for c in curated.puzzles()]
+    rejected = next(i for i in ids if i != pid)
+    curated.set_status([rejected], "rejected")
+    before = studio.undo_stack.undo_label
+    done = curated.approve_clean(ids)
+    assert pid not in done and rejected not in done
+    assert len(done) == len(ids) - 2
+    statuses = {c.id: c.status for c in curated.puzzles()}
+    assert all(statuses[i] == "approved" for i in done)
+    assert statuses[rejected] == "rejected" and statuses[pid] == "flagged"
+    assert studio.undo_stack.undo_label == f"Approve {len(done)} puzzles"
+    studio.undo_stack.undo()  # one step undoes them all
+    assert studio.undo_stack.undo_label == before
+    assert not [c for c in curated.puzzles() if c.status == "approved"]
+    assert curated.approve_clean([pid]) == []

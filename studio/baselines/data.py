@@ -78,7 +78,6 @@ def odd_designs(family_id: str) -> tuple[str, ...]:
     return family(family_id).odd_designs
 
 
-
 @dataclass
 class PuzzleArrays:
     """Puzzles as arrays (see the module docstring). Index ``i`` is one puzzle throughout."""
@@ -301,20 +300,25 @@ def read_split_annotations(path: Path) -> dict[Any, dict[str, frozenset[str]]]:
         raise StudioError(f"cannot be read: {e}", path) from None
     per: dict[Any, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    if header is None or [h.strip().lower() for h in header] != [
-        "concept", "value", "codepoint", "font"
-    ]:  # fmt: skip
-        raise StudioError("is not an annotation CSV (header concept,value,codepoint,font)", path)
-    for record in reader:
-        if len(record) != 4:
-            continue
-        concept, value, cp, font = (f.strip() for f in record)
-        try:
-            key = GlyphKey.from_csv(cp, font)
-        except ValueError as e:
-            raise StudioError(f"line {reader.line_num}: {e}", path) from None
-        per[key][concept].add(value)
+    try:
+        header = next(reader, None)
+        if header is None or [h.strip().lower() for h in header] != [
+            "concept", "value", "codepoint", "font"
+        ]:  # fmt: skip
+            raise StudioError(
+                "is not an annotation CSV (header concept,value,codepoint,font)", path
+            )
+        for record in reader:
+            if len(record) != 4:
+                continue
+            concept, value, cp, font = (f.strip() for f in record)
+            try:
+                key = GlyphKey.from_csv(cp, font)
+            except ValueError as e:
+                raise StudioError(f"line {reader.line_num}: {e}", path) from None
+            per[key][concept].add(value)
+    except csv.Error as e:  # a field over the csv module's limit, an open quote at the end
+        raise StudioError(f"line {reader.line_num}: not CSV: {e}", path) from None
     return {k: {c: frozenset(v) for c, v in cs.items()} for k, cs in per.items()}
 
 
@@ -365,13 +369,8 @@ def _from_puzzles(
 def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
     """A glyph split folder (one fold). A split with several folds names its fold folders;
     pass one of them (``SPLIT/fold-0``)."""
-    from studio.families.glyph_pmp.export import (
-        ANNOTATIONS_CSV,
-        NPZ,
-        fold_dirs,
-        read_fold,
-        read_npz_frames,
-    )
+    from studio.core.splitdir import read_frames_npz
+    from studio.families.glyph_pmp.export import ANNOTATIONS_CSV, NPZ, fold_dirs, read_fold
 
     folder = Path(folder)
     dirs = fold_dirs(folder)
@@ -384,25 +383,10 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
     frames = []
     for k, p in enumerate(puzzles):
         path = folder / NPZ / f"{p.id}.npz"
-        arrays = read_npz_frames(path)
-        images = arrays.get("images")
         want = len(p.context_keys) + len(p.answers)
-        if images is None:
-            raise StudioError("damaged: it has no 'images' array", path)
-        if images.shape != (want, FRAME, FRAME):
-            raise StudioError(
-                f"damaged: 'images' has shape {tuple(images.shape)}, expected "
-                f"({want}, {FRAME}, {FRAME}) for puzzle {p.id}",
-                path,
-            )
-        target = arrays.get("target")
-        if target is not None and int(target) != p.key:
-            raise StudioError(
-                f"disagrees with puzzles.jsonl: target {int(target)}, but the record's key is "
-                f"{p.key}",
-                path,
-            )
-        frames.append(images)
+        # numbers of the right shape, all finite, and a target that agrees with the record
+        arrays = read_frames_npz(path, want, FRAME, key=p.key)
+        frames.append(arrays["images"])
         if progress is not None and (k % 200 == 0 or k == len(puzzles) - 1):
             progress(k + 1, len(puzzles))
     source = {"kind": "split-dir", "path": str(folder.resolve()), "set_id": None}

@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from studio.core.errors import AnnotationImportError, ImportProblem, StudioError
 from studio.core.fileio import atomic_write_bytes, atomic_write_text
+from studio.core.inputs import codepoint_problem, id_problem
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
 
@@ -59,7 +61,25 @@ def _check_row(
         key = GlyphKey.from_csv(cp, font)
     except ValueError as e:
         return None, str(e)
+    problem = codepoint_problem(key.codepoint) or id_problem("font", key.font)
+    if problem:
+        return None, problem
     return TagRow(concept, value, key.hex, key.font), None
+
+
+def _records(reader: Any, path: str | Path) -> Iterator[list[str]]:
+    """The records of a csv reader; a record it cannot split (a field over the csv module's
+    limit of 131,072 characters, a quote left open at the end) is an AnnotationImportError
+    naming the line, never a ``_csv.Error``."""
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            where = f"line {reader.line_num}"
+            raise AnnotationImportError(path, [ImportProblem(where, f"not CSV: {e}")]) from None
+        yield record
 
 
 def parse_annotation_csv(text: str, schema: Schema, path: str | Path = "<csv>") -> list[TagRow]:
@@ -67,10 +87,9 @@ def parse_annotation_csv(text: str, schema: Schema, path: str | Path = "<csv>") 
     (line numbers count the header as line 1)."""
     reader = csv.reader(io.StringIO(text))
     problems: list[ImportProblem] = []
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise AnnotationImportError(path, [ImportProblem("line 1", "the file is empty")]) from None
+    header = next(_records(reader, path), None)
+    if header is None:
+        raise AnnotationImportError(path, [ImportProblem("line 1", "the file is empty")])
     if tuple(h.strip().lower() for h in header) != CSV_HEADER:
         raise AnnotationImportError(
             path,
@@ -78,7 +97,7 @@ def parse_annotation_csv(text: str, schema: Schema, path: str | Path = "<csv>") 
         )
     rows: list[TagRow] = []
     first_seen: dict[TagRow, int] = {}
-    for record in reader:
+    for record in _records(reader, path):
         line = reader.line_num
         if not record or all(not f.strip() for f in record):
             continue
@@ -131,23 +150,25 @@ def split_folder_name(folder: str, schema: Schema) -> tuple[str, str] | None:
 
 
 def read_annotation_folder(path: str | Path, schema: Schema) -> list[TagRow]:
-    """Tags from UA's layout ``Annotations/<concept>-<value>/0x<codepoint>_<font>.png``."""
+    """Tags from UA's layout ``Annotations/<concept>-<value>/0x<codepoint>_<font>.png``.
+    Only the names are read (the images are the studio's to render); a folder that cannot be
+    listed is a StudioError naming it."""
     root = _annotations_root(Path(path))
     if not root.is_dir():
         raise StudioError("is not a folder", root)
     problems: list[ImportProblem] = []
     rows: list[TagRow] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+    for folder in _listing(root, dirs=True):
         split = split_folder_name(folder.name, schema)
         where_dir = f"{root.name}/{folder.name}"
         if split is None:
             problems.append(ImportProblem(where_dir, "folder names no concept of the schema"))
             continue
         concept, value = split
-        for f in sorted(folder.iterdir()):
+        for f in _listing(folder, dirs=False):
             where = f"{where_dir}/{f.name}"
-            m = _FILE_RE.match(f.name)
-            if not m:
+            m = _FILE_RE.fullmatch(f.name)
+            if not m or not f.is_file():
                 if not f.name.startswith("."):
                     problems.append(
                         ImportProblem(where, "file name is not 0x<codepoint>_<font>.png")
@@ -161,6 +182,16 @@ def read_annotation_folder(path: str | Path, schema: Schema) -> list[TagRow]:
     if problems:
         raise AnnotationImportError(root, problems)
     return sort_rows(rows)
+
+
+def _listing(folder: Path, dirs: bool) -> list[Path]:
+    """The sub-folders (``dirs``) or every entry of ``folder``, sorted; StudioError when it
+    cannot be listed."""
+    try:
+        entries = sorted(folder.iterdir())
+        return [p for p in entries if p.is_dir()] if dirs else entries
+    except OSError as e:
+        raise StudioError(f"cannot be listed: {e.strerror or e}", folder) from None
 
 
 def read_annotations(path: str | Path, schema: Schema) -> list[TagRow]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from studio.core.keys import GlyphKey
 
 
 class StudioError(Exception):
@@ -51,3 +54,79 @@ class ProjectError(StudioError):
 
 class FontError(StudioError):
     """A font file that cannot be read or rendered."""
+
+
+class FontChangedError(StudioError):
+    """The file installed under a font's id is not the one the project rendered with, and the
+    project keeps no copy: its glyphs would render differently, so every split made from them
+    would change. Names the font, both hashes and the glyphs."""
+
+    def __init__(
+        self,
+        font_id: str,
+        recorded_sha256: str,
+        path: str,
+        installed_sha256: str | None,
+        glyphs: Sequence[GlyphKey],
+        limit: int = 8,
+    ) -> None:
+        self.font_id = font_id
+        self.glyphs = list(glyphs)
+        now = (
+            f"the file there now has sha256 {installed_sha256[:12]}…"
+            if installed_sha256
+            else "the file is gone"
+        )
+        shown = ", ".join(str(k) for k in glyphs[:limit])
+        more = f" and {len(glyphs) - limit} more" if len(glyphs) > limit else ""
+        super().__init__(
+            f"font {font_id!r} is not the file this project rendered with (recorded sha256 "
+            f"{recorded_sha256[:12]}…; {now}) and the project keeps no copy of it: "
+            f"{len(glyphs)} glyph(s) would render differently ({shown}{more}). Install the "
+            "recorded font, or pass --allow-font-change to render with this one (the splits "
+            "will differ from earlier ones).",
+            path,
+        )
+
+
+# ---- unexpected exceptions (bugs) -----------------------------------------------------------
+#: Environment variable: the folder crash logs go to (default: the user's log folder).
+CRASH_LOG_DIR_ENV = "ANALOGY_STUDIO_LOG_DIR"
+
+
+def crash_log_dir() -> Path:
+    """Where :func:`save_crash_log` writes: ``$ANALOGY_STUDIO_LOG_DIR``, else the platform's
+    user log folder (``~/.local/state/analogy-studio/log`` on Linux)."""
+    import os
+
+    import platformdirs
+
+    override = os.environ.get(CRASH_LOG_DIR_ENV)
+    return Path(override) if override else Path(platformdirs.user_log_dir("analogy-studio"))
+
+
+def save_crash_log(exc: BaseException, context: str = "") -> Path | None:
+    """Write ``exc``'s traceback (and ``context``: the command line, say) to a new file in
+    :func:`crash_log_dir`; its path, or None when it could not be written. Never raises."""
+    import os
+    import time
+    import traceback
+
+    try:
+        folder = crash_log_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = folder / f"crash-{stamp}-{os.getpid()}.log"
+        text = "".join(traceback.format_exception(exc))
+        path.write_text((f"{context}\n\n" if context else "") + text, "utf-8", "backslashreplace")
+        return path
+    except Exception:  # a crash log must never hide the crash it reports
+        return None
+
+
+def bug_message(exc: BaseException, log: Path | None) -> str:
+    """One line for a person: this is a bug (not their input), what it was, where the
+    traceback is."""
+    what = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+    where = f"traceback saved to {log}" if log else "the traceback could not be saved"
+    return f"internal error (a bug in Analogy Studio, please report it): {what[:300]}; {where}"

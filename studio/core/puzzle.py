@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import StudioError
+from studio.core.inputs import MAX_ID_LENGTH, codepoint_problem, id_problem, load_json, strict_int
 from studio.core.keys import GlyphKey
 
 LAYOUTS = ("two-row", "matrix-3x3", "sequence", "odd-one-out", "analogy")
@@ -51,13 +52,23 @@ class Question:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Question:
+        """A question from its record; ValueError naming the field when one is mistyped."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a question is a JSON object, not {type(d).__name__}")
+        options = d["options"]
+        if not isinstance(options, list):
+            raise ValueError("a question's options must be a list")
+        panel, concept = d.get("panel"), d.get("concept")
+        for name, v in (("panel", panel), ("concept", concept)):
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"a question's {name} must be text")
         return cls(
             kind=str(d["kind"]),
             text=str(d["text"]),
-            options=tuple(str(o) for o in d["options"]),
+            options=tuple(str(o) for o in options),
             answer=str(d["answer"]),
-            panel=d.get("panel"),
-            concept=d.get("concept"),
+            panel=panel,
+            concept=concept,
         )
 
 
@@ -131,22 +142,46 @@ class Puzzle:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Puzzle:
+        """A puzzle from its record, every field checked for its type (ValueError naming the
+        field otherwise): ids and names are text, ``key`` and ``seed`` integers, ``shift`` a
+        boolean, ``context`` rows of glyph keys, ``key`` the index of one of the answers, and
+        every glyph's code point one a font can draw
+        (:func:`studio.core.inputs.codepoint_problem`)."""
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a puzzle record is a JSON object, not {type(d).__name__}")
         try:
+            answers = _keys(d["answers"], "answers")
+            key = strict_int(d["key"], "key")
+            if not 0 <= key < len(answers):
+                raise ValueError(f"key {key} is not the index of one of {len(answers)} answers")
+            shift = d["shift"]
+            if not isinstance(shift, bool):
+                raise ValueError(f"shift must be true or false, not {shift!r:.40}")
+            context = _list(d["context"], "context")
+            values = _list(d.get("values", []), "values")
+            params = d.get("params", {})
+            if not isinstance(params, Mapping):
+                raise ValueError(f"params must be an object, not {type(params).__name__}")
             return cls(
-                id=str(d["id"]),
-                family=str(d["family"]),
-                layout=str(d["layout"]),
-                rule=str(d["rule"]),
-                concept=str(d["concept"]),
-                shift=bool(d["shift"]),
-                context=tuple(tuple(GlyphKey.parse(k) for k in row) for row in d["context"]),
-                answers=tuple(GlyphKey.parse(k) for k in d["answers"]),
-                key=int(d["key"]),
-                split=str(d["split"]),
-                seed=int(d["seed"]),
-                values=tuple(tuple(str(v) for v in row) for row in d.get("values", ())),
-                params=dict(d.get("params", {})),
-                questions=tuple(Question.from_json(q) for q in d.get("questions", ())),
+                id=_text(d["id"], "id"),
+                family=_text(d["family"], "family"),
+                layout=_text(d["layout"], "layout"),
+                rule=_text(d["rule"], "rule"),
+                concept=_text(d["concept"], "concept"),
+                shift=shift,
+                context=tuple(_keys(row, f"context[{i}]") for i, row in enumerate(context)),
+                answers=answers,
+                key=key,
+                split=_text(d["split"], "split"),
+                seed=strict_int(d["seed"], "seed"),
+                values=tuple(
+                    tuple(_text(v, f"values[{i}]") for v in _list(row, f"values[{i}]"))
+                    for i, row in enumerate(values)
+                ),
+                params=dict(params),
+                questions=tuple(
+                    Question.from_json(q) for q in _list(d.get("questions", []), "questions")
+                ),
             )
         except KeyError as e:
             raise ValueError(f"puzzle record lacks the field {e.args[0]!r}") from None
@@ -154,6 +189,35 @@ class Puzzle:
     def dumps(self) -> str:
         """One JSON Lines line: sorted keys and no spaces, so equal puzzles give equal bytes."""
         return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _list(value: Any, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{name} must be a list, not {type(value).__name__}")
+    return value
+
+
+def _text(value: Any, name: str) -> str:
+    """Text a record names something by; numbers are taken as written (old records)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError(f"{name} must be text, not {type(value).__name__}")
+    text = str(value)
+    if len(text) > 4 * MAX_ID_LENGTH:
+        raise ValueError(f"{name} of {len(text)} characters is too long")
+    return text
+
+
+def _keys(value: Any, name: str) -> tuple[GlyphKey, ...]:
+    out = []
+    for i, k in enumerate(_list(value, name)):
+        if not isinstance(k, str):
+            raise ValueError(f"{name}[{i}] must be a glyph key like U+25CC@symbola")
+        key = GlyphKey.parse(k)
+        problem = codepoint_problem(key.codepoint) or id_problem("font", key.font)
+        if problem:
+            raise ValueError(f"{name}[{i}]: {problem}")
+        out.append(key)
+    return tuple(out)
 
 
 def write_jsonl(puzzles: Iterable[Puzzle]) -> str:
@@ -166,11 +230,13 @@ def read_jsonl(path: str | Path) -> Iterator[Puzzle]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise StudioError(f"{path}: cannot read ({e.strerror or e})") from None
+        raise StudioError(f"cannot read ({e.strerror or e})", path) from None
+    except UnicodeDecodeError as e:
+        raise StudioError(f"not UTF-8 text (byte {e.start}): {e.reason}", path) from None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            yield Puzzle.from_json(json.loads(line))
+            yield Puzzle.from_json(load_json(line))
         except (ValueError, TypeError) as e:
-            raise StudioError(f"{path}, line {n}: {e}") from None
+            raise StudioError(f"line {n}: {e}", path) from None

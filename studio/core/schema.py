@@ -9,6 +9,7 @@ values, progression only on ordered kinds, …). Both report the file, a JSON pa
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -20,6 +21,7 @@ import jsonschema
 
 from studio.core.errors import SchemaError
 from studio.core.fileio import atomic_write_text
+from studio.core.inputs import MAX_ID_LENGTH, JsonInputError, load_json
 from studio.resources import schemas_dir
 
 FORMAT = "analogy-studio.concept-schema"
@@ -285,12 +287,26 @@ def validate_structure(data: Any, path: str | Path | None) -> None:
         raise SchemaError(path, _json_path(best.absolute_path), best.message)
 
 
+_IDENT = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+_VALUE_ID = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]*)?")
+
+
+def _check_id(value: str, pattern: re.Pattern[str], where: str, path: str | Path | None) -> None:
+    """The whole id matches (JSON Schema's ``$`` lets a final newline through) and is short."""
+    if not pattern.fullmatch(value):
+        raise SchemaError(path, where, f"{value!r} does not match {pattern.pattern!r}")
+    if len(value) > MAX_ID_LENGTH:
+        raise SchemaError(path, where, f"an id of {len(value)} characters (most: {MAX_ID_LENGTH})")
+
+
 def validate_semantics(data: Mapping[str, Any], path: str | Path | None) -> None:
     """Checks JSON Schema cannot express: unique ids, rules that fit the kind and values."""
     seen_concepts: set[str] = set()
     seen_categories: set[str] = set()
+    _check_id(data["id"], _IDENT, "$.id", path)
     for ci, cat in enumerate(data["categories"]):
         where_cat = f"$.categories[{ci}]"
+        _check_id(cat["id"], _IDENT, where_cat + ".id", path)
         if cat["id"] in seen_categories:
             raise SchemaError(path, where_cat + ".id", f"category {cat['id']!r} is repeated")
         seen_categories.add(cat["id"])
@@ -301,6 +317,7 @@ def validate_semantics(data: Mapping[str, Any], path: str | Path | None) -> None
 
 def _check_concept(con: Mapping[str, Any], where: str, path: Any, seen: set[str]) -> None:
     cid = con["id"]
+    _check_id(cid, _IDENT, where + ".id", path)
     if cid in seen:
         raise SchemaError(path, where + ".id", f"concept {cid!r} is repeated")
     seen.add(cid)
@@ -308,6 +325,7 @@ def _check_concept(con: Mapping[str, Any], where: str, path: Any, seen: set[str]
     ids = [v["id"] for v in con["values"]]
     for vi, vid in enumerate(ids):
         vwhere = f"{where}.values[{vi}].id"
+        _check_id(vid, _VALUE_ID, vwhere, path)
         if ids.index(vid) != vi:
             raise SchemaError(path, vwhere, f"value {vid!r} of {cid!r} is repeated")
         if vid == NONE_VALUE or vid == "":
@@ -382,11 +400,12 @@ def schema_from_json(data: Any, path: str | Path | None = None) -> Schema:
 
 
 def schema_from_text(text: str, path: str | Path | None = None) -> Schema:
+    """Parse (depth-limited, no NaN, no lone surrogates: :func:`studio.core.inputs.load_json`),
+    validate and build; SchemaError naming ``path``, the JSON path and the problem."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        problem = f"not valid JSON (line {e.lineno}, column {e.colno}): {e.msg}"
-        raise SchemaError(path, "$", problem) from None
+        data = load_json(text)
+    except JsonInputError as e:
+        raise SchemaError(path, "$", str(e)) from None
     return schema_from_json(data, path)
 
 

@@ -8,22 +8,29 @@ Two writers use it: the glyph split (:mod:`studio.families.glyph_pmp.export`, fo
 format with a :class:`SplitFormat`; this module knows neither.
 
 The protocol both follow: :func:`check_target` before any work (nothing a person put in the
-folder is ever overwritten), :meth:`SplitFormat.begin` before the first file (a folder written
-again is unfinished until it is done), every file written atomically, and
-:meth:`SplitFormat.finish` writing ``split.json`` last: a folder without it is an unfinished
-split, and :meth:`SplitFormat.read_split_json` says so.
+folder is ever overwritten), :meth:`SplitFormat.begin` before the first file changes (a folder
+written again is unfinished until it is done), every file durable before ``split.json`` (plain
+writes made durable with one sync of the folder, :func:`studio.core.fileio.sync_tree`, not an
+fsync per file), and :meth:`SplitFormat.finish` writing ``split.json`` last: a folder without
+it is an unfinished split, and :meth:`SplitFormat.read_split_json` says so.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_bytes
+from studio.core.inputs import JsonInputError, check_frames, load_json, scalar_int
 
 SPLIT_JSON = "split.json"
 
@@ -116,13 +123,11 @@ class SplitFormat:
                 "missing: this folder is not a split, or its export did not finish", path
             )
         try:
-            data = json.loads(path.read_text("utf-8"))
+            data = load_json(path.read_text("utf-8"))
         except (OSError, UnicodeDecodeError) as e:
             raise StudioError(f"cannot be read: {e}", path) from None
-        except json.JSONDecodeError as e:
-            raise StudioError(
-                f"damaged: not valid JSON (line {e.lineno}, column {e.colno}): {e.msg}", path
-            ) from None
+        except JsonInputError as e:
+            raise StudioError(f"damaged: {e}", path) from None
         if not isinstance(data, dict) or data.get("format") != self.id:
             raise StudioError(f"damaged: not an {self.id} file", path)
         version = data.get("format_version", 0)
@@ -162,10 +167,13 @@ def read_records(path: str | Path, parse: Callable[[Any], T]) -> list[T]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as e:
+            value = load_json(line)
+        except JsonInputError as e:
+            if e.column is None:
+                raise StudioError(f"damaged: line {n}: {e}", path) from None
+            detail = f": {e.detail}" if e.detail else ""
             raise StudioError(
-                f"damaged: line {n} is not valid JSON (column {e.colno}): {e.msg}", path
+                f"damaged: line {n} is {e.what} (column {e.column}){detail}", path
             ) from None
         try:
             records.append(parse(value))
@@ -174,11 +182,73 @@ def read_records(path: str | Path, parse: Callable[[Any], T]) -> list[T]:
     return records
 
 
+# ---- npz archives -------------------------------------------------------------------------------
+def read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` archive, read in full. Whatever is wrong with the file
+    (missing, truncated, not a zip, a damaged deflate stream, a bad ``.npy`` header, an
+    archive that asks for pickles) is a StudioError naming it, never a ``zlib.error`` or
+    ``BadZipFile``. Only numeric, boolean and text arrays are returned (no objects)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise StudioError("missing", path) from None
+    except OSError as e:
+        raise StudioError(f"cannot be read: {e.strerror or e}", path) from None
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            out = {k: z[k] for k in z.files}
+    except (
+        OSError,
+        ValueError,
+        EOFError,
+        KeyError,
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        zlib.error,
+        NotImplementedError,  # a zip compression method zipfile lacks
+        RuntimeError,  # an encrypted member
+        MemoryError,  # a header that claims an absurd shape
+    ) as e:
+        raise StudioError(f"damaged: not a readable .npz ({type(e).__name__}: {e})", path) from None
+    if not isinstance(out, dict):
+        raise StudioError("damaged: not an .npz archive", path)
+    return out
+
+
+def read_frames_npz(
+    path: str | Path, n_frames: int | None, frame: int, key: int | None = None
+) -> dict[str, np.ndarray]:
+    """A puzzle's ``.npz`` checked (against its record, when ``n_frames`` and ``key`` are
+    given): ``images`` is ``(n_frames, frame, frame)`` (any number of frames when
+    ``n_frames`` is None) of numbers, all finite; ``target``, when present, a single integer,
+    equal to ``key`` when that is given. StudioError naming the file and the problem
+    otherwise."""
+    arrays = read_npz(path)
+    images = arrays.get("images")
+    if images is None:
+        raise StudioError("damaged: it has no 'images' array", path)
+    try:
+        check_frames(images, "images", (-1 if n_frames is None else n_frames, frame, frame))
+        target = arrays.get("target")
+        if target is not None:
+            value = scalar_int(target, "target")
+            if key is not None and value != key:
+                raise ValueError(
+                    f"target {value} disagrees with puzzles.jsonl: the record's key is {key}"
+                )
+    except ValueError as e:
+        raise StudioError(f"damaged: {e}", path) from None
+    return arrays
+
+
 __all__ = [
     "SPLIT_JSON",
     "SplitFormat",
     "check_target",
     "is_temp_file",
     "json_object",
+    "read_frames_npz",
+    "read_npz",
     "read_records",
 ]

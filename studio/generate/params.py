@@ -13,6 +13,12 @@ ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
 EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values")
 HOLDOUTS = ("none", "basic", "disjoint")
 SAMPLINGS = ("balanced", "diverse")
+#: The one default of ``sampling`` for the front ends: the CLI's ``--sampling`` and the
+#: Generate dialog both read it (through the glyph family's option). ``balanced``, since a
+#: diverse split of a thinly annotated project runs dry; ask for ``diverse`` (UA's choice)
+#: once the annotations allow it. (:class:`SplitParams` itself keeps ``diverse``, the value
+#: its records and callers have always had.)
+DEFAULT_SAMPLING = "balanced"
 #: How an answer set is chosen: ``symmetric`` (every answer could have been the key as far as
 #: its own tags go; the default) or ``ua`` (UA's published foil pool, kept to reproduce UA).
 ANSWER_SETS = ("symmetric", "ua")

@@ -42,6 +42,7 @@ from fontTools.ttLib.sfnt import readTTCHeader
 from studio.core.errors import FontError
 from studio.core.fileio import atomic_write_bytes
 from studio.core.keys import normalise_font_id
+from studio.glyphs.render import check_renderable
 from studio.glyphs.unicode import blocks, is_private_use
 
 __all__ = [
@@ -489,7 +490,8 @@ class FontCatalog:
     ) -> FontInfo:
         """Add a font file (all faces, or only ``index``) and return the (first) added face.
 
-        Raises :class:`FontError` when the file cannot be read; the catalog is then unchanged.
+        Raises :class:`FontError` when the file cannot be read or (for a user or project font)
+        FreeType cannot draw one of its glyphs; the catalog is then unchanged.
         The returned face may be shadowed if a higher-priority face has the same id.
         """
         if source not in _SOURCE_RANK:
@@ -502,6 +504,10 @@ class FontCatalog:
             result = [face for face in result if face[0].index == index]
             if not result:
                 raise FontError(f"has no face {index}", path)
+        if source != "system":
+            # a damaged glyph is refused now, naming its code point, not at render time
+            for info, cps in result:
+                check_renderable(path, cps.tolist(), info.index)
         present = {(str(i.path), i.index) for i, _ in self._faces}
         self._faces.extend(f for f in result if (str(f[0].path), f[0].index) not in present)
         self._rebuild()

@@ -35,8 +35,13 @@ maps it to glyph 0 — fontTools drops such entries when it decompiles a cmap, s
 subtable is read for them),
 ``"empty-outline"`` (the glyph has no contours or components — a space; read with fontTools:
 glyf ``numberOfContours == 0`` or a CFF charstring without bounds), ``"zero-ink"`` (an outline
-exists but nothing is left after binarising at the requested size). The outline check is only
-needed, and only made, when the image came out blank; results are cached per glyph.
+exists but nothing is left after binarising at the requested size), ``"render-error"``
+(FreeType fails on the glyph: a damaged outline or hinting program — :meth:`GlyphRenderer.render`
+raises :class:`FontError` naming the font file and the code point, and
+:meth:`GlyphRenderer.render_or_reason` marks the glyph unrenderable instead). The outline check is
+only needed, and only made, when the image came out blank; results are cached per glyph. A
+user's font is checked when it is added (:func:`check_renderable`: every glyph drawn small), so
+a damaged one is refused then, not at render time.
 
 Batch rendering (:func:`render_batch`) runs in worker processes started with the
 ``forkserver`` method (``spawn`` where there is none): forking the studio itself would copy a
@@ -85,6 +90,7 @@ __all__ = [
     "MISSING_REASONS",
     "NOTDEF",
     "NOT_IN_CMAP",
+    "RENDER_ERROR",
     "THRESHOLD",
     "ZERO_INK",
     "BatchEvent",
@@ -92,6 +98,7 @@ __all__ = [
     "RenderCache",
     "RenderJob",
     "RenderResult",
+    "check_renderable",
     "default_render_cache_dir",
     "render_batch",
     "render_glyph",
@@ -107,7 +114,13 @@ NOT_IN_CMAP = "not-in-cmap"
 NOTDEF = "notdef"
 EMPTY_OUTLINE = "empty-outline"
 ZERO_INK = "zero-ink"
-MISSING_REASONS = (NOT_IN_CMAP, NOTDEF, EMPTY_OUTLINE, ZERO_INK)
+#: FreeType could not draw the glyph (a damaged outline or hinting program): the glyph is
+#: unrenderable in this font; :meth:`GlyphRenderer.render` raises FontError naming it.
+RENDER_ERROR = "render-error"
+MISSING_REASONS = (NOT_IN_CMAP, NOTDEF, EMPTY_OUTLINE, ZERO_INK, RENDER_ERROR)
+#: What FreeType (through Pillow) raises for a damaged glyph: "invalid outline", "invalid
+#: opcode", "raster overflow", "invalid reference", a division by zero in its scaler...
+_FREETYPE_ERRORS = (OSError, ValueError, ZeroDivisionError, OverflowError)
 
 _FIT_LIMIT = MASTER_SIZE - 2 * MARGIN
 _SMALL_FONT_CACHE = 64  # reduced-size fonts kept per renderer (overflowing glyphs)
@@ -211,7 +224,7 @@ class GlyphRenderer:
                 index=index,
                 layout_engine=ImageFont.Layout.BASIC,
             )
-        except OSError as e:
+        except _FREETYPE_ERRORS as e:
             raise FontError(f"cannot be opened for rendering ({e})", self.path) from e
         self._small: OrderedDict[int, ImageFont.FreeTypeFont] = OrderedDict()
         self._sha256: str | None = None
@@ -243,7 +256,17 @@ class GlyphRenderer:
                 table = tt["cmap"].getcmap(3, 0) if "cmap" in tt else None
                 cmap = table.cmap if table is not None else {}
             notdef = tt.getGlyphOrder()[0]
-        except (TTLibError, OSError, struct.error, AssertionError, KeyError, ValueError) as e:
+        except (
+            TTLibError,
+            OSError,
+            struct.error,
+            AssertionError,
+            KeyError,
+            ValueError,
+            EOFError,
+            IndexError,
+            TypeError,
+        ) as e:
             raise FontError(f"cannot read the character map ({e})", self.path) from e
         self._tt = tt
         self._cmap = cmap
@@ -290,8 +313,11 @@ class GlyphRenderer:
                 tag = "CFF " if "CFF " in tt else "CFF2"
                 charstrings = tt[tag].cff.topDictIndex[0].CharStrings
                 empty = charstrings[name].calcBounds(charstrings) is None
-        except (KeyError, TTLibError, struct.error, AssertionError, IndexError):
-            empty = False  # cannot tell: let the ink decide ("zero-ink")
+        except (
+            KeyError, TTLibError, struct.error, AssertionError, IndexError, ValueError,
+            EOFError, AttributeError, TypeError,
+        ):  # fmt: skip
+            empty = False  # cannot tell (a damaged table): let the ink decide ("zero-ink")
         self._empty[name] = empty
         return empty
 
@@ -309,7 +335,17 @@ class GlyphRenderer:
         return font
 
     def _mask(self, cp: int) -> tuple[Any, int, int]:
-        """The glyph's coverage mask and where its top-left goes on the master canvas."""
+        """The glyph's coverage mask and where its top-left goes on the master canvas.
+        Raises FontError naming the file and the code point when FreeType cannot draw it."""
+        try:
+            return self._mask_unchecked(cp)
+        except _FREETYPE_ERRORS as e:
+            raise FontError(
+                f"cannot draw U+{cp:04X}: {type(e).__name__}: {e} (the glyph is damaged)",
+                self.path,
+            ) from e
+
+    def _mask_unchecked(self, cp: int) -> tuple[Any, int, int]:
         ch = chr(cp)
         font = self._font
         mask, _ = font.getmask2(ch, "L", anchor="la", start=(0.0, 0.0), stroke_filled=True)
@@ -372,7 +408,12 @@ class GlyphRenderer:
         _check_size(size)
         if not self.in_cmap(cp):
             return None, NOTDEF if self._is_notdef(cp) else NOT_IN_CMAP
-        image = self.render(cp, size)
+        try:
+            image = self.render(cp, size)
+        except FontError as e:
+            if not isinstance(e.__cause__, _FREETYPE_ERRORS):
+                raise
+            return None, RENDER_ERROR
         if image.min() == 255:
             return None, EMPTY_OUTLINE if self._outline_is_empty(cp) else ZERO_INK
         return image, None
@@ -394,6 +435,39 @@ class GlyphRenderer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def check_renderable(
+    font_path: str | Path,
+    cps: Iterable[int],
+    index: int = 0,
+    *,
+    size: int = 32,
+    limit: int = 20_000,
+) -> None:
+    """Draw every code point of ``cps`` (evenly sampled down to ``limit``) at ``size`` pixels
+    with FreeType, as the renderer would; raise FontError naming the file and the first code
+    point it cannot draw. About 25,000 glyphs a second: for checking a font when it is added,
+    so a damaged one is refused then rather than accepted and failing at render time."""
+    path = Path(font_path)
+    chosen = sorted(set(cps))
+    if len(chosen) > limit:
+        step = len(chosen) / limit
+        chosen = [chosen[int(i * step)] for i in range(limit)]
+    try:
+        data = path.read_bytes()
+        font = ImageFont.truetype(
+            io.BytesIO(data), size, index=index, layout_engine=ImageFont.Layout.BASIC
+        )
+    except _FREETYPE_ERRORS as e:
+        raise FontError(f"cannot be opened for rendering ({e})", path) from e
+    for cp in chosen:
+        try:
+            font.getmask2(chr(cp), "L", anchor="la", start=(0.0, 0.0), stroke_filled=True)
+        except _FREETYPE_ERRORS as e:
+            raise FontError(
+                f"cannot draw U+{cp:04X}: {type(e).__name__}: {e} (the font is damaged)", path
+            ) from e
 
 
 def render_glyph(

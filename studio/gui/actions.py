@@ -91,6 +91,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Create a new, empty project", section="project"),
     ActionSpec("file.open_project", "Open project…", "file", "Ctrl+O",
                "Open an existing project", section="project"),
+    ActionSpec("file.save_copy", "Save a copy…", "file", "Ctrl+Shift+S",
+               "Write a consistent copy of the project file; the open project stays open",
+               section="project"),
     ActionSpec("file.import_annotations", "Import annotations…", "file", "Ctrl+I",
                "Import tags from a CSV file (concept,value,codepoint,font)", section="exchange"),
     ActionSpec("file.export_annotations", "Export annotations…", "file", "Ctrl+E",
@@ -99,6 +102,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Add a font file whose glyphs can be tagged", section="fonts"),
     ActionSpec("file.render_all", "Render all glyphs", "file", "Ctrl+R",
                "Render every glyph of the project's fonts in the background", section="fonts"),
+    ActionSpec("file.preferences", "Preferences…", "file", "Ctrl+,",
+               "Your annotator name, the folders dialogs start in, warning thresholds",
+               section="preferences"),
     ActionSpec("file.quit", "Quit", "file", "Ctrl+Q", "Quit Analogy Studio", section="quit"),
     # ---- Edit ----
     ActionSpec("edit.undo", "Undo", "edit", "Ctrl+Z", "Undo the last edit", section="undo"),
@@ -123,6 +129,16 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Select the next value of the current concept", section="navigate"),
     ActionSpec("tag.prev_value", "Previous value", "tag", "Ctrl+Up",
                "Select the previous value of the current concept", section="navigate"),
+    ActionSpec("tag.next_untagged", "Next untagged glyph", "tag", "U",
+               "Go to the next glyph shown that has no tag for the current concept",
+               section="glyphs"),
+    ActionSpec("tag.prev_untagged", "Previous untagged glyph", "tag", "Shift+U",
+               "Go to the previous glyph shown that has no tag for the current concept",
+               section="glyphs"),
+    ActionSpec("tag.next_glyph", "Next glyph", "tag", "J",
+               "Go to the next glyph shown in the grid", section="glyphs"),
+    ActionSpec("tag.prev_glyph", "Previous glyph", "tag", "K",
+               "Go to the previous glyph shown in the grid", section="glyphs"),
     # ---- Puzzles (the curator's board; the puzzle keys act while the board is shown) ----
     ActionSpec("puzzle.board", "Curator's board", "puzzle", "Ctrl+2",
                "Show the curator's board: generated puzzles, their findings and statistics",
@@ -130,14 +146,30 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("puzzle.generate", "Generate split…", "puzzle", "Ctrl+G",
                "Generate and vet a split in the background and add it as a new puzzle set",
                section="board"),
-    ActionSpec("puzzle.approve", "Approve puzzle…", "puzzle", "A",
-               "Approve the selected puzzles, with an optional comment", section="decide"),
-    ActionSpec("puzzle.reject", "Reject puzzle…", "puzzle", "R",
-               "Reject the selected puzzles, with an optional comment", section="decide"),
+    ActionSpec("puzzle.export", "Export benchmark…", "puzzle", "Ctrl+Shift+B",
+               "Publish a curated puzzle set: its approved puzzles, vetted again, as a split "
+               "folder with a dataset card, Croissant metadata and a Parquet table",
+               section="board"),
+    ActionSpec("puzzle.approve", "Approve puzzle", "puzzle", "A",
+               "Approve the selected puzzles (with the comment typed, if any) and open the "
+               "next one", section="decide"),
+    ActionSpec("puzzle.reject", "Reject puzzle", "puzzle", "R",
+               "Reject the selected puzzles (with the comment typed, if any) and open the "
+               "next one", section="decide"),
     ActionSpec("puzzle.draft", "Return to draft", "puzzle", "D",
                "Undecide the selected puzzles: back to draft", section="decide"),
-    ActionSpec("puzzle.comment", "Comment on puzzle…", "puzzle", "C",
-               "Write or change the selected puzzle's comment", section="decide"),
+    ActionSpec("puzzle.comment", "Type a comment", "puzzle", "C",
+               "Type in the comment field; the comment goes with the next decision (Enter or "
+               "Escape: back to the list)", section="decide"),
+    ActionSpec("puzzle.approve_clean", "Approve all shown without errors", "puzzle",
+               "Ctrl+Shift+A",
+               "Approve, as one undo step, the puzzles shown (or selected) that have no error "
+               "and are not decided yet", section="decide"),
+    ActionSpec("puzzle.next_flagged", "Next flagged puzzle", "puzzle", "N",
+               "Open the next puzzle of the list that is flagged", section="navigate"),
+    ActionSpec("puzzle.prev_flagged", "Previous flagged puzzle", "puzzle", "Shift+N",
+               "Open the previous puzzle of the list that is flagged", alternates=("P",),
+               section="navigate"),
     ActionSpec("puzzle.replace_foil", "Replace foil…", "puzzle", "F",
                "Replace a foil of the selected puzzle by one of the valid glyphs proposed",
                section="edit"),
@@ -168,6 +200,25 @@ ACTIONS: tuple[ActionSpec, ...] = (
 )  # fmt: skip
 
 _BY_ID: dict[str, ActionSpec] = {a.id: a for a in ACTIONS}
+
+
+def name_value_actions(
+    actions: Mapping[str, QAction], concept: str | None, labels: Iterable[str]
+) -> None:
+    """Name the ``tag.value_n`` actions after the current concept's values: ``labels`` are
+    the texts of values 1, 2, … ("1  round"); a number the concept has no value for says so
+    (and stays enabled, so its key can explain in the status bar why it did nothing)."""
+    texts = list(labels)
+    for n in range(1, 10):
+        action = actions.get(f"tag.value_{n}")
+        if action is None:
+            continue
+        if n <= len(texts):
+            action.setText(texts[n - 1].replace("&", "&&"))
+        elif concept is None:
+            action.setText(f"{n}  (choose a concept)")
+        else:
+            action.setText(f"{n}  (no value {n} in {concept})".replace("&", "&&"))
 
 
 def action_spec(action_id: str) -> ActionSpec:

@@ -7,8 +7,12 @@ Redo work on it; every edit is stored at once. Long work — generating and vett
 computing the statistics — runs on worker threads; results reach the widgets on the GUI thread
 through queued signals.
 
-Keys (declared in :mod:`studio.gui.actions`, active while the board is shown): A approve,
-R reject, D return to draft, C comment, F replace a foil, G regenerate, Ctrl+G generate a split.
+Keys (declared in :mod:`studio.gui.actions`, active while the board is shown): A approve and
+R reject (no dialog: the decision applies at once, with the comment typed in the board's comment
+field if any, and the next puzzle opens), D return to draft, C type a comment (Enter or Escape
+go back to the list), N / Shift+N (or P) next / previous flagged puzzle, Ctrl+Shift+A approve
+all shown without errors, F replace a foil (the best candidate preselected: Enter takes it),
+G regenerate, Ctrl+G generate a split.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QColor, QIcon, QImage, QPixmap
+from PySide6.QtGui import QAction, QColor, QIcon, QImage, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -51,12 +55,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import create_worker
+from superqt.utils import create_worker, ensure_main_thread
 
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.core.tagindex import TagIndex
 from studio.curation import (
+    FEATURE_GRADES,
     STATUSES,
     WARNING_FILTERS,
     CuratedPuzzle,
@@ -65,6 +70,8 @@ from studio.curation import (
     PuzzleFilter,
     PuzzlesChanged,
     Replacement,
+    feature_warning_grade,
+    is_feature_warning,
 )
 from studio.generate.params import (
     ALL_RULES,
@@ -72,6 +79,7 @@ from studio.generate.params import (
 )
 from studio.gui.generate_dialog import FolderJob, GenerateSplitDialog
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
+from studio.gui.settings import StudioSettings
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
 from studio.gui.widgets import refill_combo
@@ -129,12 +137,33 @@ PUZZLE_ACTIONS = (
     "puzzle.reject",
     "puzzle.draft",
     "puzzle.comment",
+    "puzzle.next_flagged",
+    "puzzle.prev_flagged",
+    "puzzle.approve_clean",
     "puzzle.replace_foil",
     "puzzle.regenerate",
 )
+#: What the threshold combo offers: the lowest grade of image-feature warning that flags.
+GRADE_CHOICES = (
+    ("low", "all feature warnings"),
+    ("medium", "medium and high"),
+    ("high", "high only"),
+)
+QUIET = QColor("#9e9e9e")
 
 
 # ---- the list ----------------------------------------------------------------------------------
+_MODEL_ROLES = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.ToolTipRole,
+        PUZZLE_ROLE,
+    }
+)
+
+
 class PuzzleTableModel(QAbstractTableModel):
     """Rows are puzzle summaries (no record parsed, so 10,000 rows load at once); an edited
     puzzle stays in place until the filter is applied again, so a row does not jump away
@@ -145,6 +174,8 @@ class PuzzleTableModel(QAbstractTableModel):
         self.rows: list[PuzzleSummary] = []
         self._row_of: dict[str, int] = {}
         self.shortcuts: Mapping[str, Sequence[Any]] = {}
+        #: puzzle id → its warnings that do not count, with why (set by the board)
+        self.quiet_of: Callable[[str], Sequence[tuple[Any, str]]] | None = None
 
     def set_puzzles(
         self, puzzles: Sequence[PuzzleSummary], flags: Mapping[str, Sequence[Any]] | None = None
@@ -155,6 +186,9 @@ class PuzzleTableModel(QAbstractTableModel):
             self.shortcuts = flags
         self._reindex()
         self.endResetModel()
+
+    def has_flags(self) -> bool:
+        return bool(self.shortcuts)
 
     def set_flags(self, flags: Mapping[str, Sequence[Any]]) -> None:
         self.shortcuts = flags
@@ -200,8 +234,8 @@ class PuzzleTableModel(QAbstractTableModel):
         return (s.id, s.layout, s.rule, s.concept, s.status, s.errors, s.warnings)[col]
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
-        if not index.isValid():
-            return None
+        if role not in _MODEL_ROLES or not index.isValid():
+            return None  # most roles a view asks for at every paint: answered at once
         cp = self.rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
@@ -226,6 +260,12 @@ class PuzzleTableModel(QAbstractTableModel):
             lines = [f"{cp.rule} over {cp.concept} ({cp.split}): {cp.status}"]
             if cp.errors or cp.warnings:
                 lines.append(f"{cp.errors} errors, {cp.warnings} warnings")
+            quiet = self.quiet_of(cp.id) if self.quiet_of is not None else ()
+            if quiet:
+                lines.append(
+                    f"{len(quiet)} image-feature warning{'s' if len(quiet) != 1 else ''} not"
+                    " counted: " + ", ".join(f"{f.concept} ({why})" for f, why in quiet)
+                )
             if cp.id in self.shortcuts:
                 lines.extend(flag_lines(self.shortcuts[cp.id]))
             if cp.comment:
@@ -245,34 +285,26 @@ class PuzzleTableModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
 
+# ---- the comment field -------------------------------------------------------------------------
+class CommentField(QLineEdit):
+    """The board's comment field: what is typed goes with the next decision (A, R). Enter
+    keeps the text and gives the keys back to the list; Escape clears it and does the same
+    (``done`` fires in both cases, on the GUI thread)."""
+
+    done = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.done.emit()
+            return
+        if event.key() == Qt.Key.Key_Escape:
+            self.clear()
+            self.done.emit()
+            return
+        super().keyPressEvent(event)
+
+
 # ---- dialogs -------------------------------------------------------------------------------------
-class CommentDialog(QDialog):
-    """Asks an optional comment (pre-filled with the current one); Enter accepts."""
-
-    def __init__(self, title: str, prompt: str, text: str, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.setObjectName("commentDialog")
-        self.setWindowTitle(title)
-        self.edit = QLineEdit(text, objectName="commentEdit")
-        self.edit.setPlaceholderText("Optional comment")
-        self.edit.selectAll()
-        self.edit.setMinimumWidth(380)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText(title)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        lay = QVBoxLayout(self)
-        lay.addWidget(QLabel(prompt))
-        lay.addWidget(self.edit)
-        lay.addWidget(buttons)
-        self.buttons = buttons
-
-    def text(self) -> str:
-        return self.edit.text().strip()
-
-
 class ReplaceFoilDialog(QDialog):
     """Lists valid replacements for one foil, with thumbnails; choose one and press Replace."""
 
@@ -365,6 +397,11 @@ class ReplaceFoilDialog(QDialog):
                 f"{len(self.replacements)} valid replacements, best first (values the other "
                 "foils lack first; ⚠ = image features warn)."
             )
+        if self.list.count():
+            # the best candidate (the ranking's first) is chosen: Enter takes it
+            self.list.setCurrentRow(0)
+            self.list.item(0).setSelected(True)
+            self.list.setFocus()
         self.refresh_thumbnails()
         self._update_ok()
 
@@ -490,10 +527,16 @@ class CuratorBoard(QWidget):
     #: a stimulus family's split folder is written (True, folder) or not (False, why)
     folder_job_done = Signal(bool, str)
 
-    def __init__(self, studio: Studio, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        studio: Studio,
+        parent: QWidget | None = None,
+        settings: StudioSettings | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("curatorBoard")
         self.studio = studio
+        self.settings = settings if settings is not None else StudioSettings()
         self.curator = Curator(studio)
         self.loader = ThumbnailLoader(studio.cache, self)
         self.loader.ready.connect(self._images_ready)
@@ -509,6 +552,15 @@ class CuratorBoard(QWidget):
         self._stats_job: Any = None
         self._stats_dirty = False
         self._stats_set_id: int | None = None
+        # every request for statistics gets a number; a result older than the one shown is
+        # dropped, and "updating…" shows while the newest is not in
+        self._stats_requested = 0
+        self._stats_shown = 0
+        self._stats_token = 0
+        self._prefetch_worker: Any = None
+        self._prefetch_stop = threading.Event()
+        self._prefetch_set: int | None = None
+        self._prefetch_again = False
         # the audit's clicked value and the puzzles listed for it (None: no such filter)
         self._value_filter: tuple[str, list[str]] | None = None
         self._closed = False
@@ -541,6 +593,20 @@ class CuratorBoard(QWidget):
             self.warning_combo.addItem(text, key)
         for combo in (self.rule_combo, self.concept_combo, self.status_combo, self.warning_combo):
             combo.currentIndexChanged.connect(lambda _i: self.apply_filter())
+        # the threshold of image-feature warnings: a per-user setting
+        self.grade_combo = QComboBox(objectName="featureGrade")
+        for grade, text in GRADE_CHOICES:
+            self.grade_combo.addItem(f"Feature warnings: {text}", grade)
+        self.grade_combo.setToolTip(
+            "Which image-feature warnings flag a puzzle. Each is graded by how likely its "
+            "pattern is to arise by chance: low (a constant medium ink, most glyphs show it), "
+            "medium, high (a rare pattern a person would see). The others stay on the sheet, "
+            "greyed."
+        )
+        grade = self.settings.feature_warning_min()
+        self.curator.set_feature_warning_min(grade)
+        self.grade_combo.setCurrentIndex(max(0, self.grade_combo.findData(grade)))
+        self.grade_combo.currentIndexChanged.connect(lambda _i: self._on_grade_chosen())
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Set"))
@@ -551,8 +617,10 @@ class CuratorBoard(QWidget):
         top.addWidget(self.concept_combo, 1)
         top.addWidget(self.status_combo)
         top.addWidget(self.warning_combo)
+        top.addWidget(self.grade_combo)
 
         self.model = PuzzleTableModel(self)
+        self.model.quiet_of = self._quiet_of
         self.table = QTableView(objectName="puzzleTable")
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -563,25 +631,25 @@ class CuratorBoard(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setAlternatingRowColors(True)
-        # widths from the font, not from the contents: sizing to 10,000 rows takes seconds
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        # widths from the font, not from the contents: sizing to 10,000 rows takes seconds.
+        # Status, Err. and Warn. keep their width; layout and rule are elided and the concept
+        # stretches, so that the list shows Status in its pane at 1280 px without scrolling
+        # (the Shortcut column is shown only for a set with shortcut flags).
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setMinimumSectionSize(28)
+        header.setStretchLastSection(False)
         fm = self.table.fontMetrics()
         for col, sample in enumerate(
-            (
-                "test-00000 ",
-                "matrix-3x3",
-                "progression",
-                "",
-                "approved",
-                "Err. ",
-                "Warn. ",
-                "blind 0.99",
-            )
+            ("test-00000", "two-r…", "progress…", "", "approved", "Err.", "Warn.", "blind 0.99")
         ):
-            header.resizeSection(col, fm.horizontalAdvance(sample) + 18)
+            header.resizeSection(col, fm.horizontalAdvance(sample) + 14)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._show_current())
+        for col in (STATUS_COL, ERRORS_COL, WARNINGS_COL):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._row_changed())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
         self.count_label = QLabel(objectName="puzzleCount")
         # shown while the list holds the puzzles of a value clicked in the answer-set audit
@@ -613,8 +681,23 @@ class CuratorBoard(QWidget):
         self.sheet_scroll.setMinimumHeight(300)
         self.evidence_list = QListWidget(objectName="evidenceList")
         self.evidence_list.setMaximumHeight(80)
+        self.evidence_list.setWordWrap(True)
+        self.evidence_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.evidence_list.currentRowChanged.connect(self._on_evidence_chosen)
+        self.dismiss_button = QPushButton(objectName="dismissFeature")
+        self.dismiss_button.setToolTip(
+            "Stop counting (or count again) the warnings of the chosen finding's image feature "
+            "in this split; undoable, stored in the project"
+        )
+        self.dismiss_button.clicked.connect(lambda: self.toggle_dismissed())
+        self.dismiss_button.setVisible(False)
         self.comment_label = QLabel(objectName="puzzleComment", wordWrap=True)
+        self.comment_field = CommentField(objectName="commentField")
+        self.comment_field.setPlaceholderText(
+            "Comment for the next decision (C to type, Enter back to the list)"
+        )
+        self.comment_field.setClearButtonEnabled(True)
+        self.comment_field.done.connect(self._comment_done)
 
         # buttons name their key; they trigger the window's actions (see bind_actions)
         self.buttons: dict[str, ActionButton] = {}
@@ -633,7 +716,12 @@ class CuratorBoard(QWidget):
         cl.addWidget(self.title)
         cl.addWidget(self.sheet_scroll, 1)
         cl.addWidget(self.evidence_list)
+        dismiss_row = QHBoxLayout()
+        dismiss_row.addWidget(self.dismiss_button)
+        dismiss_row.addStretch(1)
+        cl.addLayout(dismiss_row)
         cl.addWidget(self.comment_label)
+        cl.addWidget(self.comment_field)
         cl.addLayout(row)
 
         self.stats_panel = SplitStatsPanel()
@@ -696,6 +784,8 @@ class CuratorBoard(QWidget):
     def project_switched(self) -> None:
         if self.job is not None:
             self.job.cancel()  # its split belongs to the project that was closed
+        self._prefetch_stop.set()
+        self._prefetch_set = None
         self.loader.forget()
         self.curator.reset()
         self._loaded = False
@@ -733,11 +823,15 @@ class CuratorBoard(QWidget):
         ids = self._value_filter[1] if self._value_filter is not None else None
         puzzles = self.curator.summaries(self.current_filter(), ids=ids)
         self.model.set_puzzles(puzzles, self.curator.shortcut_flags())
+        self.table.setColumnHidden(SHORTCUT_COL, not self.model.has_flags())
         header = self.table.horizontalHeader()
         if header.sortIndicatorSection() >= 0 and header.sortIndicatorSection() < len(COLUMNS):
             self.model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
         total = self.curator.current_set().count if self.curator.current_set() else 0
-        self.count_label.setText(f"{len(puzzles)} of {total} puzzles shown")
+        flagged = sum(1 for p in puzzles if p.status == "flagged")
+        self.count_label.setText(
+            f"{len(puzzles)} of {total} puzzles shown" + (f", {flagged} flagged" if flagged else "")
+        )
         if current is not None and self.model.row_of(current) is not None:
             self.select_puzzle(current)
         elif puzzles:
@@ -821,6 +915,7 @@ class CuratorBoard(QWidget):
     def refresh_flags(self) -> None:
         """Re-read the shortcut flags (a baseline job ended)."""
         self.model.set_flags(self.curator.shortcut_flags())
+        self.table.setColumnHidden(SHORTCUT_COL, not self.model.has_flags())
         self._current_cache = None
         self._show_current()
 
@@ -848,6 +943,11 @@ class CuratorBoard(QWidget):
         if not ids and self.current_id() is not None:
             ids = [self.current_id()]  # type: ignore[list-item]
         return ids
+
+    def _row_changed(self) -> None:
+        """Another puzzle is current: a comment typed for the last one is not carried over."""
+        self.comment_field.clear()
+        self._show_current()
 
     def _show_current(self) -> None:
         cp = self.current()
@@ -887,9 +987,22 @@ class CuratorBoard(QWidget):
         )
         self.evidence_list.blockSignals(True)
         self.evidence_list.clear()
+        dismissed = self.curator.dismissed_features() if cp.warnings else frozenset()
         for e in evidence:
             item = QListWidgetItem(e.caption)
             item.setForeground(ERROR if e.severity == "error" else WARNING)
+            f = e.finding
+            if is_feature_warning(f):
+                grade = feature_warning_grade(f)
+                quiet = not self.curator.counts(f, dismissed)
+                why = "dismissed in this split" if f.concept in dismissed else f"grade {grade}"
+                item.setText(f"[{why}] {e.caption}")
+                item.setToolTip(
+                    f"Image-feature warning, grade {grade}"
+                    + (" — not counted (" + why + ")" if quiet else "")
+                )
+                if quiet:
+                    item.setForeground(QUIET)
             self.evidence_list.addItem(item)
         if evidence:
             self.evidence_list.setCurrentRow(0)
@@ -900,6 +1013,7 @@ class CuratorBoard(QWidget):
         self.evidence_list.blockSignals(False)
         who = f" — {cp.author}, {cp.updated_at}" if cp.author else ""
         self.comment_label.setText(f"Comment: {cp.comment}{who}" if cp.comment else "")
+        self._update_dismiss_button()
         self._update_actions()
 
     def _warm_up(self) -> None:
@@ -917,9 +1031,100 @@ class CuratorBoard(QWidget):
         if not self._closed:
             self._show_current()
 
+    def _prefetch(self) -> None:
+        """Compute the image features of the open set's glyphs on a worker thread, so that
+        stepping from puzzle to puzzle finds them ready (one set at a time; a newer request
+        waits for the running one to stop)."""
+        set_id = self.curator.set_id
+        if set_id is None or self._closed or self._prefetch_set == set_id:
+            return
+        if self._prefetch_worker is not None:
+            self._prefetch_stop.set()  # the running one stops at its next chunk
+            self._prefetch_again = True
+            return
+        self._prefetch_stop = threading.Event()
+        self._prefetch_set = set_id
+        self._prefetch_again = False
+        stop = self._prefetch_stop.is_set
+        curator = self.curator
+
+        def work() -> int:
+            try:
+                return curator.prefetch_features(set_id, stop)
+            except StudioError:  # the set went away meanwhile
+                return 0
+
+        worker = create_worker(work, _start_thread=False, _connect={"errored": self._prefetched})
+        worker.returned.connect(self._prefetched)
+        self._prefetch_worker = worker
+        worker.start()
+
+    def _prefetched(self, *_args: object) -> None:
+        self._prefetch_worker = None
+        if self._prefetch_stop.is_set():
+            self._prefetch_set = None
+        if self._prefetch_again and not self._closed:
+            self._prefetch()
+
+    def prefetching(self) -> bool:
+        """Whether image features are being computed in the background."""
+        return self._prefetch_worker is not None
+
     def _on_evidence_chosen(self, row: int) -> None:
         if row >= 0:
             self.sheet.select_evidence(row)
+        self._update_dismiss_button()
+
+    def _chosen_feature(self) -> str | None:
+        """The image feature of the finding chosen in the evidence list (else of the first
+        image-feature warning), if any."""
+        evidence = self.sheet.evidence
+        row = self.evidence_list.currentRow()
+        order = ([row] if 0 <= row < len(evidence) else []) + list(range(len(evidence)))
+        for i in order:
+            if is_feature_warning(evidence[i].finding):
+                return evidence[i].finding.concept
+        return None
+
+    def _update_dismiss_button(self) -> None:
+        feature = self._chosen_feature()
+        self.dismiss_button.setVisible(feature is not None)
+        if feature is not None:
+            if feature in self.curator.dismissed_features():
+                self.dismiss_button.setText(f"Count {feature} warnings again in this split")
+            else:
+                self.dismiss_button.setText(f"Dismiss {feature} warnings in this split")
+
+    def toggle_dismissed(self) -> None:
+        """Dismiss the chosen finding's image feature for the open set, or count it again."""
+        feature = self._chosen_feature()
+        if feature is None:
+            return
+        dismiss = feature not in self.curator.dismissed_features()
+        self._run("Cannot change", lambda: self.curator.dismiss_feature(feature, dismiss))
+        self._current_cache = None
+        self._show_current()
+        self._refresh_flagged_count()
+
+    def _on_grade_chosen(self) -> None:
+        grade = self.grade_combo.currentData()
+        if grade not in FEATURE_GRADES:
+            return
+        self.settings.set_feature_warning_min(grade)
+        self.curator.set_feature_warning_min(grade)
+        self._current_cache = None
+        self.apply_filter()
+        self._schedule_stats()
+
+    def _quiet_of(self, puzzle_id: str) -> list[tuple[Any, str]]:
+        try:
+            return self.curator.quiet_warnings(puzzle_id)
+        except StudioError:
+            return []
+
+    def _refresh_flagged_count(self) -> None:
+        self.apply_filter()
+        self._schedule_stats()
 
     def _on_frame_clicked(self, pos: tuple[str, int, int]) -> None:
         cp = self.current()
@@ -931,18 +1136,20 @@ class CuratorBoard(QWidget):
                 return
 
     def _update_actions(self) -> None:
-        cp = self.current()
+        has_current = self.table.currentIndex().isValid()
+        if not self.isVisible():
+            return
         for action_id in PUZZLE_ACTIONS:
             action = self._actions.get(action_id)
-            if action is not None and self.isVisible():
-                action.setEnabled(cp is not None)
+            if action is not None and action.isEnabled() != has_current:
+                action.setEnabled(has_current)
 
     def set_active(self, active: bool) -> None:
         """The main window shows (True) or hides the board: its puzzle keys act only then."""
         for action_id in PUZZLE_ACTIONS:
             action = self._actions.get(action_id)
             if action is not None:
-                action.setEnabled(active and self.current() is not None)
+                action.setEnabled(active and self.table.currentIndex().isValid())
 
     # ---- thumbnails ------------------------------------------------------------------------------
     def _glyph_sources(self) -> tuple[dict[GlyphKey, GlyphRecord], dict[str, FontSource]]:
@@ -977,6 +1184,11 @@ class CuratorBoard(QWidget):
             self.replace_dialog.refresh_thumbnails()
 
     # ---- events ----------------------------------------------------------------------------------
+    # The studio's events fire on the thread that made the change: rendering every glyph runs
+    # on a worker and ends with glyphs_changed. Each handler hops to the GUI thread first
+    # (a timer started from a worker thread is what printed "QObject::startTimer: Timers cannot
+    # be started from another thread").
+    @ensure_main_thread
     def _on_puzzles_changed(self, change: PuzzlesChanged) -> None:
         if change.set_id != self.curator.set_id:
             return
@@ -987,17 +1199,21 @@ class CuratorBoard(QWidget):
             self._show_current()
         self._schedule_stats()
 
-    def _on_puzzle_sets_changed(self) -> None:
+    @ensure_main_thread
+    def _on_puzzle_sets_changed(self, *_args: object) -> None:
         if self._loaded:
             self.reload()
 
+    @ensure_main_thread
     def _on_baseline_flags_changed(self, set_id: int) -> None:
         if self._loaded and set_id == self.curator.set_id:
             self.refresh_flags()
 
-    def _on_glyphs_or_tags_changed(self) -> None:
+    @ensure_main_thread
+    def _on_glyphs_or_tags_changed(self, *_args: object) -> None:
         self._records = None
         self._fonts = None
+        self._prefetch_set = None  # the curator forgot the glyphs' features
         self._schedule_stats()
 
     def _on_set_chosen(self, _index: int) -> None:
@@ -1012,6 +1228,12 @@ class CuratorBoard(QWidget):
 
     # ---- statistics ------------------------------------------------------------------------------
     def _schedule_stats(self) -> None:
+        """The statistics are out of date: say so at once, recompute shortly (debounced) on a
+        worker thread. Runs on the GUI thread."""
+        if self.curator.set_id != self._prefetch_set:
+            self._prefetch()
+        self._stats_requested += 1
+        self.stats_panel.set_updating(True)
         self._stats_timer.start()
 
     def _compute_stats(self) -> None:
@@ -1020,38 +1242,50 @@ class CuratorBoard(QWidget):
             return
         set_id = self.curator.set_id
         if set_id is None:
+            self._stats_shown = self._stats_requested
             self.stats_panel.set_stats(None)
+            self.stats_panel.set_updating(False)
             return
         self._stats_dirty = False
         curator = self.curator
+        token = self._stats_requested
 
-        def work() -> tuple[int, Any]:
+        def work() -> tuple[int, int, Any]:
             try:
-                return set_id, curator.stats(set_id)
+                return token, set_id, curator.stats(set_id)
             except StudioError:  # the set went away meanwhile (an undone import)
-                return set_id, None
+                return token, set_id, None
 
         # bound methods, not lambdas: Qt drops the connection if the board is deleted first
         worker = create_worker(work, _start_thread=False, _connect={"errored": self._stats_failed})
         worker.returned.connect(self._stats_returned)
         self._stats_job = worker
         self._stats_set_id = set_id
+        self._stats_token = token
         worker.start()
 
-    def _stats_returned(self, got: tuple[int, Any]) -> None:
+    def _stats_returned(self, got: tuple[int, int, Any]) -> None:
         self._stats_done(*got)
 
     def _stats_failed(self, _error: BaseException) -> None:
-        self._stats_done(self._stats_set_id, None)
+        self._stats_done(self._stats_token, self._stats_set_id, None)
 
-    def _stats_done(self, set_id: object, stats: object) -> None:
+    def _stats_done(self, token: int, set_id: object, stats: object) -> None:
+        """A result is shown only when it is newer than the one shown and of the open set;
+        "updating…" stays until the newest request's result is in."""
         self._stats_job = None
         if self._closed:
             return
-        if set_id == self.curator.set_id:
+        if set_id == self.curator.set_id and token > self._stats_shown:
+            self._stats_shown = token
             self.stats_panel.set_stats(stats if isinstance(stats, Mapping) else None)
         if self._stats_dirty or set_id != self.curator.set_id:
-            self._schedule_stats()
+            self._stats_timer.start()
+        self.stats_panel.set_updating(self._stats_shown < self._stats_requested)
+
+    def stats_updating(self) -> bool:
+        """Whether the statistics shown are older than the latest change."""
+        return self._stats_shown < self._stats_requested
 
     def wait_for_stats(self, timeout_ms: int = 10000) -> bool:
         """For tests and the screenshot: block until no statistics are being computed."""
@@ -1066,6 +1300,7 @@ class CuratorBoard(QWidget):
                 self._stats_job is None
                 and not self._stats_timer.isActive()
                 and not self._stats_dirty
+                and not self.stats_updating()
             ):
                 return True
             time.sleep(0.01)
@@ -1095,25 +1330,27 @@ class CuratorBoard(QWidget):
         box.setObjectName("errorBox")
         box.open()
 
-    def ask_comment(self, title: str, prompt: str, done: Callable[[str], None]) -> CommentDialog:
-        """Open the comment dialog (not blocking); ``done(text)`` runs when it is accepted."""
-        cp = self.current()
-        dlg = CommentDialog(title, prompt, cp.comment if cp is not None else "", self)
-        dlg.accepted.connect(lambda: done(dlg.text()))
-        dlg.finished.connect(dlg.deleteLater)
-        dlg.open()
-        return dlg
-
     def _decide(self, status: str, title: str) -> None:
+        """Apply a decision to the selected puzzles at once (no dialog), with the comment
+        field's text if any, and open the puzzle after the last of them."""
         ids = self.selected_ids()
         if not ids:
             return
-        what = ids[0] if len(ids) == 1 else f"{len(ids)} puzzles"
-        self.ask_comment(
-            title,
-            f"{title} {what}. Comment (optional):",
-            lambda text: self._run(title, lambda: self.curator.set_status(ids, status, text)),
-        )
+        comment = self.comment_field.text().strip() or None
+        rows = [r for r in (self.model.row_of(i) for i in ids) if r is not None]
+        after = max(rows) + 1 if rows else -1
+        # move first: the edit's event then redraws the next puzzle, not the one decided
+        if 0 <= after < self.model.rowCount():
+            self.select_row(after)
+
+        def apply() -> bool:
+            self.curator.set_status(ids, status, comment)
+            return True
+
+        if self._run(title, apply):
+            self.comment_field.clear()
+        if self.comment_field.hasFocus():
+            self.table.setFocus()
 
     def approve(self) -> None:
         self._decide("approved", "Approve")
@@ -1121,20 +1358,78 @@ class CuratorBoard(QWidget):
     def reject(self) -> None:
         self._decide("rejected", "Reject")
 
+    def _comment_done(self) -> None:
+        """Enter or Escape in the comment field: the keys go back to the list."""
+        self.table.setFocus()
+
+    def next_flagged(self) -> bool:
+        """Open the next flagged puzzle of the list (from the top after the last one)."""
+        return self._step_flagged(1)
+
+    def prev_flagged(self) -> bool:
+        """Open the previous flagged puzzle of the list (from the bottom before the first)."""
+        return self._step_flagged(-1)
+
+    def _step_flagged(self, step: int) -> bool:
+        n = self.model.rowCount()
+        if not n:
+            return False
+        idx = self.table.currentIndex()
+        start = idx.row() if idx.isValid() else (-1 if step > 0 else n)
+        rows = self.model.rows
+        for k in range(1, n + 1):
+            row = start + step * k
+            wrapped = not 0 <= row < n
+            row %= n
+            if rows[row].status == "flagged":
+                if row == start:
+                    break  # the only flagged one is the current puzzle
+                self.select_row(row)
+                if wrapped:
+                    where = "first" if step > 0 else "last"
+                    self._status_bar_message(f"Back to the {where} flagged puzzle of the list")
+                return True
+        self._status_bar_message("No other flagged puzzle in the list")
+        return False
+
+    def approve_clean(self) -> list[str]:
+        """Approve, as one undo step, the selected puzzles (several selected) or else every
+        puzzle shown that has no error and is not decided yet."""
+        chosen = self.table.selectionModel().selectedRows()
+        if len(chosen) > 1:
+            ids = self.selected_ids()
+            scope = "selected"
+        else:
+            ids = [p.id for p in self.model.rows]
+            scope = "shown"
+        comment = self.comment_field.text().strip() or None
+        done = self._run("Cannot approve", lambda: self.curator.approve_clean(ids, comment))
+        if done is None:
+            return []
+        if done:
+            self.comment_field.clear()
+        left = len(ids) - len(done)
+        self._status_bar_message(
+            f"Approved {len(done)} of the {len(ids)} puzzles {scope} (those without errors"
+            f" not decided yet); {left} left as they were"
+        )
+        return list(done)
+
     def mark_draft(self) -> None:
         ids = self.selected_ids()
         if ids:
             self._run("Return to draft", lambda: self.curator.set_status(ids, "draft"))
 
     def edit_comment(self) -> None:
+        """C: type in the comment field (the puzzle's comment to start from, if any); it goes
+        with the next decision. Enter or Escape give the keys back to the list."""
         cp = self.current()
         if cp is None:
             return
-        self.ask_comment(
-            "Comment",
-            f"Comment on puzzle {cp.id}:",
-            lambda text: self._run("Comment", lambda: self.curator.set_comment(cp.id, text)),
-        )
+        if not self.comment_field.text() and cp.comment:
+            self.comment_field.setText(cp.comment)
+        self.comment_field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.comment_field.selectAll()
 
     def regenerate(self) -> None:
         cp = self.current()
@@ -1277,9 +1572,9 @@ class CuratorBoard(QWidget):
             )
             if ids:
                 n = prepared.total
-                flagged = sum(b[2]["flagged"] for b in prepared.batches)
+                flagged = sum(self.curator.flagged_share(sid)[0] for sid in ids)
                 self._status_bar_message(
-                    f"Imported “{name}”: {n} puzzles, {flagged} flagged for review"
+                    f"Generated “{name}”: {n} puzzles, {flagged} flagged for review"
                 )
             self.generation_done.emit(bool(ids))
 
@@ -1306,6 +1601,7 @@ class CuratorBoard(QWidget):
     def shutdown(self) -> None:
         """Stop the background work (the window is closing)."""
         self._closed = True
+        self._prefetch_stop.set()
         self._stats_timer.stop()
         if self.job is not None:
             self.job.cancel()

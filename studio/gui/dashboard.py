@@ -62,6 +62,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QStyle,
@@ -77,7 +78,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from superqt.utils import create_worker
 
 from studio.core.errors import StudioError
+from studio.core.progress import time_left_text as seconds_text
 from studio.gui.job_controller import JOB_ERRORS, JobController, report_set_id
+from studio.gui.settings import StudioSettings
 
 if TYPE_CHECKING:
     from studio.app import Studio
@@ -92,6 +95,8 @@ __all__ = [
     "JobTableModel",
     "ProgressDelegate",
     "baseline_groups",
+    "job_seconds_left",
+    "time_left_text",
 ]
 
 REPORT_FORMAT = "analogy-studio.baseline-report"
@@ -168,6 +173,32 @@ def job_seconds(job: Any, now: datetime | None = None) -> float | None:
             return None
         end = now or datetime.now(UTC)
     return (end - start).total_seconds()
+
+
+#: Below this share done, a job's rate says too little to tell the time left.
+_MIN_SHARE_FOR_ESTIMATE = 0.01
+
+
+def job_seconds_left(job: Any, now: datetime | None = None) -> float | None:
+    """The time a running job still needs, from its rate so far (its share done over the
+    time it has run); None before there is a rate to go by, and for a job not running."""
+    if job.status != "running" or job.cancel_requested:
+        return None
+    fraction = float(job.progress or 0.0)
+    if not _MIN_SHARE_FOR_ESTIMATE <= fraction < 1.0:
+        return None
+    seconds = job_seconds(job, now)
+    if seconds is None or seconds <= 0:
+        return None
+    return seconds * (1.0 - fraction) / fraction
+
+
+def time_left_text(job: Any, now: datetime | None = None) -> str:
+    """``3 min 05 s left`` for a running job with a rate to go by, else ``""``."""
+    left = job_seconds_left(job, now)
+    if left is None:
+        return ""
+    return f"{seconds_text(left)} left"
 
 
 def is_report(result: Any) -> bool:
@@ -250,6 +281,8 @@ class JobTableModel(QAbstractTableModel):
     def status_text(self, job: Any) -> str:
         if job.status == "running" and job.cancel_requested:
             return "cancelling…"
+        if getattr(job, "stalled", False):  # no progress for its stall time (worker host)
+            return "stalled"
         if job.status == "running" and job.attempts > 1:
             return f"running (attempt {job.attempts})"
         return job.status
@@ -269,7 +302,8 @@ class JobTableModel(QAbstractTableModel):
             if col == COL_STATUS:
                 return self.status_text(job)
             if col == COL_PROGRESS:
-                return f"{job.progress:.0%} {job.message}".strip()
+                bits = [f"{job.progress:.0%}", time_left_text(job, self._now), job.message]
+                return " · ".join(b for b in bits if b)
             if col == COL_DEVICE:
                 return job.device or "—"
             if col == COL_STARTED:
@@ -277,13 +311,17 @@ class JobTableModel(QAbstractTableModel):
             if col == COL_DURATION:
                 return duration_text(job_seconds(job, self._now))
         if role == PROGRESS_ROLE and col == COL_PROGRESS:
-            return job.progress, job.status, job.message
+            left = time_left_text(job, self._now)
+            return job.progress, job.status, " · ".join(b for b in (left, job.message) if b)
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
             return QBrush(QColor(_STATUS_COLOURS.get(job.status, "#000000")))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_ID, COL_DURATION):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            tip = [f"Job {job.id} ({job.kind}): {job.status}"]
+            tip = [f"Job {job.id} ({job.kind}): {self.status_text(job)}"]
+            pid, peak = getattr(job, "pid", None), getattr(job, "peak_rss", None)
+            if pid is not None:  # the worker process and the most memory it held
+                tip.append(f"process {pid}" + (f", peak {peak // 2**20} MB" if peak else ""))
             if job.message:
                 tip.append(job.message)
             if job.error:
@@ -321,7 +359,10 @@ class ProgressDelegate(QStyledItemDelegate):
         bar.text = option.fontMetrics.elidedText(  # type: ignore[attr-defined]
             text, Qt.TextElideMode.ElideRight, bar.rect.width() - 8
         )
-        bar.state = option.state  # type: ignore[attr-defined]
+        # Qt 6 styles read the orientation from State_Horizontal (the option's ``orientation``
+        # is gone): without it Fusion fills the bar bottom-up, a 13% fill of a row 20 pixels
+        # high is a sliver under the frame and the bar looks empty
+        bar.state = option.state | QStyle.StateFlag.State_Horizontal  # type: ignore[attr-defined]
         bar.palette = option.palette  # type: ignore[attr-defined]
         bar.fontMetrics = option.fontMetrics  # type: ignore[attr-defined]
         style = option.widget.style() if option.widget else QApplication.style()  # type: ignore[attr-defined]
@@ -433,8 +474,10 @@ class BaselineJobDialog(QDialog):
         self._update()
 
     def _browse(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Split folder", self.dir_edit.text())
+        start = self.dir_edit.text() or StudioSettings().dialog_dir("exports")
+        path = QFileDialog.getExistingDirectory(self, "Split folder", start)
         if path:
+            StudioSettings().remember_dir("exports", path)
             self.dir_edit.setText(path)
             self.dir_radio.setChecked(True)
 
@@ -904,7 +947,12 @@ class BaselineDashboard(QWidget):
             f"<span style='color:{colour}'><b>{status}</b></span>",
         ]
         if job.status == "running":
-            bits.append(f"{job.progress:.0%}" + (f" · {_html(job.message)}" if job.message else ""))
+            left = time_left_text(job)
+            bits.append(
+                f"{job.progress:.0%}"
+                + (f" · {left}" if left else "")
+                + (f" · {_html(job.message)}" if job.message else "")
+            )
         if job.device:
             bits.append(f"device: {_html(job.device)}")
         seconds = job_seconds(job)
@@ -1119,6 +1167,8 @@ class BaselineDashboard(QWidget):
         for name, fig in figs.items():
             canvas = FigureCanvasQTAgg(fig)
             canvas.setObjectName(f"plot_{name}")
+            # the chart takes the room the window gives it (and redraws at that size)
+            canvas.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
             # at least 3/4 of the figure's natural size: a small window scrolls instead of
             # squashing the labels
             w, h = fig.get_size_inches() * fig.dpi
@@ -1208,9 +1258,13 @@ class BaselineDashboard(QWidget):
         if job is None or not is_report(job.result):
             return
         if folder is None:
-            folder = QFileDialog.getExistingDirectory(self, "Export the baseline report to")
+            settings = StudioSettings()
+            folder = QFileDialog.getExistingDirectory(
+                self, "Export the baseline report to", settings.dialog_dir("exports")
+            )
             if not folder:
                 return
+            settings.remember_dir("exports", folder)
         self.export_button.setEnabled(False)
         worker = create_worker(_export, job.result, folder)
         worker.returned.connect(self._on_exported)

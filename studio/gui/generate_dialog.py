@@ -38,10 +38,11 @@ from studio.core.errors import StudioError
 from studio.core.family import Family
 from studio.generate.params import SplitParams
 from studio.gui.options_form import OptionsForm
+from studio.gui.settings import StudioSettings
 
-#: The glyph family's dialog starts balanced: a diverse split of a thinly annotated project
-#: runs dry.
-GLYPH_DIALOG_DEFAULTS = {"sampling": "balanced"}
+#: Defaults of the glyph family's form that differ from the family's own (none: the dialog
+#: and the CLI share every default, ``sampling`` included: ``generate.params.DEFAULT_SAMPLING``).
+GLYPH_DIALOG_DEFAULTS: dict[str, object] = {}
 
 
 class GenerateSplitDialog(QDialog):
@@ -89,7 +90,7 @@ class GenerateSplitDialog(QDialog):
         self.forms: dict[str, OptionsForm] = {}
         self.stack = QStackedWidget(objectName="familyOptions")
         for f in self.families:
-            defaults = GLYPH_DIALOG_DEFAULTS if f.id == "glyph-pmp" else None
+            defaults = (GLYPH_DIALOG_DEFAULTS or None) if f.id == "glyph-pmp" else None
             form = OptionsForm(f, dynamic={"concepts": list(concepts)}, defaults=defaults)
             self.forms[f.id] = form
             self.stack.addWidget(form)
@@ -148,8 +149,11 @@ class GenerateSplitDialog(QDialog):
         self.adjustSize()
 
     def _browse(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Folder for the split")
+        settings = StudioSettings()
+        start = self.folder_edit.text() or settings.dialog_dir("exports")
+        path = QFileDialog.getExistingDirectory(self, "Folder for the split", start)
         if path:
+            settings.remember_dir("exports", path)
             self.folder_edit.setText(path)
 
     def options(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -19,6 +19,8 @@ from typing import ClassVar
 import numpy as np
 from PySide6.QtCore import (
     QAbstractListModel,
+    QEvent,
+    QItemSelectionModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -28,13 +30,20 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QImage, QKeyEvent, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
     QListView,
+    QPushButton,
+    QStackedWidget,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from studio.core.keys import GlyphKey
@@ -71,7 +80,9 @@ class GridFilter:
     block: str = ""
     text: str = ""
     tag_state: str = "all"
-    hide_missing: bool = False
+    #: hide the placeholders of glyphs without an image: no installed font covers them (most
+    #: are private-use code points of fonts that are not installed) or the font draws nothing
+    hide_missing: bool = True
 
 
 @dataclass(frozen=True)
@@ -364,7 +375,12 @@ class GlyphGridModel(QAbstractListModel):
         if role == IMAGE_ROLE:
             return self.image(g)
         if role == Qt.ItemDataRole.ToolTipRole:
-            sub = f"\nrendered with {g.render_font}" if g.substituted else ""
+            sub = (
+                f"\n* {g.key.font} is not installed here: drawn with {g.render_font}, "
+                "a font that covers this code point"
+                if g.substituted
+                else ""
+            )
             status = f"\n{g.status}: {g.reason}" if g.reason else ""
             return f"{g.key}\n{char_name(g.key.codepoint)}{sub}{status}"
         if role == Qt.ItemDataRole.AccessibleTextRole:
@@ -474,7 +490,7 @@ class GlyphGrid(QListView):
         return [model.index(r).data(KEY_ROLE) for r in rows]
 
     def select_keys(self, keys: Iterable[GlyphKey]) -> None:
-        from PySide6.QtCore import QItemSelection, QItemSelectionModel
+        from PySide6.QtCore import QItemSelection
 
         model: GlyphGridModel = self.model()  # type: ignore[assignment]
         sel = QItemSelection()
@@ -483,3 +499,184 @@ class GlyphGrid(QListView):
             if r is not None:
                 sel.select(model.index(r), model.index(r))
         self.selectionModel().select(sel, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+
+    # ---- keyboard: stepping through the glyphs shown ---------------------------------------
+    def go_to_row(self, row: int) -> None:
+        """Make ``row`` the current glyph, the only one selected, and scroll it into view."""
+        idx = self.model().index(row, 0)
+        self.selectionModel().setCurrentIndex(idx, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        self.scrollTo(idx)
+
+    def step_glyph(self, delta: int) -> str | None:
+        """Go ``delta`` glyphs on from the current one (J/K). Returns a sentence for the status
+        bar when it cannot move, else None."""
+        n = self.model().rowCount()
+        if n == 0:
+            return _NOTHING_SHOWN
+        cur = self._current_selected()
+        target = cur.row() + delta if cur.isValid() else self._entry_row(delta)
+        if not 0 <= target < n:
+            return "This is the last glyph shown" if delta > 0 else "This is the first glyph shown"
+        self.go_to_row(target)
+        return None
+
+    def step_untagged(self, delta: int) -> str | None:
+        """Go to the next (``delta`` > 0) or previous glyph shown with no tag for the current
+        concept, wrapping around once (U / Shift+U). Returns a sentence for the status bar
+        when it did not simply move on (nothing to go to, or it wrapped), else None."""
+        model: GlyphGridModel = self.model()  # type: ignore[assignment]
+        if model.concept is None:
+            return "No concept chosen: pick one on the left to find glyphs not yet tagged for it"
+        n = model.rowCount()
+        if n == 0:
+            return _NOTHING_SHOWN
+        cur = self._current_selected()
+        step = 1 if delta > 0 else -1
+        start = cur.row() if cur.isValid() else self._entry_row(delta) - step
+        for i in range(1, n + 1):
+            row = start + step * i
+            wrapped = not 0 <= row < n
+            row %= n
+            if model.state(model.record(row).key) == STATE_NONE:
+                if cur.isValid() and row == cur.row():
+                    break  # only the current glyph is left: it is where we are
+                self.go_to_row(row)
+                if wrapped and cur.isValid():
+                    where = "first" if delta > 0 else "last"
+                    return f"Wrapped around to the {where} glyph not tagged for '{model.concept}'"
+                return None
+        if cur.isValid() and model.state(model.record(cur.row()).key) == STATE_NONE:
+            return f"This is the only glyph shown not yet tagged for '{model.concept}'"
+        return f"Every glyph shown is tagged for '{model.concept}'"
+
+    def _current_selected(self) -> QModelIndex:
+        """The current glyph when it is also selected; else an invalid index (Qt makes the
+        first cell current when the grid takes focus, without selecting it: that one has not
+        been visited yet)."""
+        cur = self.currentIndex()
+        if cur.isValid() and self.selectionModel().isSelected(cur):
+            return cur
+        return QModelIndex()
+
+    def _entry_row(self, delta: int) -> int:
+        """Where stepping starts when no glyph is current: the unvisited current cell, else
+        the first (or, stepping back, the last) glyph."""
+        cur = self.currentIndex()
+        if cur.isValid():
+            return cur.row()
+        return 0 if delta > 0 else self.model().rowCount() - 1
+
+    def enter_from_search(self) -> None:
+        """Focus the grid with its first glyph current and selected (Down/Enter in search)."""
+        self.setFocus(Qt.FocusReason.TabFocusReason)
+        if self.model().rowCount():
+            self.go_to_row(0)
+
+
+_NOTHING_SHOWN = "No glyph shown: change the filters, or add a font (File ▸ Add font…)"
+
+#: What the grid's marks mean, shown under it.
+LEGEND = (
+    "<span style='color:#2e7d32'>■</span> tagged with the chosen value &nbsp; "
+    "<span style='color:#9e9e9e'>■</span> another value of this concept &nbsp; "
+    "<b>*</b> drawn with a stand-in font (its own is not installed)"
+)
+
+
+class SearchKeys(QObject):
+    """Down, Return or Enter in the search field move into the grid, first match selected.
+
+    ``before`` runs first (the window applies a pending, debounced filter there)."""
+
+    def __init__(
+        self,
+        search: QLineEdit,
+        grid: GlyphGrid,
+        before: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(search)
+        self._grid = grid
+        self._before = before
+        search.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            if self._before is not None:
+                self._before()
+            self._grid.enter_from_search()
+            return True
+        return super().eventFilter(watched, event)
+
+
+class GridPanel(QWidget):
+    """The grid with its legend, or, while the project has no glyphs, what to do next.
+
+    ``add_font_requested`` and ``import_requested`` are the empty page's two buttons."""
+
+    add_font_requested = Signal()
+    import_requested = Signal()
+
+    def __init__(self, model: GlyphGridModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.grid = GlyphGrid()
+        self.grid.setModel(model)
+        self.legend = QLabel(LEGEND, objectName="gridLegend", wordWrap=True)
+        self.legend.setStyleSheet("color: #555; padding: 2px 4px;")
+        self.legend.setToolTip(
+            "* : the project names the glyph in a font that is not installed on this machine; "
+            "its image is drawn with an installed font that covers the same code point "
+            "(the inspector names it)"
+        )
+        self.empty = QWidget(objectName="emptyProject")
+        title = QLabel("<h2>This project has no glyphs yet</h2>")
+        text = QLabel(
+            "Add a font to tag its glyphs — pick an installed font, or a font file, and the "
+            "Unicode blocks you want.<br>Or import annotations (a CSV of "
+            "concept,value,codepoint,font, or UA's folder layout) to bring glyphs with their "
+            "tags.",
+            wordWrap=True,
+        )
+        text.setFixedWidth(480)  # a word-wrapped label centred in a layout needs a width
+        text.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+        self.add_font_button = QPushButton("Add a font…", objectName="emptyAddFont")
+        self.import_button = QPushButton("Import annotations…", objectName="emptyImport")
+        self.add_font_button.clicked.connect(self.add_font_requested)
+        self.import_button.clicked.connect(self.import_requested)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.add_font_button)
+        buttons.addWidget(self.import_button)
+        buttons.addStretch(1)
+        page = QVBoxLayout(self.empty)
+        page.addStretch(1)
+        page.addWidget(title, alignment=Qt.AlignmentFlag.AlignHCenter)
+        centred = QHBoxLayout()  # (an alignment flag would cut the wrapped label's height)
+        centred.addStretch(1)
+        centred.addWidget(text)
+        centred.addStretch(1)
+        page.addLayout(centred)
+        page.addLayout(buttons)
+        page.addStretch(2)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.grid)
+        self.stack.addWidget(self.empty)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.stack, 1)
+        lay.addWidget(self.legend)
+        model.filtered.connect(self._refresh)
+        self._refresh()
+
+    def is_empty(self) -> bool:
+        """True while the empty page is shown (the project has no glyphs)."""
+        return self.stack.currentWidget() is self.empty
+
+    def _refresh(self) -> None:
+        empty = not self.model.glyphs
+        self.stack.setCurrentWidget(self.empty if empty else self.grid)
+        self.legend.setVisible(not empty)

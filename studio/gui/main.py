@@ -61,7 +61,9 @@ def run_gui(project: str | None = None, demo: bool = False) -> int:
     app.setApplicationName("Analogy Studio")
     app.setOrganizationName("Analogy Studio")
     settings = StudioSettings()
-    author = ask_annotator_name(None, settings) or "unknown"
+    # asked once; a person who declines is asked again before their first tag, and the status
+    # bar says the name is not set meanwhile (never a silent "unknown")
+    author = ask_annotator_name(None, settings) or ""
     if project is None:
         recent = [p for p in settings.recent_projects() if Path(p).exists()]
         if demo or not recent:

@@ -9,9 +9,11 @@ All state changes go through :class:`studio.app.Studio`; long work runs in worke
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -31,31 +34,37 @@ from PySide6.QtWidgets import (
 )
 from superqt.utils import create_worker
 
-from studio import __version__
 from studio.app import Studio
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
-from studio.gui.actions import build_actions, build_menus
+from studio.gui.about_dialog import AboutDialog
+from studio.gui.actions import build_actions, build_menus, name_value_actions
+from studio.gui.add_font_dialog import AddFontDialog, FontChoice, add_glyphs_job, held_back
 from studio.gui.curator_board import CuratorBoard
 from studio.gui.dashboard import BaselineDashboard
+from studio.gui.export_dialog import ExportDialog
 from studio.gui.glyph_grid import (
     TAG_FILTERS,
     FontSource,
-    GlyphGrid,
     GlyphGridModel,
     GridFilter,
+    GridPanel,
+    SearchKeys,
     ThumbnailLoader,
 )
 from studio.gui.inspector import Inspector
+from studio.gui.preferences_dialog import PreferencesDialog
 from studio.gui.preview import PreviewPanel
-from studio.gui.schema_tree import SchemaTree
-from studio.gui.settings import StudioSettings
+from studio.gui.schema_tree import SchemaTree, value_label
+from studio.gui.settings import StudioSettings, ask_annotator_name
 from studio.gui.widgets import refill_combo
 from studio.store.project import GlyphRecord, Project, TagChange
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: Actions that act on the glyph grid: active only while the annotator is shown.
 ANNOTATOR_ACTIONS = ("edit.select_all", "view.find", "view.only_untagged", "view.inspector")
+#: The author :class:`~studio.app.Studio` records when it was given no name.
+UNKNOWN_AUTHOR = "unknown"
 
 
 class MainWindow(QMainWindow):
@@ -63,6 +72,11 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.studio = studio
         self.settings = settings or StudioSettings()
+        # the name stored with tags and decisions: the one in the preferences, else the one
+        # the studio was started with; never "unknown" without saying so (see _annotator_text)
+        stored_name = self.settings.annotator_name()
+        if stored_name is not None:
+            studio.author = stored_name
         self._worker = None
         self._job_name = ""
         self.setObjectName("mainWindow")
@@ -76,6 +90,8 @@ class MainWindow(QMainWindow):
         studio.events.glyphs_changed.connect(self.reload)
         studio.undo_stack.subscribe(self._update_undo_actions)
         self.reload()
+        self._open_on_start_block()
+        self._restore_state()
         self.settings.restore_window(self)
 
     # ---- construction ------------------------------------------------------------------------
@@ -85,13 +101,24 @@ class MainWindow(QMainWindow):
 
         self.font_combo = QComboBox(objectName="fontFilter")
         self.block_combo = QComboBox(objectName="blockFilter")
-        self.block_combo.setMinimumContentsLength(18)
+        self.block_combo.setMinimumContentsLength(14)
         self.search = QLineEdit(objectName="search", placeholderText="Search name, U+25CC, block…")
         self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(150)  # room for what is typed at 1280 px
+        self.search.setToolTip("Down or Enter: go to the first match in the grid")
         self.state_combo = QComboBox(objectName="tagStateFilter")
+        self.state_combo.setMinimumContentsLength(12)
+        self.state_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         for key, text in TAG_FILTERS:
             self.state_combo.addItem(text, key)
-        self.hide_missing = QCheckBox("Hide missing", objectName="hideMissing")
+        self.hide_missing = QCheckBox("Hide placeholders", objectName="hideMissing")
+        self.hide_missing.setChecked(self.model.filter.hide_missing)
+        self.hide_missing.setToolTip(
+            "Hide glyphs that have no image here: private-use code points of fonts that are not "
+            "installed, and code points a font maps but draws nothing for"
+        )
         # the "needs glyphs" marker: recomputed off the GUI thread a moment after tags change
         self._needs_timer = QTimer(self, singleShot=True, interval=600)
         self._needs_timer.timeout.connect(self._refresh_needs)
@@ -114,8 +141,11 @@ class MainWindow(QMainWindow):
 
         self.current_label = QLabel(objectName="currentValue")
         self.current_label.setStyleSheet("font-size: 14px; padding: 4px;")
-        self.grid = GlyphGrid()
-        self.grid.setModel(self.model)
+        self.grid_panel = GridPanel(self.model)
+        self.grid_panel.add_font_requested.connect(lambda: self.add_font())
+        self.grid_panel.import_requested.connect(lambda: self.import_annotations())
+        self.grid = self.grid_panel.grid
+        self._search_keys = SearchKeys(self.search, self.grid, self._flush_search)
         self.grid.selectionModel().currentChanged.connect(lambda *_: self._update_inspector())
         self.grid.selectionModel().selectionChanged.connect(lambda *_: self._update_status())
         self.model.filtered.connect(self._update_status)
@@ -125,7 +155,7 @@ class MainWindow(QMainWindow):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
         lay.addWidget(self.current_label)
-        lay.addWidget(self.grid, 1)
+        lay.addWidget(self.grid_panel, 1)
 
         self.inspector = Inspector(self._master_image)
         self.inspector.remove_tag.connect(self._remove_tag_from_current)
@@ -160,14 +190,24 @@ class MainWindow(QMainWindow):
         self.cancel_button = QPushButton("Cancel", objectName="cancelJob")
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel_job)
+        self.annotator_button = QPushButton(objectName="annotatorButton")
+        self.annotator_button.setFlat(True)
+        self.annotator_button.setToolTip(
+            "The name stored with every tag and decision you make (File ▸ Preferences…)"
+        )
+        self.annotator_button.clicked.connect(lambda: self.edit_preferences())
         sb.addPermanentWidget(self.counts_label, 1)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
+        sb.addPermanentWidget(self.annotator_button)
+        self._show_annotator()
 
     def _build_actions(self) -> None:
         handlers: dict[str, Callable[[], None]] = {
             "file.new_project": self.new_project,
             "file.open_project": self.open_project,
+            "file.save_copy": self.save_copy,
+            "file.preferences": self.edit_preferences,
             "file.import_annotations": self.import_annotations,
             "file.export_annotations": self.export_annotations,
             "file.add_font": self.add_font,
@@ -183,15 +223,23 @@ class MainWindow(QMainWindow):
             "tag.prev_concept": lambda: self.tree.step_concept(-1),
             "tag.next_value": lambda: self.tree.step_value(+1),
             "tag.prev_value": lambda: self.tree.step_value(-1),
+            "tag.next_untagged": lambda: self._say(self.grid.step_untagged(+1)),
+            "tag.prev_untagged": lambda: self._say(self.grid.step_untagged(-1)),
+            "tag.next_glyph": lambda: self._say(self.grid.step_glyph(+1)),
+            "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
             "view.find": self._focus_search,
             "view.only_untagged": self._toggle_only_untagged,
             "view.inspector": self._toggle_inspector,
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
+            "puzzle.export": self.export_benchmark,
             "puzzle.approve": self.board.approve,
             "puzzle.reject": self.board.reject,
             "puzzle.draft": self.board.mark_draft,
             "puzzle.comment": self.board.edit_comment,
+            "puzzle.next_flagged": self.board.next_flagged,
+            "puzzle.prev_flagged": self.board.prev_flagged,
+            "puzzle.approve_clean": self.board.approve_clean,
             "puzzle.replace_foil": self.board.replace_foil,
             "puzzle.regenerate": self.board.regenerate,
             "view.annotator": self.show_annotator,
@@ -204,6 +252,7 @@ class MainWindow(QMainWindow):
             handlers[f"tag.value_{n}"] = lambda n=n: self.tag_with_nth_value(n)
         self.actions = build_actions(self, handlers)
         self.menus = build_menus(self.menuBar(), self.actions)
+        self._build_recent_menu()
         self.actions["view.inspector"].setChecked(True)
         self.board.bind_actions(self.actions)
         self._on_mode_changed()
@@ -241,6 +290,16 @@ class MainWindow(QMainWindow):
     def generate_split(self) -> None:
         self.show_board()
         self.board.generate_split()
+
+    def export_benchmark(self) -> ExportDialog:
+        """Puzzles ▸ Export benchmark…: the export dialog, on the board's open set."""
+        curator = self.board.curator
+        dlg = ExportDialog(
+            self.studio, self.settings, set_id=curator.set_id, lock=curator.render_lock, parent=self
+        )
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        return dlg
 
     def _on_mode_changed(self) -> None:
         """Keys act on what is shown: tagging keys in the annotator, puzzle keys on the board."""
@@ -331,6 +390,10 @@ class MainWindow(QMainWindow):
 
     def _on_current_value(self, concept: str | None, value: str | None) -> None:
         self.model.set_current(concept, value)
+        if hasattr(self, "actions"):  # the Tag menu names the concept's values: "1  round"
+            values = self.tree.values_of(concept)
+            labels = [value_label(n, d) for n, (_v, d) in enumerate(values, start=1)]
+            name_value_actions(self.actions, concept, labels)
         if concept is None:
             self.current_label.setText("Choose a concept value on the left to tag glyphs.")
         else:
@@ -338,7 +401,7 @@ class MainWindow(QMainWindow):
             v = c.value(value).display if value is not None else "— choose a value —"
             self.current_label.setText(
                 f"<b>{c.display}</b> = <b>{v}</b> &nbsp; <span style='color:#666'>"
-                f"({c.kind}; Space tags the selection, 1–9 pick a value, ] next concept)</span>"
+                f"({c.kind}; Space or 1–9 tag, U next untagged, J/K step, ] next concept)</span>"
             )
         self._update_status()
 
@@ -346,31 +409,53 @@ class MainWindow(QMainWindow):
     def selected_keys(self) -> list[GlyphKey]:
         return self.grid.selected_keys()
 
-    def tag_selected(self) -> None:
+    def _say(self, message: str | None) -> None:
+        """Show why a key did nothing (or what it did) in the status bar."""
+        if message:
+            self.statusBar().showMessage(message, 6000)
+
+    def _why_no_tag(self) -> str | None:
+        """Why a tagging key cannot act now, or None."""
         concept, value = self.tree.current()
-        keys = self.selected_keys()
-        if concept is None or value is None:
-            self.statusBar().showMessage("Choose a concept value first (left, or keys 1–9).", 5000)
+        if concept is None:
+            return "No concept chosen: pick one on the left (or press ] for the next)"
+        if value is None:
+            return f"Concept '{concept}': choose a value first (left, or keys 1–9)"
+        if not self.selected_keys():
+            return "No glyph selected: click one, or press J/K to step, U for the next untagged"
+        return None
+
+    def tag_selected(self) -> None:
+        if (why := self._why_no_tag()) is not None:
+            self._say(why)
             return
-        if not keys:
-            self.statusBar().showMessage("Select glyphs to tag first.", 5000)
+        if not self.ensure_annotator():
             return
-        n = self.studio.tag(keys, concept, value)
+        concept, value = self.tree.current()
+        assert concept is not None and value is not None
+        n = self.studio.tag(self.selected_keys(), concept, value)
         self.statusBar().showMessage(self.studio.undo_stack.undo_label + f" ({n} new)", 5000)
 
     def untag_selected(self) -> None:
-        concept, value = self.tree.current()
-        keys = self.selected_keys()
-        if concept is None or value is None or not keys:
+        if (why := self._why_no_tag()) is not None:
+            self._say(why)
             return
-        n = self.studio.untag(keys, concept, value)
+        concept, value = self.tree.current()
+        assert concept is not None and value is not None
+        n = self.studio.untag(self.selected_keys(), concept, value)
         self.statusBar().showMessage(
-            f"Removed {concept} = {value or 'present'} from {n} glyphs", 5000
+            f"Removed {concept} = {value or 'present'} from {n} glyphs"
+            if n
+            else f"None of the selected glyphs has {concept} = {value or 'present'}",
+            5000,
         )
 
     def tag_with_nth_value(self, n: int) -> None:
-        if self.tree.nth_value(n) is not None:
-            self.tag_selected()
+        if (why := self.tree.nth_value_problem(n)) is not None:
+            self._say(why)
+            return
+        self.tree.nth_value(n)
+        self.tag_selected()
 
     def _remove_tag_from_current(self, concept: str, value: str) -> None:
         g = self._current_record()
@@ -420,6 +505,21 @@ class MainWindow(QMainWindow):
         self.actions["view.only_untagged"].setChecked(
             self.state_combo.currentData() == "untagged_concept"
         )
+
+    def _flush_search(self) -> None:
+        """Apply a search still waiting for its debounce (Down/Enter leave the field)."""
+        if self._filter_timer.isActive():
+            self._filter_timer.stop()
+            self._apply_filter()
+
+    def _open_on_start_block(self) -> None:
+        """A project that names a block to open on (the demo: one with real glyphs) shows it."""
+        from studio.demo import start_block
+
+        name = start_block(self.studio.project)
+        i = self.block_combo.findData(name) if name else -1
+        if i >= 0:
+            self.block_combo.setCurrentIndex(i)
 
     def _focus_search(self) -> None:
         self.search.setFocus()
@@ -511,15 +611,23 @@ class MainWindow(QMainWindow):
 
     # ---- file actions --------------------------------------------------------------------------
     def render_all(self) -> None:
-        self.run_job("Rendering glyphs", self.studio.render_all, self.reload)
+        # glyphs_changed is announced here, on the GUI thread, not by the worker (held_back)
+        changed = self.studio.events.glyphs_changed
+        self.run_job(
+            "Rendering glyphs", partial(held_back, changed, self.studio.render_all), changed.emit
+        )
 
     def import_annotations(self, path: str | None = None) -> None:
         if path is None:
             path, _ = QFileDialog.getOpenFileName(
-                self, "Import annotations", "", "Annotation CSV (*.csv);;All files (*)"
+                self,
+                "Import annotations",
+                self.settings.dialog_dir("annotations"),
+                "Annotation CSV (*.csv);;All files (*)",
             )
             if not path:
                 return
+            self.settings.remember_dir("annotations", path)
         try:
             report = self.studio.import_annotations(path)
         except StudioError as e:
@@ -540,11 +648,12 @@ class MainWindow(QMainWindow):
             path, _ = QFileDialog.getSaveFileName(
                 self,
                 "Export annotations (a .csv file, or a folder name for UA's layout)",
-                "",
+                self.settings.dialog_dir("exports"),
                 "Annotation CSV (*.csv);;UA folder layout (*)",
             )
             if not path:
                 return
+            self.settings.remember_dir("exports", path)
         try:
             n = self.studio.export_annotations(path)
         except (StudioError, OSError) as e:
@@ -552,30 +661,51 @@ class MainWindow(QMainWindow):
             return
         self.statusBar().showMessage(f"Exported {n} tags to {path}", 8000)
 
-    def add_font(self, path: str | None = None) -> None:
-        if path is None:
-            path, _ = QFileDialog.getOpenFileName(
-                self, "Add a font", "", "Fonts (*.ttf *.otf *.ttc *.otc);;All files (*)"
-            )
-            if not path:
-                return
-        try:
-            font_id = self.studio.add_font_file(path)
-        except StudioError as e:
-            self.show_error("Cannot add this font", e)
+    def add_font(self, path: str | None = None) -> AddFontDialog:
+        """Open the Add font dialog (window-modal, not blocking): installed fonts, or the
+        file ``path``; the blocks chosen are added and rendered by a background job."""
+        from studio.glyphs.system_fonts import list_system_fonts
+
+        dlg = AddFontDialog(list_system_fonts(catalog=self.studio.catalog), self.settings, self)
+        if path is not None:
+            dlg.browse(path)
+        dlg.accepted.connect(lambda: self._add_font_glyphs(dlg.choice()))
+        dlg.finished.connect(dlg.deleteLater)
+        self.add_font_dialog = dlg
+        dlg.open()
+        return dlg
+
+    def _add_font_glyphs(self, choice: FontChoice | None) -> None:
+        if choice is None:
             return
-        answer = QMessageBox.question(
-            self, "Add glyphs", f"Font “{font_id}” added. Add all of its glyphs to the project?"
+        font_id = choice.font.id
+        if choice.from_file:
+            try:
+                font_id = self.studio.add_font_file(choice.font.path)
+            except StudioError as e:
+                self.show_error("Cannot add this font", e)
+                return
+        changed = self.studio.events.glyphs_changed
+
+        def done() -> None:
+            changed.emit()  # on the GUI thread: the views reload
+            i = self.font_combo.findData(font_id)
+            if i >= 0:
+                self.font_combo.setCurrentIndex(i)
+
+        self.run_job(
+            f"Adding {choice.glyph_count:,} glyphs of {choice.font.label}",
+            partial(add_glyphs_job, self.studio, font_id, choice.blocks),
+            done,
         )
-        if answer == QMessageBox.StandardButton.Yes:
-            cps = sorted(self.studio.catalog.codepoints(font_id))
-            self.studio.add_glyphs(GlyphKey(c, font_id) for c in cps)
-            self.render_all()
 
     def new_project(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "New project", "", PROJECT_FILTER)
+        path, _ = QFileDialog.getSaveFileName(
+            self, "New project", self.settings.dialog_dir("projects"), PROJECT_FILTER
+        )
         if not path:
             return
+        self.settings.remember_dir("projects", path)
         if not path.endswith(".studio"):
             path += ".studio"
         from studio.core.schema import bundled_schema_path, load_schema
@@ -592,9 +722,12 @@ class MainWindow(QMainWindow):
 
     def open_project(self, path: str | None = None) -> None:
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self, "Open project", "", PROJECT_FILTER)
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Open project", self.settings.dialog_dir("projects"), PROJECT_FILTER
+            )
             if not path:
                 return
+            self.settings.remember_dir("projects", path)
         from studio.store.project import Project
 
         try:
@@ -604,16 +737,179 @@ class MainWindow(QMainWindow):
             return
         self.switch_project(project)
 
+    # ---- recent projects, a copy ----------------------------------------------------------------
+    def _build_recent_menu(self) -> None:
+        """File ▸ Open recent, after Open project…: filled each time it opens."""
+        menu = QMenu("Open &recent", self, objectName="menu.recent")
+        menu.aboutToShow.connect(self.fill_recent_menu)
+        self.recent_menu = menu
+        file_menu = self.menus["file"]
+        after = self.actions["file.open_project"]
+        actions = file_menu.actions()
+        i = actions.index(after) if after in actions else len(actions) - 1
+        before = actions[i + 1] if i + 1 < len(actions) else None
+        if before is None:
+            file_menu.addMenu(menu)
+        else:
+            file_menu.insertMenu(before, menu)
+        self.fill_recent_menu()
+
+    def fill_recent_menu(self) -> None:
+        """One entry per recent project (most recent first; a missing file is greyed), then
+        Clear."""
+        menu = self.recent_menu
+        menu.clear()
+        current = self.studio.project.path.absolute()
+        recent = self.settings.recent_projects()
+        for n, path in enumerate(recent, start=1):
+            here = path == current
+            text = f"&{n}  {path.name}" if n < 10 else path.name
+            action = menu.addAction(text.replace("&", "&&") if n >= 10 else text)
+            action.setObjectName(f"recent_{n}")
+            action.setData(str(path))
+            exists = path.exists()
+            action.setToolTip(str(path) if exists else f"{path} (not found)")
+            action.setStatusTip(str(path) if exists else f"{path} — not found")
+            action.setEnabled(exists and not here)
+            if here:
+                action.setText(f"{text}  (open)")
+            action.triggered.connect(lambda _c=False, p=str(path): self.open_project(p))
+        if not recent:
+            menu.addAction("No recent project").setEnabled(False)
+        menu.addSeparator()
+        clear = menu.addAction("Clear the list")
+        clear.setObjectName("recent_clear")
+        clear.setEnabled(bool(recent))
+        clear.triggered.connect(self.clear_recent_projects)
+
+    def clear_recent_projects(self) -> None:
+        self.settings.clear_recent_projects()
+        self.fill_recent_menu()
+        self.statusBar().showMessage("The list of recent projects is cleared", 5000)
+
+    def save_copy(self, path: str | None = None) -> Path | None:
+        """Write a consistent copy of the project file (SQLite's backup API) to ``path`` (asked
+        when None); the open project stays open and unchanged. Returns the copy's path."""
+        from studio.gui.project_copy import save_project_copy
+
+        source = self.studio.project.path
+        if path is None:
+            start = Path(self.settings.dialog_dir("projects")) / f"{source.stem} copy.studio"
+            path, _ = QFileDialog.getSaveFileName(
+                self, "Save a copy of the project", str(start), PROJECT_FILTER
+            )
+            if not path:
+                return None
+            if not path.endswith(".studio"):
+                path += ".studio"
+            self.settings.remember_dir("projects", path)
+        try:
+            out = save_project_copy(source, path)
+        except StudioError as e:
+            self.show_error("Cannot save a copy", e)
+            return None
+        self.statusBar().showMessage(f"Saved a copy to {out}; {source.name} stays open", 8000)
+        return out
+
     def switch_project(self, project: Project) -> None:
         if self.job_running():
             self.cancel_job()
+        self.save_state()  # the closing project's concept and filters, for its next opening
         self.studio.close()
         self.studio.project = project
         self.studio.undo_stack.clear()
         self.settings.add_recent_project(project.path)
+        self._reset_panes()
         self.reload()
+        self._open_on_start_block()
+        self._restore_state()
         self.board.project_switched()
         self.dashboard.project_switched()
+
+    def _reset_panes(self) -> None:
+        """Nothing of the closed project stays on screen: selection, inspector, search,
+        filters, status messages (the board and the dashboard reset themselves)."""
+        self._needs_timer.stop()
+        self._filter_timer.stop()
+        self.grid.clearSelection()
+        self.grid.setCurrentIndex(QModelIndex())
+        self.inspector.show_glyph(None, [])
+        for w in (self.search, self.font_combo, self.block_combo, self.state_combo):
+            w.blockSignals(True)
+        self.search.clear()
+        self.font_combo.setCurrentIndex(0)
+        self.block_combo.setCurrentIndex(0)
+        self.state_combo.setCurrentIndex(0)
+        for w in (self.search, self.font_combo, self.block_combo, self.state_combo):
+            w.blockSignals(False)
+        self._apply_filter()
+        self.statusBar().clearMessage()
+
+    # ---- state restored on reopening ------------------------------------------------------------
+    def _state_key(self, name: str) -> str:
+        """A settings key of the open project's view state (per project file)."""
+        import hashlib
+
+        digest = hashlib.sha1(str(self.studio.project.path.absolute()).encode()).hexdigest()
+        return f"state/{digest[:16]}/{name}"
+
+    def save_state(self) -> None:
+        """Store the tab shown (for every project) and this project's concept, value and
+        filters, restored by :meth:`_restore_state` when it opens again."""
+        s = self.settings
+        s.set_value("state/tab", self.tabs.currentIndex())
+        concept, value = self.tree.current()
+        s.set_value(self._state_key("concept"), concept or "")
+        s.set_value(self._state_key("value"), value if value is not None else "")
+        s.set_value(self._state_key("has_value"), value is not None)
+        s.set_value(self._state_key("font"), self.font_combo.currentData() or "")
+        s.set_value(self._state_key("block"), self.block_combo.currentData() or "")
+        s.set_value(self._state_key("search"), self.search.text())
+        s.set_value(self._state_key("tag_state"), self.state_combo.currentData() or "all")
+        s.set_value(self._state_key("hide_missing"), self.hide_missing.isChecked())
+
+    def _restore_state(self) -> None:
+        """What :meth:`save_state` stored, where it still applies (a concept the schema no
+        longer has, or a font no longer in the project, is left alone)."""
+        s = self.settings
+
+        def text(name: str) -> str:
+            value = s.value(self._state_key(name))
+            return value if isinstance(value, str) else ""
+
+        def flag(name: str) -> bool | None:
+            value = s.value(self._state_key(name))
+            if isinstance(value, bool):
+                return value
+            return {"true": True, "false": False}.get(str(value).lower()) if value else None
+
+        tab = s.value("state/tab")
+        try:
+            index = int(tab) if tab is not None else -1  # type: ignore[call-overload]
+        except (TypeError, ValueError):
+            index = -1
+        if 0 <= index < self.tabs.count():
+            self.tabs.setCurrentIndex(index)
+        concept = text("concept")
+        if concept and any(c.id == concept for c in self.studio.schema.concepts):
+            value = text("value") if flag("has_value") else None
+            values = {v for v, _d in self.tree.values_of(concept)}
+            self.tree.select(concept, value if value in values else None)
+        for combo, name in (
+            (self.font_combo, "font"),
+            (self.block_combo, "block"),
+            (self.state_combo, "tag_state"),
+        ):
+            i = combo.findData(text(name)) if text(name) else -1
+            if i >= 0:
+                combo.setCurrentIndex(i)
+        hide = flag("hide_missing")
+        if hide is not None:
+            self.hide_missing.setChecked(hide)
+        search = text("search")
+        if search:
+            self.search.setText(search)
+            self._flush_search()
 
     # ---- schema --------------------------------------------------------------------------------
     def edit_schema(self) -> None:
@@ -648,14 +944,60 @@ class MainWindow(QMainWindow):
 
         ShortcutsDialog(self).exec()
 
-    def show_about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About Analogy Studio",
-            f"<b>Analogy Studio</b> {__version__}<br>Author visual-analogy stimuli from "
-            "schema-tagged Unicode glyphs.<br>Demo data: the public Unicode Analogies annotations "
-            "(see resources/ua/README.md).",
-        )
+    def show_about(self) -> AboutDialog:
+        """Help ▸ About: the studio and the versions a bug report needs (non-blocking)."""
+        dlg = AboutDialog(self.studio.project, self)
+        dlg.finished.connect(dlg.deleteLater)
+        self.about_dialog = dlg
+        dlg.open()
+        return dlg
+
+    # ---- preferences, the annotator's name ------------------------------------------------------
+    def edit_preferences(self) -> PreferencesDialog:
+        """File ▸ Preferences… (window-modal, not blocking); OK applies them at once."""
+        dlg = PreferencesDialog(self.settings, self)
+        dlg.accepted.connect(self._apply_preferences)
+        dlg.finished.connect(dlg.deleteLater)
+        self.preferences_dialog = dlg
+        dlg.open()
+        return dlg
+
+    def _apply_preferences(self) -> None:
+        name = self.settings.annotator_name()
+        if name is not None:
+            self.studio.author = name
+        self._show_annotator()
+        grade = self.settings.feature_warning_min()
+        combo = getattr(self.board, "grade_combo", None)  # the board shows the threshold too
+        if isinstance(combo, QComboBox) and combo.findData(grade) >= 0:
+            combo.setCurrentIndex(combo.findData(grade))
+        self.fill_recent_menu()
+        self.statusBar().showMessage("Preferences saved", 4000)
+
+    def annotator_set(self) -> bool:
+        """Whether tags and decisions carry a real name (not the placeholder "unknown")."""
+        return self.studio.author not in ("", UNKNOWN_AUTHOR)
+
+    def _show_annotator(self) -> None:
+        if self.annotator_set():
+            self.annotator_button.setText(f"Annotator: {self.studio.author}")
+            self.annotator_button.setStyleSheet("")
+        else:
+            self.annotator_button.setText("Annotator: not set — click to set")
+            self.annotator_button.setStyleSheet("color: #b00020; font-weight: bold;")
+
+    def ensure_annotator(self) -> bool:
+        """Before an edit that records its author: ask for the name once when none is set
+        (the answer is stored in the preferences). False when the person gave none."""
+        if self.annotator_set():
+            return True
+        name = ask_annotator_name(self, self.settings)
+        if name is None:
+            self._say("Not done: set your annotator name first (File ▸ Preferences…)")
+            return False
+        self.studio.author = name
+        self._show_annotator()
+        return True
 
     def show_error(self, title: str, error: BaseException) -> None:
         first = str(error).split("\n")[0]
@@ -666,7 +1008,56 @@ class MainWindow(QMainWindow):
             box.setDetailedText(str(error))
         box.open()
 
+    def running_jobs(self) -> list[str]:
+        """What would stop if the window closed now: this window's job, the board's split
+        generation and the dashboard's running or queued jobs."""
+        out = [self._job_name] if self._worker is not None else []
+        if getattr(self.board, "job", None) is not None:
+            out.append("Generating a split")
+        for job in self.dashboard.controller.jobs:
+            if job.status in ("running", "queued"):
+                out.append(f"Job {job.id}: {job.title or job.kind} ({job.status})")
+        return out
+
+    def confirm_quit(self, jobs: list[str]) -> QMessageBox:
+        """Ask whether to quit while jobs run, window-modal and without blocking (a blocking
+        prompt nobody answers would hang a script or a test): Quit anyway closes the window
+        (stopping the jobs), Cancel keeps it. Returns the open message box."""
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Quit Analogy Studio?",
+            "A job is still running:" if len(jobs) == 1 else f"{len(jobs)} jobs are still running:",
+            parent=self,
+        )
+        box.setObjectName("quitWhileRunning")
+        box.setInformativeText(
+            "\n".join(f"• {j}" for j in jobs[:8])
+            + "\n\nQuitting stops them; a baseline job can be resumed from its checkpoint."
+        )
+        quit_button = box.addButton("Quit anyway", QMessageBox.ButtonRole.DestructiveRole)
+        quit_button.setObjectName("quitAnyway")
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+        quit_button.clicked.connect(self._quit_anyway)
+        box.finished.connect(lambda _r: setattr(self, "quit_box", None))
+        box.finished.connect(box.deleteLater)
+        self.quit_box: QMessageBox | None = box
+        box.open()
+        return box
+
+    def _quit_anyway(self) -> None:
+        self._quit_confirmed = True
+        QTimer.singleShot(0, self.close)  # once the box has closed
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        jobs = self.running_jobs()
+        if jobs and not getattr(self, "_quit_confirmed", False):
+            event.ignore()
+            if getattr(self, "quit_box", None) is None:  # not asking already
+                self.confirm_quit(jobs)
+            return
+        self.save_state()
         if self._worker is not None:
             self._worker.quit()
         self._needs_timer.stop()

@@ -178,6 +178,15 @@ class NewConceptDialog(QDialog):
         )
 
 
+def schema_label(schema: Schema) -> str:
+    """The schema's name and version as a person reads it: ``Unicode Analogies 1.0`` (its
+    title already ends with the version: not ``… 1.0 1.0``), ``ua 1.0`` without a title."""
+    name = (schema.title or schema.id).strip()
+    if name == schema.version or name.endswith(f" {schema.version}"):
+        return name
+    return f"{name} {schema.version}"
+
+
 class SchemaEditor(QDialog):
     """Edits a Schema: a tree of categories → concepts → values on the left, the selected
     concept (label, kind, values, rules) on the right. See the module docstring.
@@ -190,7 +199,7 @@ class SchemaEditor(QDialog):
         self, schema: Schema, tag_counts: TagCounts, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Edit schema — {schema.title or schema.id} {schema.version}")
+        self.setWindowTitle(f"Edit schema — {schema_label(schema)}")
         self.resize(900, 600)
         self._initial = schema
         self._schema = schema

@@ -15,8 +15,19 @@ from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, Q
 from studio.core.schema import Schema
 
 ROLE = Qt.ItemDataRole.UserRole
+DISPLAY_ROLE = Qt.ItemDataRole.UserRole + 1  # a value's display name, without its number
 NEEDS_COLUMN = 2
 NEEDS_COLOUR = QColor("#c25e00")
+
+
+#: Values 1…9 of a concept have a number key (the ``tag.value_n`` actions).
+MAX_VALUE_KEY = 9
+
+
+def value_label(n: int, display: str) -> str:
+    """A value's text in the tree and the Tag menu: ``"1  round"`` for the values that have a
+    number key, the plain name for the others."""
+    return f"{n}  {display}" if 1 <= n <= MAX_VALUE_KEY else display
 
 
 class SchemaTree(QTreeWidget):
@@ -65,9 +76,12 @@ class SchemaTree(QTreeWidget):
                 )
                 self._items[(c.id, None)] = c_item
                 self._concepts.append(c.id)
-                for v in c.values:
-                    v_item = QTreeWidgetItem(c_item, [v.display, ""])
+                for n, v in enumerate(c.values, start=1):
+                    v_item = QTreeWidgetItem(c_item, [value_label(n, v.display), ""])
                     v_item.setData(0, ROLE, (c.id, v.id))
+                    v_item.setData(0, DISPLAY_ROLE, v.display)
+                    if n <= MAX_VALUE_KEY:
+                        v_item.setToolTip(0, f"{v.display}: key {n} tags the selection with it")
                     self._items[(c.id, v.id)] = v_item
             cat_item.setExpanded(True)
         self.update_counts(counts)
@@ -165,14 +179,35 @@ class SchemaTree(QTreeWidget):
         i = values.index(value) + delta if value in values else 0
         self.select(concept, values[max(0, min(len(values) - 1, i))])
 
-    def nth_value(self, n: int) -> str | None:
-        """Select the n-th (1-based) value of the current concept; returns it, or None."""
+    def values_of(self, concept: str | None) -> list[tuple[str, str]]:
+        """The (id, display name) of each value of ``concept`` in tree order (key 1 first)."""
+        c_item = self._items.get((concept, None)) if concept is not None else None
+        if c_item is None:
+            return []
+        out = []
+        for i in range(c_item.childCount()):
+            child = c_item.child(i)
+            out.append((child.data(0, ROLE)[1], child.data(0, DISPLAY_ROLE)))
+        return out
+
+    def nth_value_problem(self, n: int) -> str | None:
+        """Why key ``n`` cannot pick a value now (a sentence for the status bar), or None."""
         concept, _ = self.current()
         if concept is None:
+            return "No concept chosen: pick one on the left (or press ] for the next)"
+        count = len(self.values_of(concept))
+        if count == 0:
+            return f"Concept '{concept}' has no values to tag with"
+        if not 1 <= n <= count:
+            return f"Concept '{concept}' has no value {n} (it has {count}: keys 1–{count})"
+        return None
+
+    def nth_value(self, n: int) -> str | None:
+        """Select the n-th (1-based) value of the current concept; returns it, or None (see
+        :meth:`nth_value_problem` for why)."""
+        if self.nth_value_problem(n) is not None:
             return None
-        c_item = self._items[(concept, None)]
-        if not 1 <= n <= c_item.childCount():
-            return None
-        value = c_item.child(n - 1).data(0, ROLE)[1]
-        self.select(concept, value)
+        concept, _ = self.current()
+        value = self.values_of(concept)[n - 1][0]
+        self.select(concept, value)  # type: ignore[arg-type]
         return value

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QMainWindow, QWidget
 
 ORGANIZATION = "Analogy Studio"
@@ -23,6 +23,9 @@ SETTINGS_VERSION = 1
 MAX_RECENT_PROJECTS = 10
 
 _ANNOTATOR = "annotator/name"
+_FEATURE_GRADE = "board/feature_warning_min"
+#: Image-feature warnings are graded; the board shows a warning at or above this grade.
+FEATURE_GRADES = ("low", "medium", "high")
 _RECENT = "projects/recent"
 _VERSION = "settings_version"
 
@@ -107,6 +110,45 @@ class StudioSettings:
         self.qsettings.setValue(_RECENT, [str(p) for p in paths])
         self.qsettings.sync()
 
+    # ---- folders the file dialogs start in ------------------------------------------------
+    def dialog_dir(self, kind: str) -> str:
+        """Where a file dialog of ``kind`` ("projects", "fonts", "annotations", "exports"…)
+        starts: the folder last used for that kind, else the user's documents folder (never
+        the studio's working directory, which is wherever it was launched from)."""
+        value = self.qsettings.value(f"folders/{kind}")
+        if isinstance(value, str) and value and Path(value).is_dir():
+            return value
+        return default_documents_dir()
+
+    def remember_dir(self, kind: str, path: str | os.PathLike[str]) -> None:
+        """Remember the folder of ``path`` (or ``path`` itself when it is a folder) for
+        the next dialog of ``kind``."""
+        p = Path(path).expanduser().absolute()
+        folder = p if p.is_dir() else p.parent
+        self.qsettings.setValue(f"folders/{kind}", str(folder))
+        self.qsettings.sync()
+
+    # ---- image-feature warnings on the board --------------------------------------------
+    def feature_warning_min(self) -> str:
+        """The lowest grade of image-feature warning the board counts as a warning."""
+        value = self.qsettings.value(_FEATURE_GRADE)
+        return value if value in FEATURE_GRADES else "high"
+
+    def set_feature_warning_min(self, grade: str) -> None:
+        if grade not in FEATURE_GRADES:
+            raise ValueError(f"unknown grade {grade!r}; one of {', '.join(FEATURE_GRADES)}")
+        self.qsettings.setValue(_FEATURE_GRADE, grade)
+        self.qsettings.sync()
+
+    # ---- any other value ----------------------------------------------------------------
+    def value(self, key: str, default: object = None) -> object:
+        """A stored value (for state a view restores: last concept, filters, tab)."""
+        return self.qsettings.value(key, default)
+
+    def set_value(self, key: str, value: object) -> None:
+        self.qsettings.setValue(key, value)
+        self.qsettings.sync()
+
     # ---- window geometry ----------------------------------------------------------------
     def save_window(self, window: QWidget, name: str = "main") -> None:
         """Store the window's geometry (and a main window's dock/toolbar state)."""
@@ -125,6 +167,14 @@ class StudioSettings:
         if isinstance(window, QMainWindow) and isinstance(state, QByteArray):
             window.restoreState(state)
         return ok
+
+
+def default_documents_dir() -> str:
+    """The user's documents folder (the home folder where the platform names none)."""
+    docs = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    if docs and Path(docs).is_dir():
+        return docs
+    return str(Path.home())
 
 
 def ask_annotator_name(parent: QWidget | None, settings: StudioSettings) -> str | None:

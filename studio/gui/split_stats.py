@@ -202,11 +202,21 @@ class SplitStatsPanel(QScrollArea):
 
         top = QHBoxLayout()
         title = QLabel("<b>Split statistics</b>")
+        # shown while the figures below are older than the latest edit (set_updating)
+        self.updating_label = QLabel("updating…", objectName="statsUpdating")
+        self.updating_label.setStyleSheet("color: #1565c0; font-style: italic;")
+        self.updating_label.setToolTip(
+            "The statistics are being computed again in the background; the figures below "
+            "are those of a moment ago"
+        )
+        self.updating_label.setVisible(False)
         self.part_combo = QComboBox(objectName="statsPart")
         for key, text in PARTS:
             self.part_combo.addItem(text, key)
         self.part_combo.currentIndexChanged.connect(lambda _i: self._show())
-        top.addWidget(title, 1)
+        top.addWidget(title)
+        top.addWidget(self.updating_label)
+        top.addStretch(1)
         top.addWidget(self.part_combo)
         lay.addLayout(top)
 
@@ -414,6 +424,14 @@ class SplitStatsPanel(QScrollArea):
     def set_stats(self, stats: Mapping[str, Any] | None) -> None:
         self.stats = stats
         self._show()
+
+    def set_updating(self, updating: bool) -> None:
+        """Say (True) that newer figures are being computed; the old ones stay until then."""
+        if updating != self.is_updating():
+            self.updating_label.setVisible(updating)
+
+    def is_updating(self) -> bool:
+        return not self.updating_label.isHidden()
 
     def part(self) -> str:
         return self.part_combo.currentData() or "all"

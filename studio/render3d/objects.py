@@ -114,7 +114,8 @@ def _paint_color(parts: Sequence[Part]) -> tuple[int, int, int] | None:
 
 def _parts_of(loaded: trimesh.Scene | trimesh.Trimesh, path: Path) -> list[Part]:
     if isinstance(loaded, trimesh.Trimesh):
-        return [Part(loaded, True, path.stem)]
+        part = Part(loaded, True, path.stem)
+        return [part] if _checked_faces(part, path) else []
     if not isinstance(loaded, trimesh.Scene):
         raise MeshLoadError(f"holds a {type(loaded).__name__}, not a mesh", path)
     parts = []
@@ -123,20 +124,59 @@ def _parts_of(loaded: trimesh.Scene | trimesh.Trimesh, path: Path) -> list[Part]
         geom = loaded.geometry[geom_name]
         if not isinstance(geom, trimesh.Trimesh):
             continue  # point clouds and paths are not surfaces
+        label = str(node)
+        if not _checked_faces(Part(geom, True, label), path):
+            continue  # checked before copying: a copy computes colours from the faces
         m = geom.copy()
         m.apply_transform(matrix)
-        label = str(node)
         paintable = not (label.startswith(KEEP_PREFIX) or geom_name.startswith(KEEP_PREFIX))
         parts.append(Part(m, paintable, label.removeprefix(PAINT_PREFIX).removeprefix(KEEP_PREFIX)))
     parts.sort(key=lambda p: p.name)
     return parts
 
 
+def _checked_faces(part: Part, path: Path) -> bool:
+    """Whether the part has triangles to render (False: skip it); raises MeshLoadError naming
+    the file, the part and the first bad face when a face refers to a vertex the part lacks,
+    or the first vertex (and a face using it) that is not a finite point."""
+    faces = np.asarray(part.mesh.faces)
+    if faces.size == 0:
+        return False
+    label = f"part {part.name!r}: " if part.name else ""
+    if faces.ndim != 2 or faces.shape[1] != 3 or not np.issubdtype(faces.dtype, np.integer):
+        raise MeshLoadError(f"{label}faces are not triangles of vertex indices", path)
+    vertices = np.asarray(part.mesh.vertices)
+    n = len(vertices)
+    if vertices.ndim != 2 or vertices.shape[1] != 3:
+        raise MeshLoadError(f"{label}vertices are not 3D points", path)
+    out_of_range = (faces < 0) | (faces >= n)
+    if out_of_range.any():
+        face = int(np.flatnonzero(out_of_range.any(axis=1))[0])
+        index = int(faces[face][out_of_range[face]][0])
+        raise MeshLoadError(
+            f"{label}face {face} refers to vertex {index}, but there are only {n} vertices "
+            f"(0 to {n - 1}); the file is damaged",
+            path,
+        )
+    finite = np.isfinite(vertices).all(axis=1)
+    if not finite.all():
+        index = int(np.flatnonzero(~finite)[0])
+        users = np.flatnonzero((faces == index).any(axis=1))
+        used = f" (used by face {int(users[0])})" if len(users) else ""
+        raise MeshLoadError(
+            f"{label}vertex {index}{used} is not a finite point "
+            f"({', '.join(str(float(c)) for c in vertices[index])})",
+            path,
+        )
+    return True
+
+
 def load_object(path: str | Path, name: str | None = None) -> Object3D:
     """Import an OBJ, GLB/GLTF, PLY, STL or OFF file as an object.
 
-    Raises MeshLoadError naming the file when it is missing, of another type, unreadable, or
-    holds no triangles."""
+    Raises MeshLoadError naming the file when it is missing, of another type, unreadable,
+    holds no triangles, or has a face that refers to a missing or non-finite vertex (naming
+    the part and the face)."""
     path = Path(path)
     if not path.is_file():
         raise MeshLoadError("no such file", path)
@@ -150,11 +190,7 @@ def load_object(path: str | Path, name: str | None = None) -> Object3D:
         loaded = trimesh.load(path, process=False)
     except Exception as e:  # trimesh raises many types for malformed files
         raise MeshLoadError(f"cannot be read as {path.suffix[1:].upper()}: {e}", path) from e
-    parts = [
-        p
-        for p in _parts_of(loaded, path)
-        if len(p.mesh.faces) and np.isfinite(p.mesh.vertices).all()
-    ]
+    parts = _parts_of(loaded, path)
     if not parts:
         raise MeshLoadError("holds no triangles to render", path)
     try:

@@ -12,7 +12,9 @@ A stimulus split folder holds::
                            written last: a folder without it is unfinished
 
 Nothing depends on the time or the machine: JSON has sorted keys, PNGs carry no time chunk, so
-the same command re-creates the same bytes.
+the same command re-creates the same bytes. The folder must be new or empty; files are written
+plainly and made durable with one sync of the folder (:func:`studio.core.fileio.sync_tree`, not
+an fsync per file) before ``split.json``, so a kill leaves a folder without it, which is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from PIL import Image
 
 from studio import __version__
 from studio.core.errors import StudioError
-from studio.core.fileio import atomic_write_bytes, atomic_write_text
+from studio.core.fileio import sync_tree, write_file
 from studio.core.splitdir import SPLIT_JSON, SplitFormat, check_target, json_object, read_records
 from studio.core.verdict import Verdict
 from studio.plugins import families, family
@@ -120,7 +122,7 @@ def generate_stimulus_split(
         _write_item(out, item)
     if len(lines) != n:
         raise StudioError(f"the {family} generator made {len(lines)} of {n} items", out)
-    atomic_write_text(out / ITEMS, "\n".join(lines) + "\n")
+    write_file(out / ITEMS, ("\n".join(lines) + "\n").encode("utf-8"))
     summary = {
         "family": family,
         "items": n,
@@ -138,7 +140,10 @@ def generate_stimulus_split(
     audit = audit_stimulus_records(family, records)
     if audit is not None:
         report["audit"] = audit
-    STIMULUS_SPLIT.write_json(out / REPORT_JSON, report)
+    write_file(out / REPORT_JSON, STIMULUS_SPLIT.json_bytes(report))
+    # every file so far was written plainly: one sync makes them all durable before
+    # split.json (written last, atomically) says the split is whole
+    sync_tree(out)
     meta = {
         "family": family,
         "options": options,
@@ -153,9 +158,12 @@ def generate_stimulus_split(
 
 
 def _write_item(out: Path, item: StimulusItem) -> None:
-    atomic_write_bytes(out / "sheets" / f"{item.id}.png", png_bytes(item.sheet))
-    for name, image in sorted(item.images.items()):
-        atomic_write_bytes(out / "images" / item.id / f"{name}.png", png_bytes(image))
+    """An item's pictures, plainly: the folder is synced once before ``split.json``."""
+    files = [(out / "sheets" / f"{item.id}.png", item.sheet)]
+    files += [(out / "images" / item.id / f"{n}.png", im) for n, im in sorted(item.images.items())]
+    for path, image in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_file(path, png_bytes(image))
 
 
 def is_stimulus_split(folder: str | Path) -> bool:

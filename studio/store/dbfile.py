@@ -9,15 +9,36 @@ load a :class:`~studio.store.project.Project`).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, ExceptionContext, create_engine, event
 
 from studio.core.errors import ProjectError
 
 APPLICATION_ID = "analogy-studio"
 NOT_SQLITE = "is not an Analogy Studio project (not an SQLite database)"
+DAMAGED = "It was not changed; restore it from a backup or re-import its annotations."
+
+
+@contextmanager
+def read_only_connection(path: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only sqlite3 connection to an existing file; nothing is created beside it."""
+    # With no WAL left behind, read it as immutable: nothing (not even -wal/-shm) is created.
+    # A WAL left by a crash holds committed edits, so then it is read normally, read-only.
+    flags = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
+    try:
+        con = sqlite3.connect(f"file:{path}?{flags}", uri=True)
+    except sqlite3.Error as e:
+        raise ProjectError(f"cannot be opened: {e}", path) from None
+    # damaged text must not stop the checks from reporting it (quick_check quotes bad cells)
+    con.text_factory = lambda b: bytes(b).decode("utf-8", "replace")
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 def read_project_meta(path: Path, *, quick_check: bool) -> dict[str, str]:
@@ -35,42 +56,51 @@ def read_project_meta(path: Path, *, quick_check: bool) -> dict[str, str]:
     # connections share one lock record per file, so the checks below go through sqlite3.
     if path.stat().st_size < 100:
         raise ProjectError(NOT_SQLITE, path)
-    # With no WAL left behind, read it as immutable: nothing (not even -wal/-shm) is created.
-    # A WAL left by a crash holds committed edits, so then it is read normally, read-only.
-    flags = "mode=ro" if Path(f"{path}-wal").exists() else "mode=ro&immutable=1"
-    try:
-        con = sqlite3.connect(f"file:{path}?{flags}", uri=True)
-    except sqlite3.Error as e:
-        raise ProjectError(f"cannot be opened: {e}", path) from None
+    with read_only_connection(path) as con:
+        return _meta_of(con, path, quick_check=quick_check)
+
+
+def _meta_of(con: sqlite3.Connection, path: Path, *, quick_check: bool) -> dict[str, str]:
     try:
         try:
             con.execute("PRAGMA schema_version").fetchone()
-        except sqlite3.DatabaseError as e:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
             if "not a database" in str(e):
                 raise ProjectError(NOT_SQLITE, path) from None
             raise
         check = con.execute("PRAGMA quick_check").fetchall() if quick_check else [("ok",)]
         if check != [("ok",)]:
             detail = "; ".join(str(r[0]) for r in check[:3])
-            raise ProjectError(
-                f"the project file is damaged ({detail}). It was not changed; restore it from a "
-                "backup or re-import its annotations.",
-                path,
-            )
+            raise ProjectError(f"the project file is damaged ({detail}). {DAMAGED}", path)
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "meta" not in tables:
             raise ProjectError("is an SQLite database but not an Analogy Studio project", path)
-        meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
-    except sqlite3.DatabaseError as e:
+        meta = {str(k): str(v) for k, v in con.execute("SELECT key, value FROM meta")}
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
         raise ProjectError(
             f"the project file is damaged ({e}). It was not changed; restore it from a backup.",
             path,
         ) from None
-    finally:
-        con.close()
     if meta.get("application") != APPLICATION_ID:
         raise ProjectError("is an SQLite database but not an Analogy Studio project", path)
     return meta
+
+
+def _damaged_file_error(path: Path) -> Any:
+    """An engine ``handle_error`` hook: SQLite's "database disk image is malformed", "file is
+    not a database" and text that is not UTF-8 (damage quick_check could not see, met while
+    reading) become a ProjectError naming the file. Busy, locked and constraint errors pass
+    unchanged."""
+
+    def hook(context: ExceptionContext) -> None:
+        orig = context.original_exception
+        undecodable = isinstance(orig, sqlite3.OperationalError) and "decode" in str(orig)
+        if type(orig) is sqlite3.DatabaseError or undecodable:
+            raise ProjectError(
+                f"the project file is damaged ({orig}). Restore it from a backup.", path
+            ) from orig
+
+    return hook
 
 
 def open_engine(path: Path) -> Engine:
@@ -89,4 +119,5 @@ def open_engine(path: Path) -> Engine:
         cur.execute("PRAGMA busy_timeout=5000")
         cur.close()
 
+    event.listen(engine, "handle_error", _damaged_file_error(path))
     return engine

@@ -38,6 +38,7 @@ __all__ = [
     "JobRecord",
     "LogLine",
     "PuzzleFlag",
+    "RunningJob",
     "job_work_dir",
 ]
 
@@ -89,10 +90,30 @@ class JobRecord:
     checkpoint: dict[str, Any]  # resumable state the job saved (completed units)
     attempts: int
     heartbeat_at: str | None = None  # last sign of life from the child (progress or a beat)
+    peak_rss: int | None = None  # bytes: the most memory the job's process tree held (format 6)
+    memory_limit: int | None = None  # bytes: the limit the host enforced on this attempt
+    progress_at: str | None = None  # last progress: a new fraction, message or checkpoint
+    stalled_at: str | None = None  # since when no progress came (None: not stalled)
 
     @property
     def final(self) -> bool:
         return self.status in FINAL_STATES
+
+    @property
+    def stalled(self) -> bool:
+        """Running, but without progress for the job's stall time (see the worker host)."""
+        return self.status == "running" and self.stalled_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RunningJob:
+    """What the worker host reads of a running job on every poll (one cheap query)."""
+
+    id: int
+    pid: int | None
+    cancel_requested: bool
+    last_progress_at: str | None  # the last progress, else the start of this attempt
+    stalled_at: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +145,7 @@ class PuzzleFlag:
 _JOB_COLUMNS = (
     "id, kind, title, params, status, progress, message, created_at, started_at, finished_at,"
     " pid, device, cancel_requested, error, checkpoint, attempts, heartbeat_at,"
-    " result IS NOT NULL"
+    " result IS NOT NULL, peak_rss, memory_limit, progress_at, stalled_at"
 )
 
 
@@ -179,6 +200,10 @@ class JobQueue:
             checkpoint=json.loads(row[14]),
             attempts=int(row[15]),
             heartbeat_at=row[16],
+            peak_rss=None if row[18] is None else int(row[18]),
+            memory_limit=None if row[19] is None else int(row[19]),
+            progress_at=row[20],
+            stalled_at=row[21],
         )
 
     def _result(
@@ -237,6 +262,20 @@ class JobQueue:
             ).all()
         return [(int(r[0]), None if r[1] is None else int(r[1]), bool(r[2])) for r in rows]
 
+    def running_state(self) -> list[RunningJob]:
+        """Every running job with what the host watches (cancel, progress, stall): one query."""
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                text(
+                    "SELECT id, pid, cancel_requested, COALESCE(progress_at, started_at),"
+                    " stalled_at FROM jobs WHERE status='running'"
+                )
+            ).all()
+        return [
+            RunningJob(int(r[0]), None if r[1] is None else int(r[1]), bool(r[2]), r[3], r[4])
+            for r in rows
+        ]
+
     def cancel_requested(self, job_id: int) -> bool:
         """Whether a cancel was asked for the job (cheap: the child polls it)."""
         with self._engine.connect() as conn:
@@ -264,32 +303,63 @@ class JobQueue:
                 ).scalar_one()
             )
 
-    def claim(self, job_id: int, pid: int) -> bool:
-        """queued -> running, owned by process ``pid``; False when the job is no longer queued
-        (claimed elsewhere, or cancelled meanwhile). Atomic across processes."""
+    def claim(self, job_id: int, pid: int, *, memory_limit: int | None = None) -> bool:
+        """queued -> running, owned by process ``pid`` (and, when given, under a memory limit
+        in bytes, recorded for the listing); False when the job is no longer queued (claimed
+        elsewhere, or cancelled meanwhile). Atomic across processes. A new attempt starts with
+        no peak memory, no progress time and not stalled."""
         now = _now()
         with self._engine.begin() as conn:
             n = conn.execute(
                 text(
                     "UPDATE jobs SET status='running', pid=:pid, started_at=:t, heartbeat_at=:t,"
-                    " finished_at=NULL, attempts=attempts+1, cancel_requested=0, error=''"
+                    " finished_at=NULL, attempts=attempts+1, cancel_requested=0, error='',"
+                    " peak_rss=NULL, memory_limit=:m, progress_at=NULL, stalled_at=NULL"
                     " WHERE id=:i AND status='queued'"
                 ),
-                {"i": job_id, "pid": int(pid), "t": now},
+                {"i": job_id, "pid": int(pid), "t": now, "m": memory_limit},
             ).rowcount
         return n == 1
 
     def set_progress(self, job_id: int, fraction: float, message: str = "") -> None:
-        """Record progress (clamped to 0..1) and the message; doubles as a heartbeat."""
+        """Record progress (clamped to 0..1) and the message; doubles as a heartbeat. A new
+        fraction or message is progress: it sets ``progress_at`` and clears a stall; the same
+        report repeated is only a heartbeat."""
         f = float(fraction)
         f = 0.0 if math.isnan(f) else min(1.0, max(0.0, f))
         with self._engine.begin() as conn:
             conn.execute(
                 text(
-                    "UPDATE jobs SET progress=:f, message=:m, heartbeat_at=:t"
+                    "UPDATE jobs SET progress=:f, message=:m, heartbeat_at=:t,"
+                    " progress_at=CASE WHEN progress IS NOT :f OR message IS NOT :m THEN :t"
+                    " ELSE progress_at END,"
+                    " stalled_at=CASE WHEN progress IS NOT :f OR message IS NOT :m THEN NULL"
+                    " ELSE stalled_at END"
                     " WHERE id=:i AND status='running'"
                 ),
                 {"i": job_id, "f": f, "m": message, "t": _now()},
+            )
+
+    def mark_stalled(self, job_id: int, cutoff: str) -> bool:
+        """Mark a running job stalled when its last progress (or, without any, its start) is
+        at or before ``cutoff`` (an ISO time as :func:`_now` writes them); False when it made
+        progress since, is already stalled or is no longer running. The job keeps running."""
+        with self._engine.begin() as conn:
+            n = conn.execute(
+                text(
+                    "UPDATE jobs SET stalled_at=:t WHERE id=:i AND status='running'"
+                    " AND stalled_at IS NULL AND COALESCE(progress_at, started_at) <= :c"
+                ),
+                {"i": job_id, "t": _now(), "c": cutoff},
+            ).rowcount
+        return n == 1
+
+    def record_peak_memory(self, job_id: int, rss: int) -> None:
+        """Raise the job's recorded peak memory to ``rss`` bytes (never lowers it)."""
+        with self._engine.begin() as conn:
+            conn.execute(
+                text("UPDATE jobs SET peak_rss=MAX(COALESCE(peak_rss, 0), :r) WHERE id=:i"),
+                {"i": job_id, "r": int(rss)},
             )
 
     def heartbeat(self, job_id: int) -> None:
@@ -347,9 +417,12 @@ class JobQueue:
             state_text = _dumps(dict(state))
         except (TypeError, ValueError) as e:
             raise StudioError(f"job {job_id}: the checkpoint is not JSON: {e}") from None
-        with self._engine.begin() as conn:
+        with self._engine.begin() as conn:  # a saved unit is progress: it clears a stall
             conn.execute(
-                text("UPDATE jobs SET checkpoint=:c, heartbeat_at=:t WHERE id=:i"),
+                text(
+                    "UPDATE jobs SET checkpoint=:c, heartbeat_at=:t, progress_at=:t,"
+                    " stalled_at=NULL WHERE id=:i"
+                ),
                 {"i": job_id, "c": state_text, "t": _now()},
             )
 

@@ -1,7 +1,10 @@
 """Project file formats and the migration from each to the next.
 
-``FORMAT_VERSION`` is the layout this build writes. A project of an older format is backed up
-(``<name>.bak-format<N>``) and migrated one step at a time, each step in one transaction; a
+``FORMAT_VERSION`` is the layout this build writes. A project of an older format is migrated one
+step at a time on a copy; only when every step succeeded (and the result has the current layout)
+is the original kept as ``<name>.bak-format<N>`` and the copy put in its place. A failed
+migration leaves the file as it was and no backup. Every step is idempotent (it creates only
+what is missing), so a step re-run on a file that already has its tables changes nothing. A
 project of a newer format is refused with a message, never touched.
 
 Format history
@@ -22,6 +25,13 @@ Format history
   features that carried their choice ("no other answer shares the key's value of ..."), so the
   curator's board can show a curator why a puzzle is shortcut-prone, not only that it is. Flags
   migrated from format 4 (and those of models that give no reason) have an empty reason.
+- 6: workers that cannot wedge the studio. A job records the peak memory of its process tree
+  (``jobs.peak_rss``, bytes), the memory limit it ran under (``jobs.memory_limit``, bytes; the
+  host kills a child over it and fails the job "out of memory"), when it last made progress
+  (``jobs.progress_at``: a new fraction, message or checkpoint; heartbeats do not count) and
+  since when it is stalled (``jobs.stalled_at``: no progress for the job's stall time; shown,
+  not ended; progress clears it). Jobs migrated from format 5 have them all NULL. The step adds
+  only the columns a file lacks, so running it twice changes nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 # The format-1 layout, kept verbatim so tests can write a real format-1 project and open it.
 FORMAT_1_DDL = (
@@ -52,9 +62,25 @@ FORMAT_1_DDL = (
 )
 
 
+def _add_column(conn: Connection, table: str, column: str, ddl: str) -> None:
+    """``ALTER TABLE table ADD COLUMN column ddl`` unless the table has the column already:
+    a step re-run on a file that has it (tampered with, or half-migrated) changes nothing."""
+    have = {row[1] for row in conn.execute(text(f"PRAGMA table_info({table})"))}
+    if column not in have:
+        conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}"))
+
+
+def _create_missing(conn: Connection, ddls: tuple[str, ...]) -> None:
+    """Run CREATE TABLE / INDEX / TRIGGER statements as ``IF NOT EXISTS`` (idempotent)."""
+    for ddl in ddls:
+        for kind in ("TABLE", "INDEX", "TRIGGER"):
+            ddl = ddl.replace(f"CREATE {kind} ", f"CREATE {kind} IF NOT EXISTS ", 1)
+        conn.execute(text(ddl))
+
+
 def _v1_to_v2(conn: Connection) -> None:
-    conn.execute(text("ALTER TABLE tags ADD COLUMN author TEXT NOT NULL DEFAULT 'unknown'"))
-    conn.execute(text("ALTER TABLE tags ADD COLUMN created_at TEXT"))
+    _add_column(conn, "tags", "author", "TEXT NOT NULL DEFAULT 'unknown'")
+    _add_column(conn, "tags", "created_at", "TEXT")
 
 
 #: Curation statuses, in the order the board lists them.
@@ -88,8 +114,7 @@ _FORMAT_3_DDL = (
 
 
 def _v2_to_v3(conn: Connection) -> None:
-    for ddl in _FORMAT_3_DDL:
-        conn.execute(text(ddl))
+    _create_missing(conn, _FORMAT_3_DDL)
 
 
 #: Job statuses: queued -> running -> done | failed | cancelled | interrupted (the studio
@@ -122,12 +147,25 @@ _FORMAT_4_DDL = (
 
 
 def _v3_to_v4(conn: Connection) -> None:
-    for ddl in _FORMAT_4_DDL:
-        conn.execute(text(ddl))
+    _create_missing(conn, _FORMAT_4_DDL)
 
 
 def _v4_to_v5(conn: Connection) -> None:
-    conn.execute(text("ALTER TABLE baseline_flags ADD COLUMN reason TEXT NOT NULL DEFAULT ''"))
+    _add_column(conn, "baseline_flags", "reason", "TEXT NOT NULL DEFAULT ''")
+
+
+#: Format 6's new ``jobs`` columns, in the order they are added.
+_FORMAT_6_JOB_COLUMNS = (
+    ("peak_rss", "INTEGER"),
+    ("memory_limit", "INTEGER"),
+    ("progress_at", "TEXT"),
+    ("stalled_at", "TEXT"),
+)
+
+
+def _v5_to_v6(conn: Connection) -> None:
+    for name, kind in _FORMAT_6_JOB_COLUMNS:
+        _add_column(conn, "jobs", name, kind)
 
 
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
@@ -135,6 +173,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     2: _v2_to_v3,
     3: _v3_to_v4,
     4: _v4_to_v5,
+    5: _v5_to_v6,
 }
 
 

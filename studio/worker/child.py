@@ -1,30 +1,44 @@
 """The worker child: one process runs one job that the host has claimed for it, then exits.
 
-``python -m studio.worker run PROJECT JOB_ID [--parent-pid PID]`` (``analogy-studio worker run
-...`` in the bundle). The host claims the job with this process's pid before (or just after) it
-starts; the child waits a moment for that claim and leaves a job it does not own untouched. It
-runs the kind's function with a :class:`~studio.worker.context.DbContext` whose work folder is
-``<project>.jobs/<job_id>/``, and records the end itself:
+``python -m studio.worker run PROJECT JOB_ID [--parent-pid PID [--die-with-parent]]``
+(``analogy-studio worker run ...`` in the bundle). The host claims the job with this process's
+pid before (or just after) it starts; the child waits a moment for that claim and leaves a job
+it does not own untouched. It runs the kind's function with a
+:class:`~studio.worker.context.DbContext` whose work folder is ``<project>.jobs/<job_id>/``, and
+records the end itself:
 
 - ``done`` with the function's result (its ``puzzle_flags`` stored with it);
 - ``cancelled`` on :class:`~studio.worker.context.JobCancelled` (the job saw the database flag
   or SIGTERM, which the child turns into a cancel);
 - ``interrupted`` when the studio (``--parent-pid``) died while the job ran;
-- ``failed`` with the exception and the tail of its traceback.
+- ``failed`` with the exception and the tail of its traceback; "out of memory: ..." first when
+  the job could not allocate (a ``MemoryError``, a library that no longer maps under
+  ``ulimit -v``): a little memory is held back from the start and let go before the failure is
+  written, so writing it does not fail the same way.
 
 A death the child cannot record (SIGKILL, ``os._exit``, a segfault) is recorded by the host.
-stdout and stderr go to ``worker.log`` in the work folder (the host opens it).
+With ``--die-with-parent`` (Linux) the kernel kills the child when the studio dies, even while
+the job is stuck in native code; the next studio start records the job interrupted (resumable
+from its checkpoint). Without it (other systems) the watcher thread notices the studio's death
+and stops the job cooperatively, and ends the process itself when the job does not stop in
+:data:`~studio.worker.context.INTERRUPT_GRACE` seconds. After recording its end the child
+leaves with ``os._exit``: no non-daemon thread a library started, nor an ``atexit`` hook, can
+keep a finished worker alive. stdout and stderr go to ``worker.log`` in the work folder (the
+host opens it). ``python -m studio.worker list PROJECT`` prints the project's jobs with their
+pid, peak memory, memory limit and whether they are stalled.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
 import time
 import traceback
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +46,25 @@ from studio.core.errors import StudioError
 from studio.store.jobs import JobQueue, JobRecord
 from studio.worker.context import DbContext, JobCancelled
 from studio.worker.kinds import resolve_kind
+from studio.worker.limits import die_with_parent, mb, out_of_memory_text, own_peak_rss
 
-__all__ = ["failure_text", "main", "run_claimed_job"]
+__all__ = ["failure_text", "job_lines", "main", "run_claimed_job"]
 
 #: Exit codes: 0 done; 1 failed, cancelled or interrupted (recorded); 2 the project cannot be
 #: opened; 3 the job was not handed to this process.
 EXIT_DONE, EXIT_ENDED, EXIT_NO_PROJECT, EXIT_NOT_MINE = 0, 1, 2, 3
+#: Bytes held back from the start and let go before a failure is recorded (formatting the
+#: traceback and writing the row need memory the job may have used up).
+_RESERVE_BYTES = 4 * 1024 * 1024
 
 
 def failure_text(error: BaseException, limit: int = 4000) -> str:
-    """``Type: message`` and the tail of the traceback (the frames nearest the error)."""
+    """``Type: message`` and the tail of the traceback (the frames nearest the error); an
+    error that means the process ran out of memory is named so first."""
     head = f"{type(error).__name__}: {error}"
+    oom = out_of_memory_text(error)
+    if oom is not None:
+        head = f"{oom}\n{head}"
     frames = "".join(traceback.format_exception(error)).rstrip()
     if len(frames) > limit:
         frames = "…" + frames[-limit:]
@@ -91,6 +113,7 @@ def run_claimed_job(
 
 
 def _run(queue: JobQueue, job: JobRecord, project_path: Path, parent_pid: int | None) -> int:
+    reserve: bytearray | None = bytearray(_RESERVE_BYTES)
     ctx = DbContext(queue, job, queue.work_dir(job.id), project_path)
     previous = {
         sig: signal.signal(sig, lambda *_: ctx.request_stop("cancelled"))
@@ -111,8 +134,13 @@ def _run(queue: JobQueue, job: JobRecord, project_path: Path, parent_pid: int | 
     except JobCancelled:
         status = "interrupted" if ctx.stop_reason == "interrupted" else "cancelled"
     except BaseException as e:  # anything the job raises (or exits with) ends it as failed
-        error = failure_text(e)
-        print(error, file=sys.stderr, flush=True)
+        reserve = None  # let the held-back memory go: the lines below need some
+        gc.collect()
+        try:
+            error = failure_text(e)
+        except MemoryError:
+            error = out_of_memory_text(e) or f"{type(e).__name__} (no memory left to say more)"
+        _print_err(error)
     finally:
         try:
             ctx.close()
@@ -120,13 +148,69 @@ def _run(queue: JobQueue, job: JobRecord, project_path: Path, parent_pid: int | 
             print(f"worker: could not write the last progress: {e}", file=sys.stderr, flush=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    del reserve
     try:
-        queue.finish(job.id, status, result, error, pid=os.getpid())
+        queue.record_peak_memory(job.id, own_peak_rss())
+    except Exception as e:  # the peak is bookkeeping; the end below is what matters
+        print(f"worker: could not record the peak memory: {e}", file=sys.stderr, flush=True)
+    try:
+        _finish(queue, job.id, status, result, error)
     except StudioError as e:  # a result that is not JSON, a malformed flag
         status = "failed"
-        queue.finish(job.id, "failed", None, f"the job's result cannot be stored: {e}")
+        _finish(queue, job.id, "failed", None, f"the job's result cannot be stored: {e}")
     print(f"worker: job {job.id} {status}", flush=True)
     return EXIT_DONE if status == "done" else EXIT_ENDED
+
+
+def _print_err(text: str) -> None:
+    """Print to stderr (worker.log); a full disk or a closed stream is not worth a crash."""
+    with suppress(OSError, ValueError, MemoryError):
+        print(text, file=sys.stderr, flush=True)
+
+
+def _finish(
+    queue: JobQueue, job_id: int, status: str, result: dict[str, Any] | None, error: str
+) -> None:
+    """Record the end, once more after a garbage collection when memory or the file failed
+    (a locked file, an allocation); a second failure leaves it to the host, which records how
+    the process ended and the tail of worker.log."""
+    try:
+        queue.finish(job_id, status, result, error, pid=os.getpid())
+    except StudioError:
+        raise
+    except Exception:
+        gc.collect()
+        time.sleep(0.2)
+        queue.finish(job_id, status, result, error, pid=os.getpid())
+
+
+def job_lines(project_path: str | Path, limit: int | None = 50) -> list[str]:
+    """The project's newest jobs, one line each: id, kind, status (``running, stalled`` when no
+    progress came for its stall time), pid, peak memory and limit, progress and message."""
+    with JobQueue(project_path) as queue:
+        jobs = queue.jobs(limit)
+    lines = [f"{'id':>5}  {'kind':<10} {'status':<17} {'pid':>7} {'peak/limit MB':>15}  progress"]
+    for j in jobs:
+        status = "running, stalled" if j.stalled else j.status
+        peak = "-" if j.peak_rss is None else str(mb(j.peak_rss))
+        limit_mb = "-" if j.memory_limit is None else str(mb(j.memory_limit))
+        memory = f"{peak}/{limit_mb}"
+        pid = "-" if j.pid is None else str(j.pid)
+        msg = f"  {j.message}" if j.message else ""
+        lines.append(
+            f"{j.id:>5}  {j.kind[:10]:<10} {status:<17} {pid:>7} {memory:>15}"
+            f"  {j.progress:4.0%}{msg}"
+        )
+    return lines
+
+
+def _exit_now(code: int) -> None:
+    """Leave at once after the job's end is recorded: a library's non-daemon thread or an
+    ``atexit`` hook must not keep a finished worker alive (nor spin in it)."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -145,7 +229,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="stop (as interrupted) when this process, the studio, dies",
     )
     run.add_argument(
+        "--die-with-parent",
+        action="store_true",
+        help="(Linux) have the kernel kill this process when --parent-pid's thread ends",
+    )
+    run.add_argument(
         "--claim", action="store_true", help="claim the queued job here (to run one by hand)"
     )
+    listing = sub.add_parser("list", help="the project's jobs: pid, peak memory, stalled")
+    listing.add_argument("project", type=Path)
+    listing.add_argument("--limit", type=int, default=50)
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    return run_claimed_job(args.project, args.job_id, parent_pid=args.parent_pid, claim=args.claim)
+    if args.command == "list":
+        try:
+            print("\n".join(job_lines(args.project, args.limit)))
+        except StudioError as e:
+            print(f"worker: {e}", file=sys.stderr)
+            return EXIT_NO_PROJECT
+        return 0
+    if args.parent_pid is not None:
+        if args.die_with_parent:
+            die_with_parent(args.parent_pid)
+        if os.getppid() != args.parent_pid:  # the studio died while this process started
+            print(f"worker: the studio (process {args.parent_pid}) is gone", flush=True)
+            _exit_now(EXIT_NOT_MINE)
+    code = run_claimed_job(args.project, args.job_id, parent_pid=args.parent_pid, claim=args.claim)
+    _exit_now(code)
+    return code  # not reached

@@ -31,9 +31,14 @@ from typing import Any, Protocol, TextIO, runtime_checkable
 from studio.core.errors import StudioError
 from studio.store.jobs import JobQueue, JobRecord
 
-__all__ = ["DbContext", "JobCancelled", "JobContext", "LocalContext"]
+__all__ = ["INTERRUPT_GRACE", "DbContext", "JobCancelled", "JobContext", "LocalContext"]
 
 _logger = logging.getLogger("studio.worker.job")
+
+#: Seconds a job may take to stop after the studio died (noticed by the watcher thread, where
+#: no parent-death signal ended the process at once) before the watcher records it interrupted
+#: and ends the process itself.
+INTERRUPT_GRACE = 5.0
 
 
 class JobCancelled(StudioError):
@@ -137,8 +142,9 @@ class DbContext:
     background thread (a training loop may report per batch; the file must not be written
     hundreds of times a second); checkpoints and the device are written at once. The same thread
     polls the job's cancel flag and, when ``parent_pid`` is given, notices that the studio died
-    (then the job stops as *interrupted*, resumable). :meth:`request_stop` only sets an
-    attribute, so a signal handler may call it."""
+    (then the job stops as *interrupted*, resumable; a job that does not stop within
+    :data:`INTERRUPT_GRACE` seconds is recorded interrupted and its process ended by the
+    thread). :meth:`request_stop` only sets an attribute, so a signal handler may call it."""
 
     def __init__(
         self,
@@ -240,6 +246,7 @@ class DbContext:
 
     def _watch(self) -> None:
         beats = 0
+        orphaned_at: float | None = None
         while not self._closing.wait(self._flush_interval):
             try:
                 self.flush()
@@ -252,3 +259,23 @@ class DbContext:
                 print(f"job-watch: {e}", file=sys.stderr, flush=True)
             if self._parent_pid is not None and os.getppid() != self._parent_pid:
                 self.request_stop("interrupted")
+                now = time.monotonic()
+                orphaned_at = now if orphaned_at is None else orphaned_at
+                if now - orphaned_at >= INTERRUPT_GRACE:
+                    self._abandon()
+
+    def _abandon(self) -> None:
+        """The studio is gone and the job does not stop: record it interrupted (resumable from
+        its last checkpoint) and end this process."""
+        with suppress(Exception):
+            self.flush()
+        with suppress(Exception):
+            self.queue.finish(self._id, "interrupted", pid=os.getpid())
+        with suppress(OSError, ValueError):
+            print(
+                f"worker: job {self._id} did not stop {INTERRUPT_GRACE:.0f} s after the studio "
+                "died; ending the process",
+                file=self._echo,
+                flush=True,
+            )
+        os._exit(1)

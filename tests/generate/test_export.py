@@ -361,3 +361,23 @@ def test_ua_frame_converts_renders() -> None:
     assert frame.dtype == np.uint8 and frame.sum() == 100 and frame[15, 35] == 1
     assert not ua_frame(None).any()
     assert ua_frame(np.zeros((40, 40), np.uint8)).shape == (80, 80)
+
+
+def test_vet_refuses_an_npz_that_disagrees_with_its_record(split_dir: Path, tmp_path: Path) -> None:
+    """Every npz is checked against its record, even one whose glyphs appear elsewhere."""
+    d = _damage(split_dir, tmp_path)
+    last = list(read_jsonl(d / "puzzles.jsonl"))[-1]
+    path = d / "npz" / f"{last.id}.npz"
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["target"] = np.array((last.key + 1) % len(last.answers))
+    np.savez(path, **arrays)
+    with pytest.raises(StudioError) as e:
+        vet_dir(d)
+    assert f"{last.id}.npz" in str(e.value) and "target" in str(e.value)
+
+    arrays["target"] = np.array(last.key)
+    arrays["images"] = arrays["images"][:, :40, :40]  # frames of the wrong size
+    np.savez(path, **arrays)
+    with pytest.raises(StudioError, match=f"{last.id}.npz"):
+        vet_dir(d)

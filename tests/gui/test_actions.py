@@ -190,7 +190,9 @@ def test_filter_narrows_the_list(qtbot, shortcuts: ShortcutsDialog) -> None:
     shortcuts.filter_edit.clear()
     qtbot.keyClicks(shortcuts.filter_edit, "ctrl+shift")
     texts = [t for rows in shown_rows(shortcuts).values() for t, _ in rows]
-    assert texts == ["Add font…", "Redo", "Edit schema…", "Inspector"]
+    with_ctrl_shift = [a for a in ACTIONS if any("Ctrl+Shift" in k for k in a.shortcuts)]
+    assert {"Redo", "Edit schema…", "Inspector"} <= set(texts)
+    assert sorted(texts) == sorted(a.text for a in with_ctrl_shift)
     assert not shortcuts.empty_label.isVisible()
 
     shortcuts.filter_edit.clear()

@@ -17,7 +17,6 @@ from studio.demo import build_demo
 from studio.generate.params import SplitParams
 from studio.gui.curator_board import (
     COLUMNS,
-    CommentDialog,
     CuratorBoard,
     ReplaceFoilDialog,
 )
@@ -121,12 +120,13 @@ def shown_status(board: CuratorBoard, puzzle_id: str) -> str:
     return board.model.index(board.model.row_of(puzzle_id), STATUS).data()
 
 
-def answer_comment(qtbot, window: MainWindow, text: str = "") -> None:
-    dlg = dialog(window, CommentDialog, "commentDialog")
-    if text:
-        qtbot.keyClicks(dlg.edit, text)
-    qtbot.keyClick(dlg.edit, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not dlg.isVisible())
+def type_comment(qtbot, board: CuratorBoard, text: str) -> None:
+    """C, the text, Enter: the comment waits in the field for the next decision."""
+    qtbot.keyClick(board.table, Qt.Key.Key_C)
+    assert board.comment_field.hasFocus()
+    qtbot.keyClicks(board.comment_field, text)
+    qtbot.keyClick(board.comment_field, Qt.Key.Key_Return)
+    assert board.table.hasFocus()
 
 
 def test_generate_approve_by_keyboard_undo_and_reopen(qtbot, project_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_generate_approve_by_keyboard_undo_and_reopen(qtbot, project_path: Path)
 
     assert board.model.rowCount() == 60
     assert board.set_combo.currentText() == "small split (60 puzzles)"
-    assert board.count_label.text() == "60 of 60 puzzles shown"
+    assert board.count_label.text().startswith("60 of 60 puzzles shown")
     [set_rec] = window.studio.project.puzzle_sets()
     assert set_rec.params["n"] == 60 and set_rec.params["sampling"] == "balanced"
     # the statistics panel fills in from its worker
@@ -148,17 +148,18 @@ def test_generate_approve_by_keyboard_undo_and_reopen(qtbot, project_path: Path)
     assert board.stats_panel.rejection_chart.rows  # rejection reasons listed
 
     draft = board.curator.puzzles(PuzzleFilter(status="draft"))[2].id
+    # shown as draft; stored as vetted (flagged when only a low-grade warning was found)
+    stored_before = window.studio.project.stored_puzzle(set_rec.id, draft).status
     click_row(qtbot, board, draft)
     assert draft in board.title.text() and board.sheet.puzzle.id == draft
     qtbot.keyClick(board.table, Qt.Key.Key_A)
-    answer_comment(qtbot, window)
     assert shown_status(board, draft) == "approved"
     assert window.studio.project.stored_puzzle(set_rec.id, draft).status == "approved"
     assert window.actions["edit.undo"].text() == f"Undo Approve puzzle {draft}"
 
     qtbot.keyClick(board.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert shown_status(board, draft) == "draft"
-    assert window.studio.project.stored_puzzle(set_rec.id, draft).status == "draft"
+    assert window.studio.project.stored_puzzle(set_rec.id, draft).status == stored_before
     qtbot.keyClick(
         board.table,
         Qt.Key.Key_Z,
@@ -166,13 +167,14 @@ def test_generate_approve_by_keyboard_undo_and_reopen(qtbot, project_path: Path)
     )
     assert shown_status(board, draft) == "approved"
 
-    # the next one rejected with a comment, by keyboard
-    qtbot.keyClick(board.table, Qt.Key.Key_Down)
+    # approving opened the next one: rejected with a comment, by keyboard
     other = board.current_id()
     assert other != draft
+    type_comment(qtbot, board, "two foils look alike")
     qtbot.keyClick(board.table, Qt.Key.Key_R)
-    answer_comment(qtbot, window, "two foils look alike")
     assert shown_status(board, other) == "rejected"
+    assert board.current_id() != other and board.comment_field.text() == ""
+    click_row(qtbot, board, other)
     assert "two foils look alike" in board.comment_label.text()
 
     # the filter shows only what was asked for
@@ -253,13 +255,14 @@ def test_flagged_puzzle_shows_evidence_and_a_proposed_foil_fixes_it(
     assert not after.findings
     assert board.model.index(board.model.row_of(p.id), ERRORS).data() == ""
     assert not [e for e in board.sheet.evidence if e.severity == "error"]
-    assert shown_status(board, p.id) == ("flagged" if after.warnings else "draft")
+    assert shown_status(board, p.id) == after.status
 
     # reject it anyway, with a comment; then undo the rejection and the replacement
+    type_comment(qtbot, board, "the rule is too easy")
     qtbot.keyClick(board.table, Qt.Key.Key_R)
-    answer_comment(qtbot, window, "the rule is too easy")
     stored = window.studio.project.stored_puzzle(curator.set_id, p.id)
     assert (stored.status, stored.comment) == ("rejected", "the rule is too easy")
+    click_row(qtbot, board, p.id)
     assert "the rule is too easy" in board.comment_label.text()
     window.undo()
     window.undo()
@@ -286,7 +289,7 @@ def test_regenerate_and_keys_only_act_on_the_board(qtbot, project_path: Path) ->
     assert not window.actions["puzzle.approve"].isEnabled()
     assert window.actions["tag.apply"].isEnabled()
     qtbot.keyClick(window.grid, Qt.Key.Key_A)
-    assert not [d for d in window.findChildren(CommentDialog) if d.isVisible()]
+    assert board.curator.puzzle(pid).status != "approved"
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert window.actions["puzzle.approve"].isEnabled()
     assert not window.actions["tag.apply"].isEnabled()
@@ -338,8 +341,11 @@ def test_puzzle_shortcuts_are_listed_in_help(qtbot) -> None:
         group = dialog.tree.topLevelItem(i)
         for j in range(group.childCount()):
             rows[group.child(j).text(0)] = (group.text(0), group.child(j).text(1))
-    assert rows["Approve puzzle…"] == ("Puzzles", "A")
-    assert rows["Reject puzzle…"] == ("Puzzles", "R")
+    assert rows["Approve puzzle"] == ("Puzzles", "A")
+    assert rows["Reject puzzle"] == ("Puzzles", "R")
+    assert rows["Next flagged puzzle"] == ("Puzzles", "N")
+    assert rows["Previous flagged puzzle"] == ("Puzzles", "Shift+N, P")
+    assert rows["Approve all shown without errors"] == ("Puzzles", "Ctrl+Shift+A")
     assert rows["Generate split…"] == ("Puzzles", "Ctrl+G")
 
 

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from studio.core.schema import bundled_schema_path, load_schema
@@ -61,3 +62,17 @@ def poll_until(
 
 def until_final(host: WorkerHost | None, queue: JobQueue, job_id: int) -> JobRecord:
     return poll_until(host, queue, job_id, lambda j: j.final)
+
+
+def wait_gone(pid: int, deadline: float = DEADLINE) -> None:
+    """Wait until process ``pid`` is gone (or a zombie nobody reaps); fails after ``deadline``."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:
+            return
+        if time.monotonic() > end:
+            raise AssertionError(f"process {pid} still runs after {deadline} s")
+        time.sleep(0.02)

@@ -117,9 +117,10 @@ def test_device_choice_in_a_process_of_its_own() -> None:
         assert info["cuda_error"] == ""
     else:
         # +10, capped at the lowest priority (19) when the test already runs niced
-        assert info["auto"][0] == "cpu" and info["niced"] == min(19, info["before"] + 10) - info[
-            "before"
-        ]
+        assert (
+            info["auto"][0] == "cpu"
+            and info["niced"] == min(19, info["before"] + 10) - info["before"]
+        )
         assert info["torch_threads"] == n
         assert "sees no GPU" in info["cuda_error"]
     with pytest.raises(StudioError, match="unknown device 'tpu'"):

@@ -16,7 +16,7 @@ import pytest
 from studio.store.jobs import JobQueue
 from studio.worker.host import WorkerHost, worker_command
 
-from .conftest import poll_until, until_final
+from .conftest import poll_until, until_final, wait_gone
 
 SLOW = {"action": "sleep", "seconds": 30.0, "steps": 300}  # 0.1 s a step; cancelled long before
 
@@ -172,11 +172,21 @@ def test_a_child_whose_studio_died_stops_as_interrupted(project_path: Path) -> N
             job = poll_until(None, q, job_id, lambda j: j.checkpoint.get("step", 0) >= 1)
             studio.kill()  # the studio crashes; its child lives in its own session
             studio.wait()
-            job = until_final(None, q, job_id)  # the child notices and records it itself
+            wait_gone(job.pid)  # the kernel's parent-death signal took the child with it
         finally:
             studio.kill()
             studio.wait()
+        assert q.job(job_id).status == "running"  # nobody was left to record it
+    host = WorkerHost(project_path)  # the next studio
+    try:
+        assert host.start() == [job_id]
+        job = host.queue.job(job_id)
         assert job.status == "interrupted" and job.checkpoint["step"] >= 1
+        host.queue.resume(job_id)
+        job = poll_until(host, host.queue, job_id, lambda j: j.attempts == 2)
+        assert job.checkpoint["step"] >= 1  # resumed from where the dead child left it
+    finally:
+        host.shutdown()
 
 
 def test_flags_in_a_result_are_stored_when_the_job_is_done(host: WorkerHost) -> None:

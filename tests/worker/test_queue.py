@@ -20,8 +20,8 @@ from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION, MIGRATIONS
 from studio.store.project import Project
 
 
-def test_format_5_has_the_job_tables_and_flag_reasons(project_path: Path) -> None:
-    assert FORMAT_VERSION == 5 and 3 in MIGRATIONS and 4 in MIGRATIONS
+def test_format_6_has_the_job_tables_and_flag_reasons(project_path: Path) -> None:
+    assert FORMAT_VERSION == 6 and 3 in MIGRATIONS and 4 in MIGRATIONS and 5 in MIGRATIONS
     con = sqlite3.connect(project_path)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"jobs", "job_logs", "baseline_flags"} <= tables
@@ -349,7 +349,7 @@ def test_format_4_project_migrates_and_its_flags_gain_an_empty_reason(tmp_path: 
         JobQueue(path)  # the queue never migrates: the project does
     assert path.read_bytes() == before  # and a refused file is left as it was
     with Project.open(path) as p:
-        assert p.format_version == FORMAT_VERSION == 5
+        assert p.format_version == FORMAT_VERSION == 6
         [t] = p.all_tags()
         assert (t.concept, t.value, t.author) == ("aspect", "tall", "ann")
         stored = p.stored_puzzle(1, "test-00000")

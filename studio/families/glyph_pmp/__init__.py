@@ -15,6 +15,7 @@ from studio.core.family import Family, Option
 from studio.generate.params import (
     ALL_RULES,
     ANSWER_SETS,
+    DEFAULT_SAMPLING,
     EXTRAPOLATIONS,
     GLYPH_LAYOUTS,
     HOLDOUTS,
@@ -100,7 +101,7 @@ FAMILY = Family(
         Option(
             "sampling",
             "choice",
-            _D.sampling,
+            DEFAULT_SAMPLING,
             "balanced: rule–concept tuples drawn uniformly; diverse: also never repeat a "
             "rule–values–answer instantiation (UA's default; needs many annotated glyphs)",
             choices=SAMPLINGS,

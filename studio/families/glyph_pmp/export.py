@@ -29,22 +29,40 @@ dates (1980-01-01) and attributes, each entry ``numpy.lib.format.write_array`` o
 ``np.savez_compressed`` leaves such details to numpy; PNGs carry no time chunk. Timings from
 the generator's summary are left out. The same command therefore re-creates the same bytes.
 
-Every file is written atomically (temp file + rename). ``split.json`` is written last: a
-folder without it is an unfinished split, and ``read_split`` says so. The folder protocol
-(where a split may go, ``split.json`` last, reading it back) is :mod:`studio.core.splitdir`'s,
-shared with the stimulus splits; a glyph split may be written again over an earlier one
-(``is_split_entry`` says what it may replace), and then drops what the earlier one left.
+**Crash-safe at disk speed.** The split is first written, with plain writes, into a staging
+folder inside OUT_DIR (``.split-….tmp``); sheets and ``.npz`` files are drawn on every core
+(a process pool, :func:`default_workers`; in-process for small splits), and the bytes are the
+same for any number of processes, since each file depends on its puzzle and the glyphs'
+pictures alone. The staging folder is then made durable once (one ``syncfs``, not an fsync
+per file: :func:`studio.core.fileio.sync_tree`), the earlier split's ``split.json`` removed,
+its entries moved aside, the staged ones renamed in, and ``split.json`` written last. Killed at
+any moment, OUT_DIR holds either the earlier split, whole, or a folder without ``split.json``
+that ``read_split`` and ``vet`` refuse; a cancel or an error before the move leaves the
+earlier split as it was. A hidden ``.split-….tmp`` left by a kill is removed by the next write.
+Records are streamed (``puzzles.jsonl``, the verdicts of ``report.json``), and at most a few
+tasks of pictures are in flight, so memory stays flat however large the split.
+
+The folder protocol (where a split may go, ``split.json`` last, reading it back) is
+:mod:`studio.core.splitdir`'s, shared with the stimulus splits; a glyph split may be written
+again over an earlier one (``is_split_entry`` says what it may replace), and then drops what
+the earlier one left (its ``baselines/`` too), but never a ``fold-<k>`` folder holding files
+a split does not write.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import multiprocessing
+import multiprocessing.context
 import os
 import shutil
+import tempfile
 import zipfile
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +71,18 @@ import numpy as np
 from studio import __version__
 from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
-from studio.core.fileio import atomic_write_bytes, atomic_write_text
+from studio.core.fileio import fsync_dir, sync_tree, write_file
 from studio.core.keys import GlyphKey
-from studio.core.puzzle import Puzzle, write_jsonl
+from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
-from studio.core.splitdir import SPLIT_JSON, SplitFormat, check_target, is_temp_file, read_records
+from studio.core.splitdir import (
+    SPLIT_JSON,
+    SplitFormat,
+    check_target,
+    is_temp_file,
+    read_frames_npz,
+    read_records,
+)
 from studio.core.verdict import Verdict
 from studio.families.glyph_pmp.split import SplitResult
 from studio.generate.params import SplitParams
@@ -69,8 +94,12 @@ GLYPH_SPLIT = SplitFormat(SPLIT_FORMAT, SPLIT_FORMAT_VERSION)
 FRAME_SIZE = 80
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 INK_THRESHOLD = 128
-WRITERS = min(4, (os.cpu_count() or 1) + 1)  # threads writing sheets and npz files
-WINDOW = 64  # puzzles in flight at most
+#: fewer puzzles than this are drawn in-process: starting a pool would cost more than it saves
+POOL_MIN_PUZZLES = 200
+CHUNK = 32  # puzzles per task of a writing process
+#: the staging folder inside OUT_DIR (and the old split's, while it is replaced): a temp name
+#: (``is_temp_file``), so a write killed half-way leaves nothing a later one may not remove
+STAGING_PREFIX = ".split-"
 
 PUZZLES = "puzzles.jsonl"
 REPORT_JSON = "report.json"
@@ -158,13 +187,6 @@ def _is_split_dir(folder: Path) -> bool:
     )
 
 
-def _remove_stale(folder: Path, keep: set[str]) -> None:
-    if folder.is_dir():
-        for p in folder.iterdir():
-            if p.is_file() and p.name not in keep:
-                p.unlink()
-
-
 def _as_per_fold(items: Any, n: int) -> list[Any] | None:
     """Verdicts or stats given for one fold (a flat list / one dict) or per fold (a list)."""
     if items is None:
@@ -203,49 +225,207 @@ def split_info(
     return info
 
 
-def _write_fold(
+# ---- the pictures: sheets and .npz files, on every core ------------------------------------
+class _Pictures:
+    """What the sheets and ``.npz`` files of a split are drawn from: the render (or None) of
+    each glyph the puzzles use. Small enough to hand to every writing process once."""
+
+    def __init__(self, images: Mapping[GlyphKey, np.ndarray | None]) -> None:
+        self.images = dict(images)
+        self._frames: dict[GlyphKey, np.ndarray] = {}
+
+    def image_of(self, key: GlyphKey) -> np.ndarray | None:
+        return self.images.get(key)
+
+    def frame_of(self, key: GlyphKey) -> np.ndarray:
+        f = self._frames.get(key)
+        if f is None:
+            f = self._frames[key] = ua_frame(self.images.get(key))
+        return f
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Pictures, (self.images,))
+
+
+# A writing process's pictures (set once by the pool's initializer).
+_process_pictures: _Pictures | None = None
+
+#: what one task of a writing process returns: None, or ``(problem, path)`` of a file that
+#: could not be written (a StudioError loses its path when pickled across processes)
+_TaskOutcome = tuple[str, str] | None
+
+
+def _init_writer(pictures: _Pictures) -> None:
+    global _process_pictures
+    _process_pictures = pictures
+
+
+def _write_pictures(
+    folder: str, puzzles: Sequence[Puzzle], pictures: _Pictures | None = None
+) -> _TaskOutcome:
+    """Write the sheet and the ``.npz`` of each puzzle into ``folder`` (plain writes: the
+    folder is staged and synced as a whole). Each file's bytes depend on its puzzle and the
+    pictures alone, so which process writes it, and in which order, changes nothing."""
+    pics = pictures if pictures is not None else _process_pictures
+    if pics is None:
+        raise RuntimeError("a split-writing process was started without its pictures")
+    base = Path(folder)
+    for p in puzzles:
+        path = base / SHEETS / f"{p.id}.png"
+        try:
+            write_file(path, sheet_png(p, pics.image_of))
+            path = base / NPZ / f"{p.id}.npz"
+            write_file(path, puzzle_npz(p, pics.frame_of))
+        except OSError as e:
+            return f"cannot be written: {e.strerror or e}", str(path)
+    return None
+
+
+def _raise_outcome(outcome: _TaskOutcome) -> None:
+    if outcome is not None:
+        raise StudioError(outcome[0], outcome[1])
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a
+    plain fork would copy. A fork server already started (by glyph rendering) is reused."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def default_workers(puzzles: int) -> int:
+    """How many processes write ``puzzles`` sheets and ``.npz`` files: every core the process
+    may use, or 1 (in-process) below :data:`POOL_MIN_PUZZLES`, where starting a pool costs
+    more than it saves."""
+    if puzzles < POOL_MIN_PUZZLES:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores)
+
+
+class _PictureWriter:
+    """Writes the pictures of a split's folds: in-process with one worker, else on a process
+    pool started once for the whole split. At most 4 tasks per process of ``CHUNK`` puzzles are
+    in flight, so memory does not grow with the split."""
+
+    def __init__(self, pictures: _Pictures, workers: int) -> None:
+        self.pictures = pictures
+        self.pool: ProcessPoolExecutor | None = None
+        if workers > 1:
+            try:
+                self.pool = ProcessPoolExecutor(
+                    max_workers=workers,
+                    mp_context=_mp_context(),
+                    initializer=_init_writer,
+                    initargs=(pictures,),
+                )
+            except (OSError, ImportError, NotImplementedError):
+                self.pool = None  # no process pools here (no semaphores): write in-process
+        self.window = 4 * workers
+
+    def write(self, folder: Path, puzzles: Sequence[Puzzle], step: Callable[[int], None]) -> None:
+        chunks = [puzzles[i : i + CHUNK] for i in range(0, len(puzzles), CHUNK)]
+        if self.pool is None:
+            for chunk in chunks:
+                _raise_outcome(_write_pictures(str(folder), chunk, self.pictures))
+                step(len(chunk))
+            return
+        pending: deque[tuple[Future[_TaskOutcome], int]] = deque()
+
+        def collect() -> None:
+            future, size = pending.popleft()
+            try:
+                outcome = future.result()
+            except BrokenProcessPool:
+                raise StudioError(
+                    "a process writing the split's sheets stopped unexpectedly "
+                    "(out of memory?); nothing was replaced",
+                    folder,
+                ) from None
+            _raise_outcome(outcome)
+            step(size)
+
+        for chunk in chunks:
+            pending.append((self.pool.submit(_write_pictures, str(folder), chunk), len(chunk)))
+            if len(pending) >= self.window:
+                collect()
+        while pending:
+            collect()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ---- the text files, streamed ---------------------------------------------------------------
+def _json_at(value: Any, depth: int) -> bytes:
+    """``value`` as the split's JSON spells it (:meth:`SplitFormat.json_bytes`) when it stands
+    ``depth`` levels deep (JSON strings hold no raw newline, so re-indenting is safe)."""
+    text = json.dumps(value, indent=1, sort_keys=True, ensure_ascii=GLYPH_SPLIT.ascii_json)
+    return text.replace("\n", "\n" + " " * depth).encode("utf-8")
+
+
+def _write_report(
+    path: Path, report: Mapping[str, Any], verdicts: Sequence[Verdict] | None
+) -> None:
+    """``report.json``: the same bytes as ``GLYPH_SPLIT.json_bytes({**report, "verdicts":
+    [v.to_puzzle_json() …]})``, but the verdicts are encoded one at a time, never all held as
+    JSON objects at once."""
+    keys = sorted([*report, *(["verdicts"] if verdicts is not None else [])])
+    with open(path, "wb") as f:
+        f.write(b"{\n")
+        for i, key in enumerate(keys):
+            f.write(b" " + _json_at(key, 1) + b": ")
+            if key == "verdicts" and verdicts is not None:
+                if not verdicts:
+                    f.write(b"[]")
+                else:
+                    f.write(b"[\n")
+                    last = len(verdicts) - 1
+                    for j, v in enumerate(verdicts):
+                        f.write(b"  " + _json_at(v.to_puzzle_json(), 2))
+                        f.write(b",\n" if j < last else b"\n")
+                    f.write(b" ]")
+            else:
+                f.write(_json_at(report[key], 1))
+            f.write(b",\n" if i < len(keys) - 1 else b"\n")
+        f.write(b"}\n")
+
+
+def _write_jsonl(path: Path, puzzles: Sequence[Puzzle]) -> None:
+    """``puzzles.jsonl`` (:func:`studio.core.puzzle.write_jsonl`'s bytes), line by line."""
+    with open(path, "wb") as f:
+        for p in puzzles:
+            f.write(p.dumps().encode("utf-8") + b"\n")
+
+
+# ---- a split: staged, synced once, moved into place ------------------------------------------
+def _stage_fold(
     folder: Path,
     result: SplitResult,
-    info: Mapping[str, Any],
-    csv_text: str,
+    csv_bytes: bytes,
     schema: Schema | None,
-    frame_of: Callable[[GlyphKey], np.ndarray],
-    image_of: ImageOf,
+    writer: _PictureWriter,
     verdicts: Sequence[Verdict] | None,
     stats: Mapping[str, Any] | None,
-    step: Callable[[], None],
+    step: Callable[[int], None],
 ) -> None:
+    """Every file of one fold but its ``split.json``, plainly, into a staging folder."""
     ids = [p.id for p in result.puzzles]
     if len(set(ids)) != len(ids):
         raise StudioError(f"fold {result.fold}: puzzle ids repeat; cannot name files by id")
-    GLYPH_SPLIT.begin(folder)
-
-    def write_one(p: Puzzle) -> None:
-        atomic_write_bytes(folder / SHEETS / f"{p.id}.png", sheet_png(p, image_of))
-        atomic_write_bytes(folder / NPZ / f"{p.id}.npz", puzzle_npz(p, frame_of))
-
-    (folder / SHEETS).mkdir(parents=True, exist_ok=True)
-    (folder / NPZ).mkdir(parents=True, exist_ok=True)
-    # Compression and fsync release the GIL: a few threads overlap them. Each file's bytes do
-    # not depend on the order, and at most WINDOW writes are pending at a time.
-    pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="split-writer")
-    try:
-        pending: deque[Future[None]] = deque()
-        for p in result.puzzles:
-            pending.append(pool.submit(write_one, p))
-            if len(pending) >= WINDOW:
-                pending.popleft().result()
-                step()
-        while pending:
-            pending.popleft().result()
-            step()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    _remove_stale(folder / SHEETS, {f"{i}.png" for i in ids})
-    _remove_stale(folder / NPZ, {f"{i}.npz" for i in ids})
-    atomic_write_text(folder / ANNOTATIONS_CSV, csv_text)
+    (folder / SHEETS).mkdir(parents=True)
+    (folder / NPZ).mkdir()
+    writer.write(folder, result.puzzles, step)
+    write_file(folder / ANNOTATIONS_CSV, csv_bytes)
     if schema is not None:
-        atomic_write_text(folder / SCHEMA_JSON, schema.dumps())
+        write_file(folder / SCHEMA_JSON, schema.dumps().encode("utf-8"))
     report: dict[str, Any] = {
         "fold": result.fold,
         "summary": result.summary(timing=False),
@@ -253,17 +433,58 @@ def _write_fold(
     if stats is not None:
         report["stats"] = stats
     if verdicts is not None:
-        report["verdicts"] = [v.to_puzzle_json() for v in verdicts]
         report["valid"] = sum(1 for v in verdicts if v.valid)
         report["invalid"] = sum(1 for v in verdicts if not v.valid)
         report["with_warnings"] = sum(1 for v in verdicts if v.warnings)
-    GLYPH_SPLIT.write_json(folder / REPORT_JSON, report)
-    atomic_write_text(folder / PUZZLES, write_jsonl(result.puzzles))
+    _write_report(folder / REPORT_JSON, report, verdicts)
+    _write_jsonl(folder / PUZZLES, result.puzzles)
+
+
+def _fold_meta(info: Mapping[str, Any], result: SplitResult) -> dict[str, Any]:
     split = dict(info)
     split["fold"] = result.fold
     split["puzzles"] = len(result.puzzles)
     split["summary"] = result.summary(timing=False)
-    GLYPH_SPLIT.finish(folder, split)
+    return {**split, **GLYPH_SPLIT.header()}
+
+
+def _check_fold_folders(out: Path, fold_names: set[str]) -> None:
+    """A ``fold-<k>`` entry that holds more than a fold writes is a person's: it is left alone,
+    and a split that needs its name is refused (before any work is written)."""
+    for name in sorted(fold_names):
+        p = out / name
+        if p.exists() and not _is_split_dir(p):
+            raise StudioError(
+                "holds files a split does not write; a split may not replace it: "
+                "move them, or choose an empty or new folder",
+                p,
+            )
+
+
+def _move_into_place(out: Path, staging: Path, meta: Mapping[str, Any]) -> None:
+    """Replace the split at ``out`` (if any) by the one in ``staging`` (synced already).
+
+    ``split.json`` goes first (the folder reads as unfinished from then on), then what the old
+    split wrote is moved aside, the staged entries are renamed in, and ``split.json`` is
+    written last: killed at any moment, ``out`` holds either the old split or a folder without
+    ``split.json``, which nothing reads as a split. A person's ``fold-<k>`` folder stays."""
+    GLYPH_SPLIT.begin(out)
+    fsync_dir(out)
+    trash = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, suffix=".tmp", dir=out))
+    try:
+        for p in sorted(out.iterdir()):
+            if p.name in (staging.name, trash.name, SPLIT_JSON) or not is_split_entry(p.name):
+                continue
+            if p.name.startswith("fold-") and not _is_split_dir(p):
+                continue
+            os.replace(p, trash / p.name)
+        for p in sorted(staging.iterdir()):
+            os.replace(p, out / p.name)
+        fsync_dir(out)
+        GLYPH_SPLIT.finish(out, meta)
+        fsync_dir(out)
+    finally:
+        shutil.rmtree(trash, ignore_errors=True)
 
 
 def write_split(
@@ -278,72 +499,75 @@ def write_split(
     *,
     schema: Schema | None = None,
     extra: Mapping[str, Any] | None = None,
+    workers: int | None = None,
 ) -> Path:
     """Write ``results`` (one per fold) as a split directory (see the module docstring).
 
     ``verdicts`` and ``stats`` go into ``report.json``: per fold (a list with one entry per
     result), or for a single fold as one list / one dict. ``schema`` is copied to
     ``schema.json`` and named in ``split.json``; ``extra`` adds entries to ``split.json``
-    (JSON-serialisable, reproducible). ``progress(done, total)`` counts puzzles written.
+    (JSON-serialisable, reproducible). ``progress(done, total)`` counts puzzles written; an
+    exception it raises (a cancel) stops the write and leaves ``out_dir`` as it was.
+    ``workers``: processes drawing sheets and ``.npz`` files (default
+    :func:`default_workers`; 1 = in this process); the bytes are the same for any number.
     Returns the folder."""
     out = Path(out_dir)
     check_target(out, is_split_entry)
     if not results:
         raise StudioError("nothing to write: no folds were generated")
+    multi = len(results) > 1
+    _check_fold_folders(out, {f"fold-{r.fold}" for r in results} if multi else set())
     per_fold_verdicts = _as_per_fold(verdicts, len(results))
     per_fold_stats = _as_per_fold(stats, len(results))
     info = split_info(params, annotations_rows, schema, extra)
-    csv_text = format_annotation_csv(annotations_rows)
-    frames: dict[GlyphKey, np.ndarray] = {}
-
-    def frame_of(key: GlyphKey) -> np.ndarray:
-        f = frames.get(key)
-        if f is None:
-            f = frames[key] = ua_frame(image_of(key))
-        return f
+    csv_bytes = format_annotation_csv(annotations_rows).encode("utf-8")
+    keys = sorted({k for r in results for p in r.puzzles for k in (*p.context_keys, *p.answers)})
+    pictures = _Pictures({k: image_of(k) for k in keys})
 
     total = sum(len(r.puzzles) for r in results)
     done = 0
 
-    def step() -> None:
+    def step(count: int) -> None:
         nonlocal done
-        done += 1
-        if progress is not None and (done % 25 == 0 or done == total):
+        before, done = done, done + count
+        if progress is not None and (done // 25 > before // 25 or done == total):
             progress(done, total)
 
-    multi = len(results) > 1
-    if multi:
-        GLYPH_SPLIT.begin(out)
-    for i, result in enumerate(results):
-        folder = out / f"fold-{result.fold}" if multi else out
-        _write_fold(
-            folder,
-            result,
-            info,
-            csv_text,
-            schema,
-            frame_of,
-            image_of,
-            per_fold_verdicts[i] if per_fold_verdicts else None,
-            per_fold_stats[i] if per_fold_stats else None,
-            step,
-        )
-        stale = folder / BASELINES
-        if stale.is_dir():
-            shutil.rmtree(stale)
-    fold_names = {f"fold-{r.fold}" for r in results} if multi else set()
-    if out.is_dir():
-        for p in sorted(out.iterdir()):
-            if p.name.startswith("fold-") and p.name not in fold_names and _is_split_dir(p):
-                shutil.rmtree(p)
-            elif multi and p.name in _SPLIT_ENTRIES - {SPLIT_JSON}:
-                shutil.rmtree(p) if p.is_dir() else p.unlink()
-    if multi:
-        top = dict(info)
-        top["fold_dirs"] = [f"fold-{r.fold}" for r in results]
-        top["puzzles"] = total
-        top["summaries"] = [r.summary(timing=False) for r in results]
-        GLYPH_SPLIT.finish(out, top)
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, suffix=".tmp", dir=out))
+    try:
+        writer = _PictureWriter(pictures, default_workers(total) if workers is None else workers)
+        try:
+            for i, result in enumerate(results):
+                folder = staging / f"fold-{result.fold}" if multi else staging
+                _stage_fold(
+                    folder,
+                    result,
+                    csv_bytes,
+                    schema,
+                    writer,
+                    per_fold_verdicts[i] if per_fold_verdicts else None,
+                    per_fold_stats[i] if per_fold_stats else None,
+                    step,
+                )
+                if multi:
+                    write_file(
+                        folder / SPLIT_JSON, GLYPH_SPLIT.json_bytes(_fold_meta(info, result))
+                    )
+        finally:
+            writer.close()
+        if multi:
+            top = dict(info)
+            top["fold_dirs"] = [f"fold-{r.fold}" for r in results]
+            top["puzzles"] = total
+            top["summaries"] = [r.summary(timing=False) for r in results]
+            meta = {**top, **GLYPH_SPLIT.header()}
+        else:
+            meta = _fold_meta(info, results[0])
+        sync_tree(staging)
+        _move_into_place(out, staging, meta)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     if progress is not None and total == 0:
         progress(0, 0)
     return out
@@ -409,19 +633,10 @@ def read_split(split_dir: str | Path) -> tuple[SplitParams, list[Puzzle]]:
 
 
 def read_npz_frames(path: str | Path) -> dict[str, np.ndarray]:
-    """The arrays of one exported ``.npz`` (StudioError naming the file when damaged)."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise StudioError("missing", path) from None
-    except OSError as e:
-        raise StudioError(f"cannot be read: {e}", path) from None
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise StudioError(f"damaged: not a readable .npz ({e})", path) from None
+    """The arrays of one exported ``.npz``, checked (:func:`studio.core.splitdir.read_frames_npz`:
+    ``images`` of numbers, ``(N, 80, 80)``, all finite; ``target`` one integer). StudioError
+    naming the file when it is damaged in any way (zlib and zip errors included)."""
+    return read_frames_npz(path, None, FRAME_SIZE)
 
 
 __all__ = [

@@ -1,0 +1,396 @@
+"""Benchmark `killloop`: kill -9 the studio's processes mid-work, again and again, and count
+what survives.
+
+Set-up (untimed, reported): a project from the shared UA annotations with its glyphs rendered
+(``analogy-studio init`` + ``import-annotations --render``) and a small glyph split for the
+baseline jobs (``analogy-studio generate``).
+
+Then ``--kills`` rounds (default 100), rotating over five kinds of work, each a real process
+killed with SIGKILL after a random delay (seeded):
+
+- **tag**: an editor process tags glyphs one at a time through :class:`Project` and prints
+  ``ack`` after each tag is committed;
+- **schema**: an editor process adds a value to a concept of the schema (a new schema version)
+  and prints ``ack`` after each;
+- **import**: ``analogy-studio import-annotations`` of a fresh 400-row CSV (new glyphs, so the
+  rows it left can be counted: all or none);
+- **generate**: ``analogy-studio generate`` of a small split (render workers included);
+- **baseline**: a studio process (a :class:`WorkerHost` polled on its main thread) running a
+  queued baseline job (context-blind CNN, one seed) in a worker child; the studio is killed.
+
+After each kill: the project must reopen (``Project.open`` and ``PRAGMA quick_check``); every
+acknowledged edit (an ``ack`` printed, or an import whose command returned before the kill)
+must be there; an import must have left all of its rows or none; no process of the killed
+one's session, and no worker child of it, may still run 3 s later (orphans); and for the
+studio, the next :meth:`WorkerHost.start` must record its job interrupted (none left
+"running").
+
+Prints one JSON object on stdout: ``{"kills": ..., "by_kind": {...}, "projects_reopened":
+..., "acknowledged_edits": ..., "acknowledged_edits_lost": ..., "partial_imports": ...,
+"orphaned_processes": ..., "jobs_left_running": ..., "seconds": ...}``.
+``python bench/run.py killloop [--kills N] [--seed S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data" / "ua" / "annotations.csv"
+KINDS = ("tag", "schema", "import", "generate", "baseline")
+#: Seconds after a kill within which every process the killed one started must be gone.
+ORPHAN_GRACE = 3.0
+#: Latest kill time per kind (seconds after the start): long enough to land mid-work.
+KILL_WITHIN = {"tag": 2.0, "schema": 2.0, "import": 2.5, "generate": 4.0, "baseline": 6.0}
+IMPORT_ROWS = 400
+IMPORT_FONT = "killloop"
+
+EDITOR = textwrap.dedent(
+    """
+    import json, random, sys
+    from studio.core.keys import GlyphKey
+    from studio.core.schema import schema_from_json
+    from studio.store.project import Project
+
+    path, kind, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    rng = random.Random(seed)
+    project = Project.open(path)
+    print("open", flush=True)
+    if kind == "tag":
+        glyphs = [g.key for g in project.glyphs()][:2000]
+        pairs = [(c.id, v.id) for c in project.schema.concepts for v in c.values]
+        while True:
+            key = rng.choice(glyphs)
+            concept, value = rng.choice(pairs)
+            project.add_tags([key], concept, value, "killloop")
+            print("ack", json.dumps([key.codepoint, key.font, concept, value]), flush=True)
+    else:
+        n = 0
+        while True:
+            data = json.loads(project.schema.dumps())
+            concept = next(
+                c for cat in data["categories"] for c in cat["concepts"]
+                if c["kind"] == "nominal"
+            )
+            value = f"kl{seed}x{n}"
+            concept["values"].append({"id": value})
+            project.set_schema(schema_from_json(data), author="killloop", note=f"add {value}")
+            print("ack", json.dumps([concept["id"], value]), flush=True)
+            n += 1
+    """
+)
+
+STUDIO = textwrap.dedent(
+    """
+    import sys, time
+    from studio.worker.host import WorkerHost
+    host = WorkerHost(sys.argv[1])
+    host.start()
+    print("started", flush=True)
+    while True:
+        host.poll()
+        time.sleep(0.05)
+    """
+)
+
+
+def _csv() -> Path:
+    if SHARED.exists():
+        return SHARED
+    from studio.resources import ua_data_dir
+
+    return ua_data_dir() / "annotations.csv"
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "studio", "-q", *args]
+
+
+def _setup(tmp: Path) -> tuple[Path, Path, dict[str, float]]:
+    times: dict[str, float] = {}
+    project = tmp / "kill.studio"
+    t = time.perf_counter()
+    run = {"check": True, "cwd": REPO, "stdout": subprocess.DEVNULL}
+    subprocess.run(_cli("init", str(project)), **run)  # type: ignore[call-overload]
+    subprocess.run(  # type: ignore[call-overload]
+        _cli("import-annotations", str(project), str(_csv()), "--render"), **run
+    )
+    times["project_s"] = round(time.perf_counter() - t, 1)
+    split = tmp / "split"
+    t = time.perf_counter()
+    args = ["--n", "120", "--seed", "5", "--sampling", "balanced"]
+    subprocess.run(_cli("generate", str(project), str(split), *args), **run)  # type: ignore[call-overload]
+    times["split_s"] = round(time.perf_counter() - t, 1)
+    return project, split, times
+
+
+class Victim:
+    """A process started in its own session, its stdout lines collected by a thread."""
+
+    def __init__(self, cmd: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.endswith("\n"):  # a line cut short by the kill was never acknowledged
+                self.lines.append(line.strip())
+
+    def kill(self) -> bool:
+        """SIGKILL; True when it was still running (False: it had ended on its own)."""
+        running = self.proc.poll() is None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self._reader.join(timeout=5)
+        return running
+
+
+def _session_members(sids: set[int]) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if os.getsid(proc.pid) in sids and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return found
+
+
+def _orphans(sids: set[int]) -> int:
+    """Processes of these sessions still alive after the grace (killed afterwards, so one
+    round's leftovers do not count again in the next)."""
+    end = time.monotonic() + ORPHAN_GRACE
+    left = _session_members(sids)
+    while left and time.monotonic() < end:
+        time.sleep(0.05)
+        left = _session_members(sids)
+    for proc in left:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    return len(left)
+
+
+def _reopens(project: Path) -> bool:
+    from studio.store.project import Project
+
+    try:
+        with Project.open(project):
+            pass
+        con = sqlite3.connect(project)
+        try:
+            ok = con.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        finally:
+            con.close()
+    except Exception as e:
+        print(f"killloop: {project} does not reopen: {e}", file=sys.stderr)
+        return False
+    return ok
+
+
+def _lost_tags(project: Path, acks: list[str]) -> int:
+    con = sqlite3.connect(project)
+    try:
+        lost = 0
+        for line in acks:
+            cp, font, concept, value = json.loads(line[4:])
+            row = con.execute(
+                "SELECT 1 FROM tags t JOIN glyphs g ON g.id=t.glyph_id WHERE g.codepoint=?"
+                " AND g.font=? AND t.concept=? AND t.value=?",
+                (int(cp), font, concept, value),
+            ).fetchone()
+            lost += row is None
+        return lost
+    finally:
+        con.close()
+
+
+def _lost_schema_values(project: Path, acks: list[str]) -> int:
+    from studio.store.project import Project
+
+    with Project.open(project) as p:
+        schema = p.schema
+    lost = 0
+    for line in acks:
+        concept, value = json.loads(line[4:])
+        lost += not schema.has_tag(concept, value)
+    return lost
+
+
+def _import_csv(folder: Path, round_no: int, rng: random.Random) -> tuple[Path, range]:
+    base = 0xF0000 + round_no * IMPORT_ROWS
+    codepoints = range(base, base + IMPORT_ROWS)
+    pairs = [("aspect", "tall"), ("aspect", "square"), ("aspect", "wide")]
+    rows = ["concept,value,codepoint,font"]
+    for cp in codepoints:
+        concept, value = rng.choice(pairs)
+        rows.append(f"{concept},{value},{cp:X},{IMPORT_FONT}")
+    path = folder / f"import-{round_no}.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path, codepoints
+
+
+def _imported_rows(project: Path, codepoints: range) -> int:
+    con = sqlite3.connect(project)
+    try:
+        return int(
+            con.execute(
+                "SELECT COUNT(*) FROM tags t JOIN glyphs g ON g.id=t.glyph_id"
+                " WHERE g.font=? AND g.codepoint BETWEEN ? AND ?",
+                (IMPORT_FONT, codepoints[0], codepoints[-1]),
+            ).fetchone()[0]
+        )
+    finally:
+        con.close()
+
+
+def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
+    from studio.store.jobs import JobQueue
+    from studio.worker.host import WorkerHost
+
+    rng = random.Random(seed)
+    tmp = Path(tempfile.mkdtemp(prefix="killloop-"))
+    project, split, setup = _setup(tmp)
+    stats: dict[str, Any] = {
+        "kills": 0,
+        "killed_mid_work": 0,
+        "by_kind": dict.fromkeys(KINDS, 0),
+        "projects_reopened": 0,
+        "projects_not_reopened": 0,
+        "acknowledged_edits": 0,
+        "acknowledged_edits_lost": 0,
+        "imports_completed_before_kill": 0,
+        "partial_imports": 0,
+        "orphaned_processes": 0,
+        "orphans_by_kind": dict.fromkeys(KINDS, 0),
+        "worker_children_started": 0,
+        "jobs_left_running": 0,
+    }
+    t0 = time.perf_counter()
+    for round_no in range(kills):
+        kind = KINDS[round_no % len(KINDS)]
+        delay = rng.uniform(0.2, KILL_WITHIN[kind])
+        sessions: set[int] = set()
+        imported: range | None = None
+        job_id = None
+        if kind in ("tag", "schema"):
+            victim = Victim(
+                [sys.executable, "-c", EDITOR, str(project), kind, str(rng.randrange(10**6))]
+            )
+        elif kind == "import":
+            csv_path, imported = _import_csv(tmp, round_no, rng)
+            victim = Victim(_cli("import-annotations", str(project), str(csv_path)))
+        elif kind == "generate":
+            out = tmp / f"gen-{round_no}"
+            args = ["--n", "80", "--seed", str(round_no)]
+            victim = Victim(_cli("generate", str(project), str(out), *args))
+        else:
+            with JobQueue(project) as q:
+                job_id = q.submit(
+                    "baseline",
+                    {
+                        "source": {"kind": "split-dir", "path": str(split)},
+                        "models": ["blind"],
+                        "seeds": 1,
+                        "epochs": 2,
+                        "device": "cpu",
+                    },
+                    "killloop",
+                )
+            victim = Victim([sys.executable, "-c", STUDIO, str(project)])
+        time.sleep(delay)
+        worker_pids: set[int] = set()
+        if job_id is not None:
+            with JobQueue(project) as q:
+                job = q.job(job_id)
+                if job is not None and job.pid is not None:
+                    worker_pids.add(job.pid)
+        mid_work = victim.kill()
+        sessions.add(victim.proc.pid)
+        sessions |= worker_pids  # a worker child leads its own session
+        stats["kills"] += 1
+        stats["killed_mid_work"] += mid_work
+        stats["by_kind"][kind] += 1
+        stats["worker_children_started"] += len(worker_pids)
+        orphans = _orphans(sessions)
+        stats["orphaned_processes"] += orphans
+        stats["orphans_by_kind"][kind] += orphans
+        if not _reopens(project):
+            stats["projects_not_reopened"] += 1
+            continue
+        stats["projects_reopened"] += 1
+        acks = [line for line in victim.lines if line.startswith("ack ")]
+        stats["acknowledged_edits"] += len(acks)
+        if kind == "tag":
+            stats["acknowledged_edits_lost"] += _lost_tags(project, acks)
+        elif kind == "schema":
+            stats["acknowledged_edits_lost"] += _lost_schema_values(project, acks)
+        elif kind == "import" and imported is not None:
+            n = _imported_rows(project, imported)
+            if not mid_work and victim.proc.returncode == 0:
+                stats["acknowledged_edits"] += 1
+                stats["imports_completed_before_kill"] += 1
+                stats["acknowledged_edits_lost"] += n != len(imported)
+            if n not in (0, len(imported)):
+                stats["partial_imports"] += 1
+        elif job_id is not None:
+            host = WorkerHost(project)  # the next studio
+            try:
+                host.start()
+                job = host.queue.job(job_id)
+                stats["jobs_left_running"] += job is not None and job.status == "running"
+                if job is not None and job.status == "queued":
+                    host.queue.request_cancel(job_id)  # never started: not for the next round
+            finally:
+                host.shutdown()
+    stats["seconds"] = round(time.perf_counter() - t0, 1)
+    stats["setup"] = setup
+    stats["seed"] = seed
+    if keep:
+        stats["folder"] = str(tmp)
+    else:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return stats
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kills", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+    print(json.dumps(run(args.kills, args.seed, args.keep), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,396 @@
+"""Puzzles ▸ Export benchmark…: publish a curated puzzle set from the window.
+
+:class:`ExportDialog` chooses the set, the status to export, the output folder and whether to
+leave out puzzles that no longer pass vetting, then runs :func:`studio.publish.export_set` — the
+function the CLI's ``export-set`` calls — on a worker thread (:class:`ExportJob`), with a
+progress bar. It shows the result: how many puzzles went where, the ones left out or the ones
+that refused the export, and a button that opens the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+from superqt.utils import create_worker
+
+from studio.curation import STATUSES
+
+if TYPE_CHECKING:
+    from studio.app import Studio
+    from studio.gui.settings import StudioSettings
+    from studio.publish import ExportSummary
+
+#: the status choices, in the order shown (approved first: the default)
+STATUS_CHOICES: tuple[tuple[str, str], ...] = (
+    ("approved", "Approved puzzles"),
+    *((s, f"{s.capitalize()} puzzles") for s in STATUSES if s != "approved"),
+    ("any", "Every puzzle of the set"),
+)
+
+
+def folder_name(set_name: str) -> str:
+    """A folder name for a set's export: ``"My set · fold 1"`` → ``my-set-fold-1``."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", set_name).strip("-").lower()
+    return slug or "benchmark"
+
+
+class ExportJob(QObject):
+    """Runs ``export_set`` on a worker thread. ``progressed(stage, done, total)``; then exactly
+    one of ``succeeded(summary)``, ``cancelled()``, ``failed(message)``. Every signal is
+    delivered on the GUI thread (the job lives there; the worker only emits). :meth:`cancel`
+    stops the export at the next puzzle; nothing is left on disk then."""
+
+    progressed = Signal(str, int, int)
+    succeeded = Signal(object)
+    cancelled = Signal()
+    failed = Signal(str)
+
+    def __init__(
+        self,
+        studio: Studio,
+        request: dict[str, Any],
+        lock: contextlib.AbstractContextManager[Any] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.studio = studio
+        self.request = dict(request)
+        self._lock = lock
+        self._stop = threading.Event()
+        self.worker: Any = None
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def start(self) -> None:
+        self.worker = create_worker(
+            self._work, _start_thread=False, _connect={"errored": self._errored}
+        )
+        self.worker.returned.connect(self.succeeded.emit)
+        self.worker.start()
+
+    def _errored(self, e: BaseException) -> None:
+        from studio.splits import Cancelled
+
+        if isinstance(e, Cancelled):
+            self.cancelled.emit()
+        else:
+            self.failed.emit(str(e) or type(e).__name__)
+
+    def _work(self) -> ExportSummary:
+        """Runs on the worker thread: no QObject is made here, only signals emitted."""
+        from studio.publish import export_set
+
+        r = self.request
+        return export_set(
+            self.studio,
+            r["set_id"],
+            r["out_dir"],
+            status=r["status"],
+            drop_invalid=r["drop_invalid"],
+            progress=self.progressed.emit,
+            should_stop=self._stop.is_set,
+            lock=self._lock,
+        )
+
+
+class ExportDialog(QDialog):
+    """Choose what to export and where, run it, show what happened (see the module)."""
+
+    #: the export ended: True when a folder was written
+    finished_export = Signal(bool)
+
+    def __init__(
+        self,
+        studio: Studio,
+        settings: StudioSettings,
+        *,
+        set_id: int | None = None,
+        lock: contextlib.AbstractContextManager[Any] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.studio = studio
+        self.settings = settings
+        self._lock = lock
+        self.job: ExportJob | None = None
+        self.summary: ExportSummary | None = None
+        self._close_when_done = False
+        self._auto_folder = ""
+        self.setObjectName("exportDialog")
+        self.setWindowTitle("Export benchmark")
+        self.setMinimumWidth(620)
+
+        intro = QLabel(
+            "Publish a curated puzzle set as a benchmark folder: the split layout of "
+            "<i>Generate</i> (puzzles, sheets, UA arrays, annotations, schema) with each "
+            "puzzle's curation history, a dataset card (README.md), Croissant metadata and a "
+            "Parquet table. Every puzzle is vetted again against the current annotations."
+        )
+        intro.setWordWrap(True)
+
+        self.set_combo = QComboBox(objectName="exportSet")
+        self.status_combo = QComboBox(objectName="exportStatus")
+        for key, text in STATUS_CHOICES:
+            self.status_combo.addItem(text, key)
+        self.folder_edit = QLineEdit(objectName="exportFolder")
+        self.folder_edit.setPlaceholderText("a new or empty folder")
+        self.choose_button = QPushButton("Choose…", objectName="chooseExportFolder")
+        self.choose_button.clicked.connect(self.choose_folder)
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.folder_edit, 1)
+        folder_row.addWidget(self.choose_button)
+        self.drop_check = QCheckBox(
+            "Leave out puzzles that no longer pass vetting (and list them)",
+            objectName="exportDropInvalid",
+        )
+        self.drop_check.setToolTip(
+            "Unchecked, one such puzzle refuses the whole export and is named, so that it "
+            "can be fixed on the curator's board first."
+        )
+
+        form = QFormLayout()
+        form.addRow("Puzzle set:", self.set_combo)
+        form.addRow("Export:", self.status_combo)
+        form.addRow("Folder:", folder_row)
+        form.addRow("", self.drop_check)
+
+        self.stage_label = QLabel("", objectName="exportStage")
+        self.progress = QProgressBar(objectName="exportProgress")
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setTextVisible(True)
+        self.result_label = QLabel("", objectName="exportResult")
+        self.result_label.setWordWrap(True)
+        self.result_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.buttons = QDialogButtonBox()
+        self.export_button = self.buttons.addButton(
+            "Export", QDialogButtonBox.ButtonRole.AcceptRole
+        )
+        self.export_button.setObjectName("exportButton")
+        self.export_button.setDefault(True)
+        self.open_button = self.buttons.addButton(
+            "Open folder", QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.open_button.setObjectName("openExportFolder")
+        self.open_button.setVisible(False)
+        self.close_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        self.export_button.clicked.connect(self.start_export)
+        self.open_button.clicked.connect(self.open_folder)
+        self.close_button.clicked.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(form)
+        layout.addWidget(self.stage_label)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.result_label, 1)
+        layout.addWidget(self.buttons)
+
+        self._fill_sets(set_id)
+        self.set_combo.currentIndexChanged.connect(self._suggest_folder)
+        self._suggest_folder()
+
+    # ---- choices -----------------------------------------------------------------------------
+    def _fill_sets(self, set_id: int | None) -> None:
+        sets = self.studio.project.puzzle_sets()
+        for s in sets:
+            approved = len(self.studio.project.puzzle_summaries(s.id, status="approved"))
+            self.set_combo.addItem(
+                f"{s.name} — {s.count} puzzles, {approved} approved (set {s.id})", s.id
+            )
+        if set_id is not None:
+            i = self.set_combo.findData(set_id)
+            if i >= 0:
+                self.set_combo.setCurrentIndex(i)
+        if not sets:
+            self.result_label.setText(
+                "The project has no puzzle sets yet: generate a split on the curator's board "
+                "and approve its puzzles first."
+            )
+            self.export_button.setEnabled(False)
+
+    def _set_name(self) -> str:
+        set_id = self.set_combo.currentData()
+        rec = self.studio.project.puzzle_set(int(set_id)) if set_id is not None else None
+        return rec.name if rec is not None else ""
+
+    def _suggest_folder(self) -> None:
+        """Propose ``<exports folder>/<set name>`` while the user has not typed another."""
+        if self.folder_edit.text() and self.folder_edit.text() != self._auto_folder:
+            return
+        base = Path(self.settings.dialog_dir("exports"))
+        self._auto_folder = str(_free(base / folder_name(self._set_name())))
+        self.folder_edit.setText(self._auto_folder)
+
+    def choose_folder(self) -> None:
+        """Pick the folder to write (a new or empty one; a folder with files in it gets a new
+        sub-folder named after the set)."""
+        start = self.folder_edit.text() or self.settings.dialog_dir("exports")
+        start_dir = Path(start)
+        if not start_dir.is_dir():
+            start_dir = start_dir.parent
+        chosen = QFileDialog.getExistingDirectory(self, "Export benchmark to", str(start_dir))
+        if not chosen:
+            return
+        path = Path(chosen)
+        if path.is_dir() and any(path.iterdir()):
+            path = _free(path / folder_name(self._set_name()))
+        self.folder_edit.setText(str(path))
+
+    # ---- the export ----------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.job is not None
+
+    def start_export(self) -> None:
+        if self.running:
+            return
+        set_id = self.set_combo.currentData()
+        out = self.folder_edit.text().strip()
+        if set_id is None:
+            return
+        if not out:
+            self._show_result("Choose a folder to export to.", error=True)
+            return
+        request = {
+            "set_id": int(set_id),
+            "out_dir": str(Path(out).expanduser()),
+            "status": self.status_combo.currentData(),
+            "drop_invalid": self.drop_check.isChecked(),
+        }
+        self.summary = None
+        self.open_button.setVisible(False)
+        self._show_result("")
+        self._set_inputs_enabled(False)
+        self.progress.setRange(0, 0)
+        self.stage_label.setText("Starting…")
+        job = ExportJob(self.studio, request, self._lock, self)
+        job.progressed.connect(self._on_progress)
+        job.succeeded.connect(self._on_success)
+        job.cancelled.connect(self._on_cancel)
+        job.failed.connect(self._on_fail)
+        self.job = job
+        job.start()
+
+    def _on_progress(self, stage: str, done: int, total: int) -> None:
+        from studio.publish.export import STAGE_TEXT
+
+        if self.job is None:
+            return
+        self.stage_label.setText(STAGE_TEXT.get(stage, stage))
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+        else:
+            self.progress.setRange(0, 0)
+
+    def _finish(self) -> None:
+        self.job = None
+        self._set_inputs_enabled(True)
+        if self._close_when_done:
+            super().reject()
+
+    def _on_success(self, summary: ExportSummary) -> None:
+        self.summary = summary
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.stage_label.setText("Done.")
+        self.settings.remember_dir("exports", Path(summary.out_dir).parent)
+        text = summary.message()
+        if summary.with_warnings:
+            text += f" {summary.with_warnings} of them carry image-feature warnings."
+        self._show_result(text)
+        self.open_button.setVisible(True)
+        self._auto_folder = ""
+        self._finish()
+        self.finished_export.emit(True)
+
+    def _on_cancel(self) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.stage_label.setText("Cancelled.")
+        self._show_result("The export was cancelled; nothing was written.")
+        self._finish()
+        self.finished_export.emit(False)
+
+    def _on_fail(self, message: str) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.stage_label.setText("Not exported.")
+        self._show_result(message, error=True)
+        self._finish()
+        self.finished_export.emit(False)
+
+    def _show_result(self, text: str, error: bool = False) -> None:
+        self.result_label.setStyleSheet("color: #b00020;" if error else "")
+        self.result_label.setText(text)
+
+    def _set_inputs_enabled(self, enabled: bool) -> None:
+        for w in (
+            self.set_combo,
+            self.status_combo,
+            self.folder_edit,
+            self.choose_button,
+            self.drop_check,
+            self.export_button,
+        ):
+            w.setEnabled(enabled)
+        self.close_button.setText("Close" if enabled else "Cancel")
+
+    def open_folder(self) -> None:
+        if self.summary is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.summary.out_dir)))
+
+    def reject(self) -> None:
+        """Close; while exporting (the button reads Cancel, or Esc): cancel the export."""
+        if self.job is not None:
+            self.job.cancel()
+            self.stage_label.setText("Cancelling…")
+            return
+        super().reject()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing the window while exporting cancels, and closes once the export stopped."""
+        if self.job is not None:
+            self._close_when_done = True
+            self.job.cancel()
+            self.stage_label.setText("Cancelling…")
+            event.ignore()
+            return
+        super().closeEvent(event)
+
+
+def _free(path: Path) -> Path:
+    """``path``, or ``path-2``, ``path-3``… : the first that is not there or an empty folder."""
+    candidate, n = path, 1
+    while candidate.exists() and not (candidate.is_dir() and not any(candidate.iterdir())):
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
+
+
+__all__ = ["STATUS_CHOICES", "ExportDialog", "ExportJob", "folder_name"]

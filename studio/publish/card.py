@@ -1,0 +1,183 @@
+"""The dataset card of an exported curated set: ``README.md`` at the top of the export.
+
+It says what is in the folder and how to load it, counts the puzzles per part, rule, concept
+and layout, lists the puzzles left out because they no longer pass vetting, gives the
+answer-set audit (:mod:`studio.vet.audit`, as ``analogy-studio vet`` prints it), the project's
+baseline results on the set where there are any, and the parameters and provenance: studio
+version, project, set, schema id and version, and the annotation hash. Plain Markdown, no
+timestamps of its own: the same export gives the same card.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from studio.core.fileio import atomic_write_text
+from studio.core.puzzle import SPLITS, Puzzle
+from studio.core.verdict import Verdict
+from studio.generate.params import SplitParams
+from studio.vet.audit import audit_lines
+
+README = "README.md"
+
+
+def _table(title: str, counts: Mapping[str, Mapping[str, int]], parts: Sequence[str]) -> list[str]:
+    """A Markdown table: one row per key, one column per part, and the total."""
+    keys = list(dict.fromkeys(k for part in (*parts, "all") for k in counts.get(part, {})))
+    if not keys:
+        return []
+    head = f"| {title} | " + " | ".join(parts) + " | all |"
+    rule = "|---|" + "---:|" * (len(parts) + 1)
+    rows = [
+        f"| {k} | " + " | ".join(str(counts.get(p, {}).get(k, 0)) for p in (*parts, "all")) + " |"
+        for k in keys
+    ]
+    return [head, rule, *rows, ""]
+
+
+def _per(stats: Mapping[str, Any], name: str) -> dict[str, dict[str, int]]:
+    return {part: dict(s.get(name, {})) for part, s in stats.items() if isinstance(s, Mapping)}
+
+
+def card_text(
+    puzzles: Sequence[Puzzle],
+    verdicts: Sequence[Verdict],
+    stats: Mapping[str, Any],
+    params: SplitParams,
+    provenance: Mapping[str, Any],
+    baselines: Mapping[str, Any] | None,
+) -> str:
+    """The card's Markdown (see the module docstring)."""
+    s = provenance["set"]
+    parts = [p for p in SPLITS if stats.get(p, {}).get("puzzles")]
+    status = provenance["status"]
+    which = "every status" if status == "any" else f"status **{status}**"
+    warned = sum(1 for v in verdicts if v.warnings)
+    out = [
+        f"# {s['name']}: a curated {provenance['family']} benchmark",
+        "",
+        f"{len(puzzles)} puzzles ({which}) of the puzzle set “{s['name']}” (set {s['id']}, "
+        f"{s['puzzles']} puzzles) of the project `{provenance['project']['name']}`, exported "
+        f"by Analogy Studio {provenance['studio_version']}. Every puzzle was vetted again "
+        "against the project's annotations and schema at export: all pass "
+        f"({warned} carry image-feature warnings, which do not make a puzzle invalid).",
+        "",
+        "## Files",
+        "",
+        "| file | what |",
+        "|---|---|",
+        "| `puzzles.jsonl` | one puzzle record per line, with its `curation` (status, "
+        "reviewer, comments, replaced foils, regenerations, the curation log) |",
+        "| `records.parquet` | the same records as a table, one row per puzzle |",
+        "| `croissant.json` | ML Commons Croissant 1.0 metadata |",
+        "| `sheets/<id>.png` | each puzzle as people see it (the key not marked) |",
+        "| `npz/<id>.npz` | UA's arrays: `images` (frames × 80 × 80, 1 = ink), `target`, "
+        "`probtype` |",
+        "| `annotations.csv` | the annotations the puzzles were vetted against |",
+        "| `schema.json` | the concept schema |",
+        "| `report.json` | split statistics and every puzzle's verdict |",
+        "| `split.json` | the generation parameters and this export's provenance |",
+        "",
+        'Load it with `pandas.read_parquet("records.parquet")`, '
+        '`datasets.load_dataset("parquet", data_files="records.parquet")`, or '
+        '`mlcroissant.Dataset(jsonld="croissant.json").records("puzzles")`.',
+        "",
+        "## Counts",
+        "",
+    ]
+    out += _table("part", {p: {"puzzles": stats[p]["puzzles"]} for p in (*parts, "all")}, parts)
+    out += _table("rule", _per(stats, "per_rule"), parts)
+    out += _table("concept", _per(stats, "per_concept"), parts)
+    out += _table("layout", _per(stats, "per_layout"), parts)
+    out += _table("shift", _per(stats, "per_shift"), parts)
+
+    dropped = provenance.get("dropped") or []
+    out += ["## Left out at export", ""]
+    if dropped:
+        out.append(
+            f"{len(dropped)} puzzles of that status no longer pass vetting against the "
+            "current annotations and schema and were left out:"
+        )
+        out.append("")
+        out += [f"- `{d['id']}`: {'; '.join(d['reasons'])}" for d in dropped]
+    else:
+        out.append("None: every puzzle of that status passes.")
+    out.append("")
+
+    out += ["## Answer-set audit", ""]
+    audit = stats.get("all", {}).get("audit")
+    out.append(
+        "Can the key be found from the answers alone? (Key rate per value against the answer "
+        "rate, answers sharing the key's value, and the key's position; see "
+        "`studio/vet/audit.py`.)"
+    )
+    out.append("")
+    lines = audit_lines(audit) if audit else []
+    out += [f"    {line}" for line in lines] or ["    (no answers to audit)"]
+    out.append("")
+
+    out += ["## Baseline results", ""]
+    if baselines:
+        out.append(
+            f"The newest baseline job on this set in the project (job {baselines['job']}, "
+            f"finished {baselines['finished_at']}, on {baselines['device']}; part "
+            f"{baselines['eval_part']}, seeds {baselines['seeds']}, chance "
+            f"{_num(baselines['chance'])}). It ran on the whole set at the time, before this "
+            f"export's status filter; {baselines['flagged_puzzles']} puzzles were flagged "
+            "shortcut-prone."
+        )
+        out += ["", "| model | accuracy | 95% CI |", "|---|---:|---|"]
+        for model, acc in baselines["accuracy"].items():
+            ci = baselines["ci95"].get(model)
+            ci_text = f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "—"
+            out.append(f"| {model} | {_num(acc)} | {ci_text} |")
+    else:
+        out.append("No baseline has run on this set in the project.")
+    out.append("")
+
+    out += [
+        "## Provenance",
+        "",
+        f"- Analogy Studio {provenance['studio_version']}",
+        f"- project `{provenance['project']['name']}` (`{provenance['project']['path']}`)",
+        f"- puzzle set {s['id']} “{s['name']}”, created {s['created_at']} by {s['author']}",
+        f"- exported by {provenance['exported_by']}, status filter `{status}`",
+        f"- schema `{provenance['schema']['id']}` version {provenance['schema']['version']}",
+        f"- annotation hash `sha256:{provenance['annotation_hash']}`: the sha256 of the data "
+        "lines of `annotations.csv` (header left out), sorted, each ending in a newline",
+        "",
+        "## Parameters",
+        "",
+        "The generation parameters of the set (`split.json` holds them too):",
+        "",
+        "```json",
+        json.dumps(params.to_json(), indent=1, sort_keys=True),
+        "```",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _num(x: Any) -> str:
+    return "—" if x is None else f"{float(x):.3f}"
+
+
+def write_card(
+    folder: Path,
+    puzzles: Sequence[Puzzle],
+    verdicts: Sequence[Verdict],
+    stats: Mapping[str, Any],
+    params: SplitParams,
+    provenance: Mapping[str, Any],
+    baselines: Mapping[str, Any] | None,
+) -> Path:
+    """Write ``README.md`` into the export folder; returns its path."""
+    path = folder / README
+    atomic_write_text(path, card_text(puzzles, verdicts, stats, params, provenance, baselines))
+    return path
+
+
+__all__ = ["README", "card_text", "write_card"]

@@ -1,0 +1,115 @@
+"""The CLI's one error path, through a real subprocess: a problem with what a person gave
+is one line ``analogy-studio: error: …`` and exit 2; a bug is one line saying so and where
+its traceback was saved, exit 1; ``--debug`` adds the traceback."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from studio.cli import EXIT_BUG, EXIT_USER_ERROR
+
+
+def studio(*args: str, env_dir: Path, code: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m studio ARGS`` (or ``python -c CODE ARGS``) with its own XDG folders."""
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(env_dir / "cache"),
+        "XDG_DATA_HOME": str(env_dir / "data"),
+        "XDG_CONFIG_HOME": str(env_dir / "config"),
+        "XDG_STATE_HOME": str(env_dir / "state"),
+        "ANALOGY_STUDIO_SETTINGS": str(env_dir / "settings.ini"),
+        "ANALOGY_STUDIO_LOG_DIR": str(env_dir / "log"),
+        "QT_QPA_PLATFORM": "offscreen",
+    }
+    cmd = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "studio", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.fixture
+def deep_schema(tmp_path: Path) -> Path:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 5000 + "]" * 5000)
+    return path
+
+
+def test_a_bad_input_is_one_line_and_exit_2(deep_schema: Path, tmp_path: Path) -> None:
+    r = studio("init", str(tmp_path / "p.studio"), "--schema", str(deep_schema), env_dir=tmp_path)
+    assert r.returncode == EXIT_USER_ERROR
+    assert r.stderr.splitlines() == [
+        f"analogy-studio: error: {deep_schema}: at $: nested more than 64 levels deep "
+        "(line 1, column 65)"
+    ]
+    assert not (tmp_path / "p.studio").exists()
+
+
+def test_debug_shows_the_traceback_too(deep_schema: Path, tmp_path: Path) -> None:
+    # a global flag, accepted after the subcommand as well
+    r = studio(
+        "init", str(tmp_path / "p.studio"), "--schema", str(deep_schema), "--debug",
+        env_dir=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == EXIT_USER_ERROR
+    assert r.stderr.startswith("Traceback (most recent call last):")
+    assert "studio.core.errors.SchemaError" in r.stderr
+    assert r.stderr.splitlines()[-1].startswith("analogy-studio: error: ")
+
+
+def test_an_os_error_naming_a_file_is_a_user_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    r = studio("init", str(blocker / "p.studio"), env_dir=tmp_path)
+    assert r.returncode == EXIT_USER_ERROR
+    assert len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith(f"analogy-studio: error: {blocker}")
+
+
+# a bug planted in a real command: the real main, parser and crash log around it
+BUG = """
+import sys
+import studio.cli as cli
+def cmd_init(args):
+    return 1 // 0
+cli.cmd_init = cmd_init
+raise SystemExit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_bug_is_one_line_exit_1_and_a_saved_traceback(tmp_path: Path) -> None:
+    r = studio("init", str(tmp_path / "p.studio"), env_dir=tmp_path, code=BUG)
+    assert r.returncode == EXIT_BUG
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr
+    assert lines[0].startswith(
+        "analogy-studio: internal error (a bug in Analogy Studio, please report it): "
+        "ZeroDivisionError: integer division or modulo by zero; traceback saved to "
+    )
+    log = Path(lines[0].rsplit("traceback saved to ", 1)[1])
+    assert log.parent == tmp_path / "log"
+    text = log.read_text()
+    assert "argv: ['init'" in text and "ZeroDivisionError" in text and "Traceback" in text
+
+
+def test_a_bug_with_debug_prints_its_traceback(tmp_path: Path) -> None:
+    r = studio("--debug", "init", str(tmp_path / "p.studio"), env_dir=tmp_path, code=BUG)
+    assert r.returncode == EXIT_BUG
+    assert r.stderr.startswith("Traceback (most recent call last):")
+    assert "in cmd_init" in r.stderr and "ZeroDivisionError" in r.stderr
+    assert r.stderr.splitlines()[-1].startswith("analogy-studio: internal error (a bug")
+
+
+def test_a_zero_row_import_exits_2_and_leaves_the_project_as_it_was(tmp_path: Path) -> None:
+    project = tmp_path / "p.studio"
+    assert studio("-q", "init", str(project), env_dir=tmp_path).returncode == 0
+    before = hashlib.sha256(project.read_bytes()).hexdigest()
+    empty = tmp_path / "empty.csv"
+    empty.write_text("concept,value,codepoint,font\n")
+    r = studio("import-annotations", str(project), str(empty), env_dir=tmp_path)
+    assert r.returncode == EXIT_USER_ERROR
+    assert r.stderr == f"analogy-studio: error: {empty}: holds no tags; nothing was imported\n"
+    assert hashlib.sha256(project.read_bytes()).hexdigest() == before
