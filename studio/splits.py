@@ -323,7 +323,7 @@ def generate_to_dir(
 
     def write_progress(done: int, total: int) -> None:
         if should_stop is not None and should_stop():
-            raise Cancelled("generation was cancelled; nothing was written (an earlier split stays)")
+            raise Cancelled("generation was cancelled; nothing was written (an old split stays)")
         if progress is not None:
             progress(n_all + done, 2 * n_all)
 
