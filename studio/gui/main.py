@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 
 from PySide6.QtCore import QEventLoop, Qt
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog, QWidget
 from superqt.utils import create_worker
 
-from studio.core.errors import StudioError
+from studio.core.errors import StudioError, bug_message, save_crash_log
 
 
 def build_demo_with_progress(path: Path, parent: QWidget | None = None) -> bool:
@@ -50,6 +53,35 @@ def build_demo_with_progress(path: Path, parent: QWidget | None = None) -> bool:
     return path.exists()
 
 
+ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], None]
+
+
+def install_error_hook(parent: Callable[[], QWidget | None] = lambda: None) -> ExceptHook:
+    """Errors no handler caught (in a slot, a timer, a queued call) are shown, and the studio
+    keeps running: a StudioError with its message, as the CLI prints it; anything else as a bug,
+    its traceback saved to the crash log. Returns the hook it replaced."""
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if isinstance(exc, KeyboardInterrupt):
+            previous(kind, exc, tb)
+            return
+        if isinstance(exc, StudioError):
+            title, text = "Analogy Studio", str(exc)
+        else:
+            title, text = "Analogy Studio: internal error", bug_message(exc, save_crash_log(exc))
+            traceback.print_exception(kind, exc, tb)  # on stderr too, for whoever started it
+        print(f"analogy-studio: error: {text}", file=sys.stderr)
+        if QApplication.instance() is not None:
+            box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=parent())
+            box.setObjectName("uncaughtErrorBox")
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
+
+    sys.excepthook = hook
+    return previous
+
+
 def run_gui(project: str | None = None, demo: bool = False) -> int:
     from studio.app import Studio
     from studio.demo import demo_path
@@ -83,7 +115,11 @@ def run_gui(project: str | None = None, demo: bool = False) -> int:
     settings.add_recent_project(path)
     studio = Studio(opened, author=author)
     window = MainWindow(studio, settings)
+    previous_hook = install_error_hook(lambda: window)
     window.show()
-    code = app.exec()
+    try:
+        code = app.exec()
+    finally:
+        sys.excepthook = previous_hook
     studio.close()
     return int(code)
