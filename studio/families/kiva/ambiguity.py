@@ -153,10 +153,13 @@ def confusable(a: Image.Image, b: Image.Image) -> tuple[bool, float, float]:
 
 def comparison_drawer(drawer: StateRenderer) -> StateRenderer:
     """A drawer of the same source and camera at :data:`COMPARE_SIZE` (``drawer`` itself when it
-    is no larger); 3D pictures come from this thread's shared renderer of that size."""
+    is no larger); 3D pictures come from this thread's shared renderer of that size, and are
+    kept in the drawer's :class:`~studio.families.kiva.transforms.PictureCache` if it has one."""
     if drawer.size <= COMPARE_SIZE:
         return drawer
-    return StateRenderer(drawer.source, None, drawer.resolved_camera(), COMPARE_SIZE)
+    return StateRenderer(
+        drawer.source, None, drawer.resolved_camera(), COMPARE_SIZE, shared=drawer.shared
+    )
 
 
 def vet_transform(

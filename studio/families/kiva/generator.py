@@ -74,6 +74,7 @@ from studio.families.kiva.transforms import (
     MODES,
     NO_CHANGE_LABEL,
     VALUES,
+    PictureCache,
     StateRenderer,
     StimulusState,
     TransformSpec,
@@ -366,38 +367,36 @@ class KivaGenerator:
         progress: Callable[[int, int], None] | None = None,
         *,
         renderer: Renderer | None = None,
+        workers: int | None = None,
+        keep_pictures: bool = False,
     ) -> Iterator[StimulusItem]:
-        """Yield ``count`` vetted trials, ids ``kiva-{seed}-{i:05d}``. The renderers are made
-        here, in the calling thread, and closed when the iteration ends (a ``renderer`` of
-        ``size`` passed in is used and left open). Raises StudioError when a trial cannot be
-        made in :data:`MAX_ATTEMPTS` draws (the message names the checks)."""
+        """Yield ``count`` vetted trials, ids ``kiva-{seed}-{i:05d}``, in order. The renderers
+        are made here, in the calling thread, and closed when the iteration ends (a
+        ``renderer`` of ``size`` passed in is used and left open, and everything is drawn in
+        this thread). ``workers``: processes drawing the trials (default
+        :func:`default_workers`; 1 draws in this thread); the bytes are the same for any
+        number up to pyrender's draw order (:func:`default_workers`). ``keep_pictures`` keeps
+        3D pictures across trials (:class:`PictureCache`, opt-in for the same reason; off, every
+        picture is drawn anew as before). Raises StudioError when a trial cannot be made in
+        :data:`MAX_ATTEMPTS` draws (the message names the checks)."""
         if count < 0:
             raise ValueError(f"count must be at least 0, not {count}")
-        from studio.render3d.scene import Camera, Renderer
-
         if renderer is not None and renderer.size != self.size:
             raise ValueError(
                 f"the renderer makes {renderer.size} px images, the trials {self.size} px"
             )
-        camera = self.camera or Camera()
-        schedule, no_change = self.plan(count, seed)
-        objects: dict[str, Object3D] = {}
+        n_workers = 1 if renderer is not None else default_workers(count, workers)
+        if n_workers > 1:
+            yield from self._pooled_items(count, seed, progress, n_workers, keep_pictures)
+            return
+        from studio.render3d.scene import Renderer
+
         own = renderer is None
         renderer = renderer or Renderer(self.size)
         compare = Renderer(COMPARE_SIZE) if self.size > COMPARE_SIZE else renderer
         try:
-            for i in range(count):
-                rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
-                item = self._trial(
-                    i,
-                    seed,
-                    schedule[i],
-                    no_change[i],
-                    rng,
-                    (renderer, compare),
-                    camera,
-                    objects,
-                )
+            run = _Run(self, (renderer, compare), keep_pictures)
+            for i, item in enumerate(run.trials(count, seed, range(count))):
                 yield item
                 if progress is not None:
                     progress(i + 1, count)
@@ -406,6 +405,53 @@ class KivaGenerator:
                 compare.close()
             if own:
                 renderer.close()
+
+    def _pooled_items(
+        self,
+        count: int,
+        seed: int,
+        progress: Callable[[int, int], None] | None,
+        n_workers: int,
+        keep_pictures: bool,
+    ) -> Iterator[StimulusItem]:
+        """:meth:`items` over a process pool: chunks of :data:`POOL_CHUNK` trials, at most
+        four per worker in flight (memory stays flat), yielded in index order; each worker's
+        rejection counts are added to :attr:`rejections`."""
+        from concurrent.futures import Future, ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = ProcessPoolExecutor(
+            max_workers=n_workers,
+            mp_context=_mp_context(),
+            initializer=_init_worker,
+            initargs=(self, keep_pictures),
+        )
+        chunks = iter([range(a, min(a + POOL_CHUNK, count)) for a in range(0, count, POOL_CHUNK)])
+        pending: list[Future[list[tuple[StimulusItem, Counter[str]]]]] = []
+        try:
+            for chunk in chunks:
+                pending.append(pool.submit(_worker_trials, count, seed, chunk))
+                if len(pending) >= 4 * n_workers:
+                    break
+            done = 0
+            while pending:
+                results = pending.pop(0).result()
+                following = next(chunks, None)
+                if following is not None:
+                    pending.append(pool.submit(_worker_trials, count, seed, following))
+                for item, rejected in results:
+                    self.rejections.update(rejected)
+                    yield item
+                    done += 1
+                    if progress is not None:
+                        progress(done, count)
+        except BrokenProcessPool as e:
+            raise StudioError(
+                f"a process drawing KiVA trials stopped abruptly ({e}); "
+                "try again with fewer workers"
+            ) from e
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     # ---- one trial ------------------------------------------------------------------------
     def _pick(
@@ -473,6 +519,7 @@ class KivaGenerator:
         renderers: tuple[Renderer, Renderer],
         camera: Camera,
         objects: dict[str, Object3D],
+        pictures: PictureCache | None = None,
     ) -> StimulusItem:
         failed: Counter[str] = Counter()
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -500,6 +547,7 @@ class KivaGenerator:
                     camera,
                     self.size,
                     self.candidates,
+                    pictures,
                 )
 
             trial = draw(train_name)
@@ -552,6 +600,136 @@ class KivaGenerator:
             f"no valid {domain} trial (item {index}) after {MAX_ATTEMPTS} draws; failed checks: "
             f"{reasons}. Offer more objects or other domains."
         )
+
+
+class _Run:
+    """One run's drawing state: the renderers (the pictures' and the rivals'), the camera, the
+    objects resolved so far and the :class:`PictureCache` shared by its trials. Trial i depends
+    only on (seed, i): its generator is seeded from them and a kept picture is the one a new
+    render would make, so any split of the indices over runs gives the same trials."""
+
+    def __init__(
+        self,
+        generator: KivaGenerator,
+        renderers: tuple[Renderer, Renderer],
+        keep_pictures: bool = True,
+    ) -> None:
+        from studio.render3d.scene import Camera
+
+        self.generator = generator
+        self.renderers = renderers
+        self.camera = generator.camera or Camera()
+        self.objects: dict[str, Object3D] = {}
+        self.pictures = PictureCache() if keep_pictures else None
+        self._plans: dict[tuple[int, int], tuple[list[str], list[bool]]] = {}
+
+    def trials(self, count: int, seed: int, indices: Sequence[int]) -> Iterator[StimulusItem]:
+        """Trials ``indices`` of a set of ``count`` (the set's plan places them)."""
+        gen = self.generator
+        plan = self._plans.get((count, seed))
+        if plan is None:
+            plan = self._plans[(count, seed)] = gen.plan(count, seed)
+        schedule, no_change = plan
+        for i in indices:
+            rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
+            yield gen._trial(
+                i,
+                seed,
+                schedule[i],
+                no_change[i],
+                rng,
+                self.renderers,
+                self.camera,
+                self.objects,
+                self.pictures,
+            )
+
+
+#: Trials from which :meth:`KivaGenerator.items` draws over a process pool by default: below,
+#: starting the workers (Python, pyrender and an OpenGL context each, a second or two) costs
+#: more than it saves.
+POOL_MIN_TRIALS = 24
+#: Trials per task sent to a worker.
+POOL_CHUNK = 4
+
+
+def default_workers(count: int, workers: int | None = None) -> int:
+    """Processes that draw ``count`` trials: 1 when ``workers`` is None (the default, see the
+    comment), ``workers`` when given, 0 meaning every core this process may use (1 below
+    :data:`POOL_MIN_TRIALS`); never more than there are chunks of :data:`POOL_CHUNK` trials."""
+    import os
+
+    if workers is None:
+        # Opt-in for now: pyrender draws a scene's meshes in set order (by object id), so
+        # where parts meet at equal depth a pixel depends on the process's history, and a
+        # split drawn over workers could differ by a pixel from one drawn in-process.
+        return 1
+    if workers == 0:
+        if count < POOL_MIN_TRIALS:
+            return 1
+        try:
+            workers = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            workers = os.cpu_count() or 1
+    return max(1, min(int(workers), -(-count // POOL_CHUNK)))
+
+
+def _mp_context() -> Any:
+    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a plain
+    fork would copy, and an OpenGL context must not be inherited."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+#: A pool worker's generator and its run (made on its first task, closed when it exits).
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(generator: KivaGenerator, keep_pictures: bool) -> None:
+    _WORKER["generator"] = generator
+    _WORKER["keep_pictures"] = keep_pictures
+
+
+def _worker_run() -> _Run:
+    run = _WORKER.get("run")
+    if run is None:
+        from multiprocessing.util import Finalize
+
+        from studio.render3d.scene import Renderer
+
+        gen: KivaGenerator = _WORKER["generator"]
+        renderer = Renderer(gen.size)
+        compare = Renderer(COMPARE_SIZE) if gen.size > COMPARE_SIZE else renderer
+        run = _WORKER["run"] = _Run(gen, (renderer, compare), _WORKER["keep_pictures"])
+        # pool workers leave through os._exit, which skips atexit: multiprocessing's
+        # finalisers still run
+        Finalize(None, _close_worker, exitpriority=10)
+    return run
+
+
+def _close_worker() -> None:
+    run = _WORKER.pop("run", None)
+    if run is not None:
+        renderer, compare = run.renderers
+        if compare is not renderer:
+            compare.close()
+        renderer.close()
+
+
+def _worker_trials(
+    count: int, seed: int, indices: range
+) -> list[tuple[StimulusItem, Counter[str]]]:
+    """Draw these trials in a pool worker: each with the draws it refused, by check."""
+    run = _worker_run()
+    out = []
+    for i in indices:
+        run.generator.rejections = Counter()
+        item = next(run.trials(count, seed, [i]))
+        out.append((item, run.generator.rejections))
+    return out
 
 
 @dataclass(frozen=True)
@@ -613,9 +791,11 @@ def _draw_trial(
     camera: Camera,
     size: int,
     candidates: Sequence[TransformSpec],
+    pictures: PictureCache | None = None,
 ) -> _Drawn:
     """Render a trial's pictures and vet them (the same checks at generation and re-vetting).
-    ``renderers``: the pictures' and the rival comparisons' (None: this thread's shared ones)."""
+    ``renderers``: the pictures' and the rival comparisons' (None: this thread's shared ones);
+    ``pictures``: 3D pictures kept across trials (a run's; the same bytes as new renders)."""
     renderer, compare = renderers
     small = min(size, COMPARE_SIZE)
     train_before, test_before = choice.train, choice.test
@@ -623,10 +803,18 @@ def _draw_trial(
     key_state = apply(spec, test_before)
     other_state = apply(sibling, test_before)
     unshuffled = [key_state, other_state, test_before]
-    train_draw = StateRenderer(train_obj, renderer, camera, size)
-    test_draw = StateRenderer(test_obj, renderer, camera, size)
-    train_small = StateRenderer(train_obj, compare, camera, small) if small < size else train_draw
-    test_small = StateRenderer(test_obj, compare, camera, small) if small < size else test_draw
+    train_draw = StateRenderer(train_obj, renderer, camera, size, shared=pictures)
+    test_draw = StateRenderer(test_obj, renderer, camera, size, shared=pictures)
+    train_small = (
+        StateRenderer(train_obj, compare, camera, small, shared=pictures)
+        if small < size
+        else train_draw
+    )
+    test_small = (
+        StateRenderer(test_obj, compare, camera, small, shared=pictures)
+        if small < size
+        else test_draw
+    )
     train_fit = train_draw.fit([train_before, apply(spec, train_before)])
     test_fit = test_draw.fit([test_before, *unshuffled])
     checks: list[Finding] = []

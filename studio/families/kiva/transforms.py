@@ -33,6 +33,7 @@ Core layer: no Qt, no torch; pyrender and trimesh are imported only when a 3D st
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -635,6 +636,55 @@ def _draw_sprite(sprite: _Sprite, state: StimulusState, lay: Layout, size: int) 
 # ---------------------------------------------------------------------------------- rendering
 
 
+class PictureCache:
+    """3D pictures kept across drawers (and so across a run's trials), least recently used
+    first out once they hold more than ``max_bytes`` of pixels.
+
+    A picture is a pure function of what is drawn — the object, the state, the exact fit, the
+    camera, the renderer's size and the picture's size — so a kept picture is the one a new
+    render would make, byte for byte: trial i's output does not depend on which trials the
+    same process drew before it (generation over any number of workers gives the same bytes).
+    Objects are keyed by identity and held, so an id is never reused while its pictures are.
+    Not thread-safe: one per thread or process (a generator run's)."""
+
+    def __init__(self, max_bytes: int = 96 * 2**20) -> None:
+        self.max_bytes = int(max_bytes)
+        self.bytes = 0
+        self.hits = 0
+        self.misses = 0
+        self._pictures: OrderedDict[tuple[Any, ...], Image.Image] = OrderedDict()
+        self._sources: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._pictures)
+
+    def key(self, source: Any, *rest: Any) -> tuple[Any, ...]:
+        self._sources.setdefault(id(source), source)
+        return (id(source), *rest)
+
+    def get(self, key: tuple[Any, ...]) -> Image.Image | None:
+        image = self._pictures.get(key)
+        if image is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._pictures.move_to_end(key)
+        return image
+
+    def put(self, key: tuple[Any, ...], image: Image.Image) -> None:
+        if key in self._pictures:
+            return
+        self._pictures[key] = image
+        self.bytes += _image_bytes(image)
+        while self.bytes > self.max_bytes and len(self._pictures) > 1:
+            _, old = self._pictures.popitem(last=False)
+            self.bytes -= _image_bytes(old)
+
+
+def _image_bytes(image: Image.Image) -> int:
+    return image.width * image.height * len(image.getbands())
+
+
 @dataclass
 class StateRenderer:
     """Draws states of one source — a 3D :class:`~studio.render3d.objects.Object3D` or a 2D
@@ -643,12 +693,14 @@ class StateRenderer:
 
     3D: ``renderer`` (thread-bound; this thread's shared one of ``size`` when None) and
     ``camera`` (the default :class:`~studio.render3d.scene.Camera` when None). A renderer of
-    another size is used as is and its pictures resized to ``size``."""
+    another size is used as is and its pictures resized to ``size``. ``shared``: a
+    :class:`PictureCache` that keeps 3D pictures beyond this drawer (a generator run's)."""
 
     source: Any
     renderer: Renderer | None = None
     camera: Camera | None = None
     size: int = 224
+    shared: PictureCache | None = None
     _points: np.ndarray | None = field(default=None, init=False, repr=False)
     _sprite: _Sprite | None = field(default=None, init=False, repr=False)
     _cache: dict[tuple[StimulusState, float], Image.Image] = field(
@@ -703,8 +755,18 @@ class StateRenderer:
                 self.points()
                 assert self._sprite is not None
                 self._cache[key] = _draw_sprite(self._sprite, state, lay, self.size)
-            else:
+            elif self.shared is None:
                 self._cache[key] = self._render3d(state, lay)
+            else:
+                renderer_size = self.size if self.renderer is None else self.renderer.size
+                shared_key = self.shared.key(
+                    self.source, self.resolved_camera(), renderer_size, self.size, state, lay.fit
+                )
+                image = self.shared.get(shared_key)
+                if image is None:
+                    image = self._render3d(state, lay)
+                    self.shared.put(shared_key, image)
+                self._cache[key] = image
         return self._cache[key]
 
     def world_matrix(
