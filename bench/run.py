@@ -30,6 +30,8 @@ BENCHMARKS: dict[str, str] = {
     "board": "board_bench",
     "killloop": "killloop_bench",
     "split_write": "split_write_bench",
+    "kiva": "kiva_bench",
+    "baselines": "baseline_bench",
 }
 
 

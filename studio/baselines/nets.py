@@ -12,6 +12,14 @@ reads jumped by 10–20 points from one epoch to the next (measured on a planted
 0.70–0.975); without it the curves are smooth, and the blind model finds the planted bias at
 0.97–0.99 test accuracy instead of 0.78–0.87.
 
+The full-context model's weights (:func:`init_relu_weights`) are drawn with He's fan-in scaling
+and each residual block starts as the identity: with torch's default initialisation and no
+normalisation, every layer shrank the signal by about half, so after the encoder and the two
+MLPs the four candidates' scores differed by about 1e-4 at the start, the loss sat at ln 4 and
+the model learned nothing in three epochs of a 10,000-puzzle split (measured: training
+accuracy 0.24-0.25); with it the scores start apart (spread about 0.1) and the training loss
+falls from the first epoch.
+
 - :class:`SmallCNN`: four 3×3 convolutions (stride 2, ReLU), global average pool, a linear
   map — the spatial-reasoning paper's "4-layer CNN" recogniser, also the blind
   model's encoder;
@@ -102,6 +110,23 @@ def _mlp(sizes: Sequence[int]) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
+def init_relu_weights(net: nn.Module) -> nn.Module:
+    """He (fan-in, ReLU gain) normal weights and zero biases for every convolution and linear
+    map; the last convolution of every residual block zero, so the block starts as the
+    identity. Returns ``net``."""
+    for m in net.modules():
+        if isinstance(m, nn.Conv2d | nn.Linear):
+            nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+    for m in net.modules():
+        if isinstance(m, _Residual):
+            last = m.body[-1]
+            assert isinstance(last, nn.Conv2d)
+            nn.init.zeros_(last.weight)
+    return net
+
+
 def _encode(encoder: nn.Module, frames: torch.Tensor) -> torch.Tensor:
     """(B, K, 80, 80) → (B, K, d)."""
     b, k = frames.shape[:2]
@@ -139,6 +164,7 @@ class RowRelationNet(nn.Module):
         self.encoder = ResEncoder(EMBED)
         self.row = _mlp((self.row_length * EMBED, row_dim, row_dim))
         self.relation = _mlp((len(self.rows) * row_dim, row_dim, 1))
+        init_relu_weights(self)
 
     def forward(self, context: torch.Tensor | None, answers: torch.Tensor) -> torch.Tensor:
         b, a = answers.shape[:2]
@@ -267,4 +293,5 @@ __all__ = [
     "RowRelationNet",
     "SiameseNet",
     "SmallCNN",
+    "init_relu_weights",
 ]

@@ -10,8 +10,9 @@ seed) for a trained model, one run for a training-free one — and builds the re
 trained on, so each trained unit fits three networks: one on the whole train part (early
 stopping on val), which predicts the val and test puzzles and gives the reported accuracy,
 curve and throughput; and two on the halves of the train part (a seeded random halving),
-each predicting the other half (*cross-fitting*). Every puzzle therefore has a held-out
-prediction per seed. Training-free models predict every puzzle directly.
+each predicting the other half (*cross-fitting*); the halves train for the number of epochs
+the main fit's early stopping chose, without validation passes. Every puzzle therefore has a
+held-out prediction per seed. Training-free models predict every puzzle directly.
 
 **Accuracy** is measured on ``eval_part`` (test; val when a source has no test puzzles):
 the mean over seeds of each seed's accuracy, with a Wilson 95% interval over the puzzles and a
@@ -234,15 +235,18 @@ class _Runner:
             halves = (np.sort(order[: len(order) // 2]), np.sort(order[len(order) // 2 :]))
             for k, (fit_on, predict_on) in enumerate(((halves[0], halves[1]), halves[::-1]), 1):
                 model = factory()
+                # the main fit's early stopping chose the epoch count: the halves train
+                # that many epochs, with no validation passes and no epochs past the best
                 model.fit(
                     dd,
                     fit_on,
                     self.val,
                     seed=seed,
                     rng=_rng(seed, 2, k),
-                    epochs=self.epochs,
+                    epochs=max(1, fit.best_epoch),
                     tick=sub_tick(k),
                     should_stop=self.should_stop,
+                    fixed_epochs=True,
                 )
                 p = model.predict(dd, predict_on)
                 choices[predict_on] = p.argmax(axis=1)
@@ -450,7 +454,9 @@ def run_baselines(
     ``seeds``: a count (seeds 0..n-1) or the seeds. ``device``: auto, cpu, cuda (see
     :func:`studio.worker.device.choose_device`). ``epochs``: at most this many per fit
     (default 10). ``progress(fraction, message)`` is called often; ``should_stop()`` before
-    every batch and unit (True raises :class:`~studio.baselines.BaselineCancelled`)."""
+    every batch and unit (True raises :class:`~studio.baselines.BaselineCancelled`).
+    ``lower_priority``: the run shares the machine with the studio's window (the worker's
+    job): one core is left free and the process is niced; otherwise torch uses every core."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
@@ -486,7 +492,9 @@ def run_baselines(
     if any_trained:
         from studio.worker.device import apply_device, choose_device
 
-        choice = choose_device(device)
+        # beside the studio's window (a worker job): one core left free and a lower priority;
+        # from the command line or a script: every core
+        choice = choose_device(device, leave_core_free=lower_priority)
         apply_device(choice, lower_priority=lower_priority)
         device_name, torch_device = choice.name, choice.torch_device
         say(f"device: {device_name}")

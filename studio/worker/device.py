@@ -32,33 +32,35 @@ class DeviceChoice:
         return f"cuda:{self.index}" if self.kind == "cuda" else "cpu"
 
 
-def cpu_threads() -> int:
-    """Cores this process may use, less one, so the studio's window stays responsive."""
+def cpu_threads(leave_core_free: bool = True) -> int:
+    """Cores this process may use, less one when ``leave_core_free`` (a job beside the
+    studio's window, which must stay responsive); all of them otherwise (the command line)."""
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         n = os.cpu_count() or 1
-    return max(1, n - 1)
+    return max(1, n - 1) if leave_core_free else max(1, n)
 
 
-def _cpu_choice() -> DeviceChoice:
-    n = cpu_threads()
+def _cpu_choice(leave_core_free: bool = True) -> DeviceChoice:
+    n = cpu_threads(leave_core_free)
     return DeviceChoice("cpu", f"cpu ({n} thread{'s' if n != 1 else ''})", n)
 
 
-def choose_device(requested: str = "auto") -> DeviceChoice:
-    """``auto``: CUDA when torch sees a GPU, else the CPU with :func:`cpu_threads` threads;
-    ``cpu``; ``cuda`` or ``cuda:N`` (StudioError when torch sees no such GPU)."""
+def choose_device(requested: str = "auto", *, leave_core_free: bool = True) -> DeviceChoice:
+    """``auto``: CUDA when torch sees a GPU, else the CPU with :func:`cpu_threads` threads
+    (``leave_core_free``: one core fewer, for a job beside the studio's window); ``cpu``;
+    ``cuda`` or ``cuda:N`` (StudioError when torch sees no such GPU)."""
     req = (requested or "auto").strip().lower()
     if req not in DEVICE_CHOICES and not (req.startswith("cuda:") and req[5:].isdigit()):
         raise StudioError(f"unknown device {requested!r}: use auto, cpu, cuda or cuda:N")
     if req == "cpu":
-        return _cpu_choice()
+        return _cpu_choice(leave_core_free)
     import torch
 
     available = torch.cuda.is_available()
     if req == "auto" and not available:
-        return _cpu_choice()
+        return _cpu_choice(leave_core_free)
     if not available:
         build = "without CUDA" if torch.version.cuda is None else f"for CUDA {torch.version.cuda}"
         raise StudioError(
@@ -70,7 +72,7 @@ def choose_device(requested: str = "auto") -> DeviceChoice:
     if index >= count:
         raise StudioError(f"device {requested!r}: torch sees {count} GPU(s)")
     name = torch.cuda.get_device_name(index)
-    return DeviceChoice("cuda", f"cuda:{index} {name}", cpu_threads(), index)
+    return DeviceChoice("cuda", f"cuda:{index} {name}", cpu_threads(leave_core_free), index)
 
 
 def apply_device(choice: DeviceChoice, *, lower_priority: bool = True) -> None:
