@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +31,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import create_worker
 
 from studio.curation import STATUSES
+from studio.gui.widgets import ThreadJob
 
 if TYPE_CHECKING:
     from studio.app import Studio
@@ -55,16 +54,14 @@ def folder_name(set_name: str) -> str:
     return slug or "benchmark"
 
 
-class ExportJob(QObject):
+class ExportJob(ThreadJob):
     """Runs ``export_set`` on a worker thread. ``progressed(stage, done, total)``; then exactly
     one of ``succeeded(summary)``, ``cancelled()``, ``failed(message)``. Every signal is
     delivered on the GUI thread (the job lives there; the worker only emits). :meth:`cancel`
     stops the export at the next puzzle; nothing is left on disk then."""
 
     progressed = Signal(str, int, int)
-    succeeded = Signal(object)
     cancelled = Signal()
-    failed = Signal(str)
 
     def __init__(
         self,
@@ -73,22 +70,9 @@ class ExportJob(QObject):
         lock: contextlib.AbstractContextManager[Any] | None = None,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__(request, parent)
         self.studio = studio
-        self.request = dict(request)
         self._lock = lock
-        self._stop = threading.Event()
-        self.worker: Any = None
-
-    def cancel(self) -> None:
-        self._stop.set()
-
-    def start(self) -> None:
-        self.worker = create_worker(
-            self._work, _start_thread=False, _connect={"errored": self._errored}
-        )
-        self.worker.returned.connect(self.succeeded.emit)
-        self.worker.start()
 
     def _errored(self, e: BaseException) -> None:
         from studio.splits import Cancelled
@@ -96,7 +80,7 @@ class ExportJob(QObject):
         if isinstance(e, Cancelled):
             self.cancelled.emit()
         else:
-            self.failed.emit(str(e) or type(e).__name__)
+            super()._errored(e)
 
     def _work(self) -> ExportSummary:
         """Runs on the worker thread: no QObject is made here, only signals emitted."""

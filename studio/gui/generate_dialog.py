@@ -8,13 +8,12 @@ folder, the same as ``analogy-studio generate --family …`` writes it, by :clas
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -32,13 +31,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import create_worker
 
 from studio.core.errors import StudioError
 from studio.core.family import Family
 from studio.generate.params import SplitParams
 from studio.gui.options_form import OptionsForm
 from studio.gui.settings import StudioSettings
+from studio.gui.widgets import ThreadJob
 
 #: Defaults of the glyph family's form that differ from the family's own (none: the dialog
 #: and the CLI share every default, ``sampling`` included: ``generate.params.DEFAULT_SAMPLING``).
@@ -206,33 +205,12 @@ class GenerateSplitDialog(QDialog):
         self.accept()
 
 
-class FolderJob(QObject):
+class FolderJob(ThreadJob):
     """Writes a stimulus family's split folder on a worker thread with
     ``studio.stimuli.split.generate_stimulus_split`` (the function the CLI calls).
     ``progressed(done, total)``; then one of ``succeeded(summary)``, ``failed(message)``."""
 
     progressed = Signal(int, int)
-    succeeded = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, request: dict[str, Any], parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.request = dict(request)
-        self._stop = threading.Event()
-        self.worker: Any = None
-
-    def cancel(self) -> None:
-        self._stop.set()
-
-    def start(self) -> None:
-        self.worker = create_worker(
-            self._work, _start_thread=False, _connect={"errored": self._errored}
-        )
-        self.worker.returned.connect(self.succeeded.emit)
-        self.worker.start()
-
-    def _errored(self, e: BaseException) -> None:
-        self.failed.emit(str(e) or type(e).__name__)
 
     def _work(self) -> dict[str, Any]:
         from studio.stimuli.split import generate_stimulus_split
