@@ -86,9 +86,7 @@ def throughput(data: Any, device: str, epochs: int, reference_steps: int) -> dic
     everything = np.arange(data.n)
     out: dict[str, Any] = {"device": choice.name, "threads": choice.threads}
     for baseline in (BlindBaseline(), ContextBaseline()):
-        fit = baseline.fit(
-            dd, train, val, seed=0, rng=np.random.default_rng(0), epochs=epochs
-        )
+        fit = baseline.fit(dd, train, val, seed=0, rng=np.random.default_rng(0), epochs=epochs)
         t = time.perf_counter()
         baseline.predict(dd, everything)
         infer_s = time.perf_counter() - t

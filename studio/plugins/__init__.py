@@ -67,8 +67,7 @@ class Registry:
 
 
 REGISTRIES: dict[str, Registry] = {
-    kind: Registry(kind)
-    for kind in ("families", "vet_checks", "transforms", "baselines")
+    kind: Registry(kind) for kind in ("families", "vet_checks", "transforms", "baselines")
 }
 
 
@@ -102,9 +101,7 @@ _loaded = False
 def _register_builtins(reg: dict[str, Registry]) -> None:
     # families: one package each under studio/families, its definition in FAMILY
     for package in ("glyph_pmp", "kiva", "polycube_rotation", "shape_composition", "cube_net"):
-        reg["families"].register(
-            package.replace("_", "-"), f"studio.families.{package}:FAMILY"
-        )
+        reg["families"].register(package.replace("_", "-"), f"studio.families.{package}:FAMILY")
     reg["vet_checks"].register(
         "emergent-rules",
         "studio.vet.emergent:vet_puzzle",
