@@ -51,19 +51,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import ua_csv
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua" / "annotations.csv"
 DESIGNS = ("ua", "symmetric")
 #: the aim of issue 11: every probe within this many points of chance
 WITHIN_POINTS = 3.0
-
-
-def _csv() -> Path:
-    if SHARED.exists():
-        return SHARED
-    from studio.resources import ua_data_dir
-
-    return ua_data_dir() / "annotations.csv"
 
 
 def _say(line: str) -> None:
@@ -86,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
         result = run(
             tmp,
-            _csv(),
+            ua_csv(),
             args.n,
             args.seed,
             sets=[s for s in args.sets.split(",") if s],

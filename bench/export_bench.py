@@ -32,16 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua" / "annotations.csv"
+from common import ua_csv
+
 AIM_S = 10.0
-
-
-def _csv() -> Path:
-    if SHARED.exists():
-        return SHARED
-    from studio.resources import ua_data_dir
-
-    return ua_data_dir() / "annotations.csv"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
-        result = run(tmp, _csv(), args.n, args.seed)
+        result = run(tmp, ua_csv(), args.n, args.seed)
     print(json.dumps(result))
     return 0 if result["exported"] == args.n else 1
 

@@ -44,16 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua" / "annotations.csv"
-
-
-def _csv() -> Path:
-    if SHARED.exists():
-        return SHARED
-    from studio.resources import ua_data_dir
-
-    return ua_data_dir() / "annotations.csv"
+from common import ua_csv
 
 
 def _rss_mb() -> float:
@@ -70,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
-        result = run(tmp, _csv(), args.n, args.seed)
+        result = run(tmp, ua_csv(), args.n, args.seed)
     print(json.dumps(result))
     ok = result["invalid"] == 0 and result["puzzles"] == args.n
     return 0 if ok else 1

@@ -16,15 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua" / "annotations.csv"
-
-
-def _csv() -> Path:
-    if SHARED.exists():
-        return SHARED
-    from studio.resources import ua_data_dir
-
-    return ua_data_dir() / "annotations.csv"
+from common import ua_csv
 
 
 def run_once(tmp: Path, name: str, source: Path) -> dict:
@@ -74,7 +66,7 @@ def reference(tmp: Path, source: Path) -> float:
 
 
 def main() -> None:
-    source = _csv()
+    source = ua_csv()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")

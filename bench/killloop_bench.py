@@ -50,9 +50,9 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from common import ua_csv
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data" / "ua" / "annotations.csv"
 KINDS = ("tag", "schema", "import", "generate", "baseline")
 #: Seconds after a kill within which every process the killed one started must be gone.
 ORPHAN_GRACE = 3.0
@@ -110,14 +110,6 @@ STUDIO = textwrap.dedent(
 )
 
 
-def _csv() -> Path:
-    if SHARED.exists():
-        return SHARED
-    from studio.resources import ua_data_dir
-
-    return ua_data_dir() / "annotations.csv"
-
-
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "studio", "-q", *args]
 
@@ -129,7 +121,7 @@ def _setup(tmp: Path) -> tuple[Path, Path, dict[str, float]]:
     run = {"check": True, "cwd": REPO, "stdout": subprocess.DEVNULL}
     subprocess.run(_cli("init", str(project)), **run)  # type: ignore[call-overload]
     subprocess.run(  # type: ignore[call-overload]
-        _cli("import-annotations", str(project), str(_csv()), "--render"), **run
+        _cli("import-annotations", str(project), str(ua_csv()), "--render"), **run
     )
     times["project_s"] = round(time.perf_counter() - t, 1)
     split = tmp / "split"

@@ -44,15 +44,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua" / "annotations.csv"
-
-
-def _csv() -> Path:
-    if SHARED.exists():
-        return SHARED
-    from studio.resources import ua_data_dir
-
-    return ua_data_dir() / "annotations.csv"
+from common import ua_csv
 
 
 def _rss_mb() -> float:
@@ -161,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(dir=args.dir) as d:
         tmp = Path(d)
         os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
-        result = run(tmp, _csv(), args.n, args.seed)
+        result = run(tmp, ua_csv(), args.n, args.seed)
     print(json.dumps(result))
     return 0 if result["same_bytes"] else 1
 

@@ -38,16 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua" / "annotations.csv"
-
-
-def _csv() -> Path:
-    if SHARED.exists():
-        return SHARED
-    from studio.resources import ua_data_dir
-
-    return ua_data_dir() / "annotations.csv"
+from common import ua_csv
 
 
 def make_split(tmp: Path, n: int, seed: int) -> tuple[Path, Path, dict[str, float]]:
@@ -62,7 +53,7 @@ def _make_split(tmp: Path, n: int, seed: int) -> tuple[Path, Path, dict[str, flo
     project = tmp / "bench.studio"
     t = time.perf_counter()
     assert cli(["-q", "init", str(project)]) == 0
-    assert cli(["-q", "import-annotations", str(project), str(_csv()), "--render"]) == 0
+    assert cli(["-q", "import-annotations", str(project), str(ua_csv()), "--render"]) == 0
     times["project_s"] = time.perf_counter() - t
     split = tmp / "split"
     t = time.perf_counter()
