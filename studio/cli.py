@@ -311,7 +311,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
         try:
             if any(g.status == "pending" for g in studio.project.glyphs()):
                 _render_pending(studio, args)
-            summary = generate_to_dir(studio, params, args.out_dir, progress=_split_progress(args))
+            summary = generate_to_dir(
+                studio,
+                params,
+                args.out_dir,
+                progress=_split_progress(args),
+                workers=args.workers,
+            )
         except GenerationShortfall as e:
             print(
                 f"analogy-studio: error: only {e.made} of {e.wanted} {e.part} puzzles could be "
@@ -575,6 +581,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         epochs=args.epochs,
         progress=progress.fraction,
         log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
+        cuda_speedups=not args.no_cuda_speedups,
     )
     plots: dict[str, str] = {}
     if not args.no_plots:
@@ -726,6 +733,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_split_arguments(s)
     _add_family_arguments(s, all_families)
     s.add_argument("--allow-font-change", action="store_true", help=_FONT_CHANGE_HELP)
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="processes that make and vet a glyph split (default: every core; the same bytes "
+        "for any number)",
+    )
     s.set_defaults(func=cmd_generate)
 
     s = sub.add_parser(
@@ -791,6 +805,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     s.add_argument("--seeds", type=int, default=3)
     s.add_argument("--epochs", type=int, help="at most this many epochs per fit (default 10)")
+    s.add_argument(
+        "--no-cuda-speedups",
+        action="store_true",
+        help="on CUDA: no bfloat16 autocast or torch.compile (float32, eager; the CPU never "
+        "uses them)",
+    )
     s.add_argument("--json", metavar="OUT.json", help="default: SPLIT_DIR/baselines/report.json")
     plots = s.add_mutually_exclusive_group()
     plots.add_argument("--plots", metavar="DIR", help="default: SPLIT_DIR/baselines/")

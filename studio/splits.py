@@ -18,6 +18,8 @@ Long work reports ``progress(done, total)`` and polls ``should_stop()``; a stop 
 
 from __future__ import annotations
 
+import json
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -187,29 +189,226 @@ def generate_from(
     params: SplitParams,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    workers: int | None = None,
 ) -> list[SplitResult]:
-    """``generate`` from annotations and a schema (no project): tests, scripts, benchmarks."""
+    """``generate`` from annotations and a schema (no project): tests, scripts, benchmarks.
+
+    The work is cut into shards (:func:`~studio.families.glyph_pmp.split.shard_plan`: a fold
+    in chunks of a part, each with its own random stream, or a small fold whole) and made over
+    ``workers`` processes (default: every core this process may use); results are merged in
+    plan order, so a seed gives the same bytes for any number of workers. Small jobs stay in
+    this process."""
+    return _made(annotations, schema, params, progress, should_stop, workers, None)[0]
+
+
+def default_workers() -> int:
+    """Every core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+#: fewer puzzles than this (all folds) are made in this process, whatever ``workers`` says
+POOL_MIN = 500
+
+
+def _made(
+    annotations: TagIndex,
+    schema: Schema,
+    params: SplitParams,
+    progress: Progress | None,
+    should_stop: ShouldStop | None,
+    workers: int | None,
+    images: Mapping[GlyphKey, np.ndarray] | None,
+) -> tuple[list[SplitResult], list[list[Verdict]] | None]:
+    """Every fold's result, and with ``images`` every puzzle's verdict (vetted in the worker
+    that made it, with image features of the puzzle's glyphs)."""
+    from studio.families.glyph_pmp.split import merge_shards, shard_plan
     from studio.plugins import family
 
     check_params(params)
     make_fold = family(params.family).load("generator")
+    plan = shard_plan(params)
     total = params.n * params.folds
-    results = []
+    gens = {}
     for k in range(params.folds):
         if should_stop is not None and should_stop():
             raise Cancelled()
-        gen = make_fold(params, annotations, schema, k, perception_questions)
-        run = gen.run()
+        gens[k] = make_fold(params, annotations, schema, k, perception_questions)
+    bases = {k: gen.result for k, gen in gens.items()}  # before any shard replaces it
+    if _pooled(params, workers):
+        outs = _in_pool(annotations, schema, params, plan, workers, progress, should_stop, images)
+    else:
+        assert images is None, "in-process work is vetted by the caller"
+        outs = _in_process(gens, plan, params, progress, should_stop)
+    results: list[SplitResult] = []
+    verdicts: list[list[Verdict]] | None = [] if images is not None else None
+    for k, base in bases.items():
+        mine = [(sh, out) for sh, out in zip(plan, outs, strict=True) if sh.fold == k]
+        if len(mine) == 1 and mine[0][0].whole_fold:
+            results.append(mine[0][1][0])
+        else:
+            results.append(merge_shards(base, [r for _, (r, _) in mine]))
+        if verdicts is not None:
+            verdicts.append([v for _, (_, vs) in mine for v in vs or ()])
+    if progress is not None:
+        progress(total, total)
+    return results, verdicts
+
+
+ShardOut = tuple[SplitResult, "list[Verdict] | None"]
+
+
+def _pooled(params: SplitParams, workers: int | None) -> bool:
+    """Is this job made over a process pool? Not with one worker, not below ``POOL_MIN``
+    puzzles, not when it is one shard."""
+    from studio.families.glyph_pmp.split import shard_plan
+
+    n_workers = default_workers() if workers is None else max(1, workers)
+    total = params.n * params.folds
+    return n_workers > 1 and total >= POOL_MIN and len(shard_plan(params)) > 1
+
+
+def _in_process(
+    gens: Mapping[int, Any],
+    plan: Sequence[Any],
+    params: SplitParams,
+    progress: Progress | None,
+    should_stop: ShouldStop | None,
+) -> list[ShardOut]:
+    total = params.n * params.folds
+    outs: list[ShardOut] = []
+    before = 0
+    for sh in plan:
+        gen = gens[sh.fold]
+        run = gen.run() if sh.whole_fold else gen.run_shard(sh)
         try:
             for done, _ in run:
-                if progress is not None:
-                    progress(k * params.n + done, total)
+                if progress is not None and (sh.whole_fold or done % 50 == 0):
+                    progress(before + done, total)
                 if should_stop is not None and should_stop():
                     raise Cancelled()
         finally:
             run.close()
-        results.append(gen.result)
-    return results
+        before += sh.count if not sh.whole_fold else params.n
+        outs.append((gen.result, None))
+    return outs
+
+
+def _in_pool(
+    annotations: TagIndex,
+    schema: Schema,
+    params: SplitParams,
+    plan: Sequence[Any],
+    workers: int | None,
+    progress: Progress | None,
+    should_stop: ShouldStop | None,
+    images: Mapping[GlyphKey, np.ndarray] | None,
+) -> list[ShardOut]:
+    """The plan's shards over a process pool; the annotations, schema and images reach each
+    worker once (its initializer). A stop cancels what has not started and waits for the
+    shards under way (a chunk: well under a second), so no worker outlives the call."""
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+    total = params.n * params.folds
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers or default_workers(), len(plan)),
+        mp_context=_mp_context(),
+        initializer=_init_worker,
+        initargs=(annotations, schema, dict(images) if images is not None else None),
+    )
+    try:
+        futures: list[Future[ShardOut]] = [
+            pool.submit(_make_shard, params, sh, images is not None) for sh in plan
+        ]
+        pending = set(futures)
+        done_n = 0
+        while pending:
+            finished, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            for f in finished:
+                f.result()  # a worker's error (a shortfall) is raised here, first come
+                sh = plan[futures.index(f)]
+                done_n += params.n if sh.whole_fold else sh.count
+            if progress is not None and finished:
+                progress(min(done_n, total), total)
+            if should_stop is not None and should_stop():
+                raise Cancelled()
+        return [f.result() for f in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _mp_context() -> Any:
+    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a
+    plain fork would copy half-way."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        # only takes effect if the fork server is not running yet (the glyph renderer's pool
+        # may have started it): then workers fork with the generator already imported
+        ctx.set_forkserver_preload(["studio.splits", "studio.families.glyph_pmp.generator"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+#: a pool worker's inputs (set once by :func:`_init_worker`) and its generators, per fold
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(
+    annotations: TagIndex, schema: Schema, images: dict[GlyphKey, np.ndarray] | None
+) -> None:
+    _WORKER.clear()
+    _WORKER.update(
+        annotations=annotations,
+        schema=schema,
+        images=images or {},
+        book=RuleBook(schema),
+        gens={},
+        features={},
+    )
+
+
+def _make_shard(params: SplitParams, shard: Any, vetted: bool) -> ShardOut:
+    """One shard in a pool worker: made (and vetted, with ``vetted``) from the worker's inputs."""
+    from studio.plugins import family
+
+    w = _WORKER
+    gens: dict[tuple[str, int], Any] = w["gens"]
+    key = (json.dumps(params.to_json(), sort_keys=True), shard.fold)
+    gen = gens.get(key)
+    if gen is None:
+        make_fold = family(params.family).load("generator")
+        gen = gens[key] = make_fold(
+            params, w["annotations"], w["schema"], shard.fold, perception_questions
+        )
+    run = gen.run() if shard.whole_fold else gen.run_shard(shard)
+    for _ in run:
+        pass
+    result = gen.result
+    if not vetted:
+        return result, None
+    return result, vet(
+        result.puzzles, w["annotations"], w["book"], _worker_features(result.puzzles), params.strict
+    )
+
+
+def _worker_features(puzzles: Sequence[Puzzle]) -> TagIndex:
+    """The image-feature index of these puzzles' glyphs; each glyph's features are computed
+    once per worker (they depend on the glyph alone)."""
+    from studio.vet.features import compute_features_batch, feature_tags
+
+    memo: dict[GlyphKey, list[tuple[str, str]]] = _WORKER["features"]
+    images: Mapping[GlyphKey, np.ndarray] = _WORKER["images"]
+    keys = sorted({k for p in puzzles for k in p.all_keys() if k in images})
+    new = [k for k in keys if k not in memo]
+    if new:
+        feats = compute_features_batch(np.stack([np.asarray(images[k]) for k in new]))
+        for k, f in zip(new, feats, strict=True):
+            memo[k] = [(c, v) for c, vs in sorted(feature_tags(f).items()) for v in sorted(vs)]
+    return TagIndex.from_tags((k, c, v) for k in keys for c, v in memo[k])
 
 
 # ---- vetting --------------------------------------------------------------------------------
@@ -265,6 +464,7 @@ def generate_and_vet(
     stage: StageProgress | None = None,
     should_stop: ShouldStop | None = None,
     inputs: SplitInputs | None = None,
+    workers: int | None = None,
 ) -> VettedSplit:
     """Generate every fold and vet every puzzle, with image-feature warnings from the renders
     of the glyphs the puzzles use and the split's ``strict`` setting: the one pipeline behind
@@ -273,7 +473,9 @@ def generate_and_vet(
     ``inputs`` are read here unless given (the GUI reads them under its render lock).
     ``stage(name, done, total)`` reports ``"generate"`` as puzzles are made, then ``"vet"``
     before each fold is vetted. Raises :class:`Cancelled` when ``should_stop()`` says so
-    (polled per puzzle while generating and before each fold's vetting)."""
+    (polled per puzzle while generating and before each fold's vetting). ``workers`` processes
+    (default: every core) make and vet a large split (:func:`generate_from`), each puzzle
+    vetted where it was made; the verdicts are the same as in one process."""
     check_params(params)
     inputs = inputs if inputs is not None else split_inputs(studio)
 
@@ -281,7 +483,22 @@ def generate_and_vet(
         if stage is not None:
             stage(STAGE_GENERATE, done, total)
 
-    results = generate_from(inputs.annotations, inputs.schema, params, gen_progress, should_stop)
+    if _pooled(params, workers):  # made and vetted in the workers
+        results, pooled = _made(
+            inputs.annotations,
+            inputs.schema,
+            params,
+            gen_progress,
+            should_stop,
+            workers,
+            inputs.images,
+        )
+        assert pooled is not None
+        total = sum(len(r.puzzles) for r in results)
+        if stage is not None:
+            stage(STAGE_VET, total, total)
+        return VettedSplit(inputs, results, pooled)
+    results = generate_from(inputs.annotations, inputs.schema, params, gen_progress, should_stop, 1)
     # the features of the glyphs taking part: a glyph's features never depend on other glyphs
     keys = {k for r in results for p in r.puzzles for k in p.all_keys()}
     features = feature_index({k: inputs.images[k] for k in keys if k in inputs.images})
@@ -305,6 +522,7 @@ def generate_to_dir(
     out_dir: str | Path,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """Generate every fold, vet every puzzle, compute the statistics and write the split
     folder. ``progress`` runs over generation, then writing (total = 2 × puzzles). Returns a
@@ -317,7 +535,7 @@ def generate_to_dir(
         if name == STAGE_GENERATE and progress is not None:
             progress(done, 2 * n_all)
 
-    vetted = generate_and_vet(studio, params, on_stage, should_stop)
+    vetted = generate_and_vet(studio, params, on_stage, should_stop, workers=workers)
     inputs, results, verdicts = vetted.inputs, vetted.results, vetted.verdicts
     stats = [split_stats(r.puzzles, inputs.annotations, inputs.schema) for r in results]
 

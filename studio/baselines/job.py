@@ -6,7 +6,8 @@ Parameters (``ctx.params``, as the dashboard submits them)::
                | {"kind": "split-dir", "path": "/path/split"},
      "models": ["blind", "context", "pixel-similarity"],   # ids or group names
                # (default: blind and the answers-only probes, JOB_DEFAULT_MODELS)
-     "seeds": 3, "device": "auto", "epochs": null}
+     "seeds": 3, "device": "auto", "epochs": null,
+     "cuda_speedups": true}   # bf16 autocast + torch.compile on CUDA; ignored on the CPU
 
 A relative split path or project path is read against the project's folder. The source
 defaults to the context's project for a ``project-set`` without ``project``.
@@ -127,6 +128,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
             on_unit=on_unit,
             lower_priority=True,
             cross_fit=bool(params.get("cross_fit", True)),
+            cuda_speedups=bool(params.get("cuda_speedups", True)),
             on_device=ctx.set_device,
         )
     except BaselineCancelled:

@@ -133,6 +133,19 @@ def _encode(encoder: nn.Module, frames: torch.Tensor) -> torch.Tensor:
     return encoder(frames.reshape(b * k, *frames.shape[2:])).reshape(b, k, -1)
 
 
+def encode_unique(encoder: nn.Module, bank_u8: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """The embeddings of frames given by index into a bank of distinct frames: ``bank_u8``
+    (F, 80, 80) ``uint8`` ink, ``ids`` any shape of indices into it → ``(*ids.shape, d)``.
+
+    Each distinct frame of the batch goes through ``encoder`` once and its embedding is
+    gathered for every place it appears (gradients add up over those places, exactly as if
+    each copy had been encoded on its own). Glyph puzzles reuse a few hundred glyph images:
+    a batch of 64 two-row puzzles holds 576 frames but about 180 distinct ones."""
+    uniq, inverse = torch.unique(ids.reshape(-1), return_inverse=True)
+    emb = encoder(bank_u8[uniq].float().div_(255.0))
+    return emb[inverse].reshape(*ids.shape, emb.shape[-1])
+
+
 class BlindNet(nn.Module):
     """Scores each answer alone: (B, A, 80, 80) → (B, A)."""
 
@@ -142,7 +155,11 @@ class BlindNet(nn.Module):
         self.head = _mlp((EMBED, EMBED, 1))
 
     def forward(self, answers: torch.Tensor) -> torch.Tensor:
-        return self.head(F.relu(_encode(self.encoder, answers))).squeeze(-1)
+        return self.score(_encode(self.encoder, answers))
+
+    def score(self, e_ans: torch.Tensor) -> torch.Tensor:
+        """The answers' scores (B, A) from their embeddings (B, A, d)."""
+        return self.head(F.relu(e_ans)).squeeze(-1)
 
 
 class RowRelationNet(nn.Module):
@@ -167,13 +184,20 @@ class RowRelationNet(nn.Module):
         init_relu_weights(self)
 
     def forward(self, context: torch.Tensor | None, answers: torch.Tensor) -> torch.Tensor:
-        b, a = answers.shape[:2]
         e_ans = _encode(self.encoder, answers)  # (B, A, d)
-        n_ctx = sum(self.rows)
-        e_ctx = e_ans.new_zeros(b, n_ctx, EMBED)
+        e_vis = None
         if self.visible and context is not None:
-            vis = list(self.visible)
-            e_ctx[:, vis] = _encode(self.encoder, context[:, vis])
+            e_vis = _encode(self.encoder, context[:, list(self.visible)])
+        return self.relate(e_vis, e_ans)
+
+    def relate(self, e_vis: torch.Tensor | None, e_ans: torch.Tensor) -> torch.Tensor:
+        """The candidates' scores (B, A) from the embeddings of the visible context frames
+        (B, len(visible), d; None: none visible) and of the answers (B, A, d)."""
+        b, a = e_ans.shape[:2]
+        n_ctx = sum(self.rows)
+        e_ctx = e_ans.new_zeros(b, n_ctx, e_ans.shape[-1])
+        if self.visible and e_vis is not None:
+            e_ctx[:, list(self.visible)] = e_vis
         starts = [sum(self.rows[:i]) for i in range(len(self.rows))]
         done = []
         for start, k in zip(starts[:-1], self.rows[:-1], strict=True):
@@ -293,5 +317,6 @@ __all__ = [
     "RowRelationNet",
     "SiameseNet",
     "SmallCNN",
+    "encode_unique",
     "init_relu_weights",
 ]

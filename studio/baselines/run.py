@@ -138,8 +138,10 @@ class _Runner:
         device: str,
         should_stop: ShouldStop | None,
         log: Log | None,
+        cuda_speedups: bool = True,
     ) -> None:
         self.data = data
+        self.cuda_speedups = cuda_speedups
         self.eval_part = eval_part
         self.epochs = epochs
         self.cross_fit = cross_fit
@@ -164,7 +166,7 @@ class _Runner:
         if self._dd is None:
             from studio.baselines.trained import DeviceData
 
-            self._dd = DeviceData(self.data, self.device)
+            self._dd = DeviceData(self.data, self.device, cuda_speedups=self.cuda_speedups)
         return self._dd
 
     def _perception(self, encode: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any] | None:
@@ -447,6 +449,7 @@ def run_baselines(
     on_unit: UnitDone | None = None,
     lower_priority: bool = False,
     on_device: Callable[[str], None] | None = None,
+    cuda_speedups: bool = True,
 ) -> dict[str, Any]:
     """Run ``models`` on ``source`` and return the report (module docstring).
 
@@ -456,7 +459,10 @@ def run_baselines(
     (default 10). ``progress(fraction, message)`` is called often; ``should_stop()`` before
     every batch and unit (True raises :class:`~studio.baselines.BaselineCancelled`).
     ``lower_priority``: the run shares the machine with the studio's window (the worker's
-    job): one core is left free and the process is niced; otherwise torch uses every core."""
+    job): one core is left free and the process is niced; otherwise torch uses every core.
+    ``cuda_speedups``: on a CUDA device, bfloat16 autocast, ``torch.compile`` for the frame
+    encoders and large inference batches (False: float32, eager, as on the CPU); ignored on
+    the CPU (see :class:`studio.baselines.trained.DeviceData`)."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
@@ -500,7 +506,9 @@ def run_baselines(
         say(f"device: {device_name}")
     if on_device is not None:  # the job list names the device while the job trains
         on_device(device_name)
-    runner = _Runner(data, eval_part, epochs, cross_fit, torch_device, should_stop, log)
+    runner = _Runner(
+        data, eval_part, epochs, cross_fit, torch_device, should_stop, log, cuda_speedups
+    )
     plan: list[tuple[str, Any, int | None]] = []
     for model, baseline in runnable:
         if reg.meta(model).get("trained"):

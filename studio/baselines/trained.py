@@ -51,6 +51,7 @@ from studio.baselines.nets import (
     PiecesMaxNet,
     RowRelationNet,
     SiameseNet,
+    encode_unique,
 )
 
 BATCH = 64
@@ -64,14 +65,82 @@ EVAL_BATCH = 256
 Tick = Callable[[float, str], None]
 
 
+#: Puzzles per inference batch on a CUDA GPU (the CPU keeps :data:`EVAL_BATCH`).
+CUDA_EVAL_BATCH = 4096
+
+
 class DeviceData:
     """A source's arrays as ``uint8`` tensors on the training device, moved once and shared by
-    every fit (converted to float ink per batch)."""
+    every fit (converted to float ink per batch).
 
-    def __init__(self, data: PuzzleArrays, device: str) -> None:
+    ``cuda_speedups`` (default on) lets the fits use bfloat16 autocast and ``torch.compile``
+    for the frame encoder, and larger inference batches; they apply on a CUDA device only and
+    are ignored on the CPU, whose path stays float32 and eager (:attr:`mixed_precision`,
+    :attr:`compiled`)."""
+
+    def __init__(self, data: PuzzleArrays, device: str, *, cuda_speedups: bool = True) -> None:
         self.data = data
         self.device = torch.device(device)
+        self.cuda_speedups = bool(cuda_speedups)
         self._tensors: dict[str, torch.Tensor] = {}
+        self._bank: torch.Tensor | None = None
+        self._ids: dict[str, torch.Tensor] = {}
+
+    @property
+    def on_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def mixed_precision(self) -> bool:
+        """bfloat16 autocast: CUDA with the speed-ups on and a GPU that supports bfloat16."""
+        return self.on_cuda and self.cuda_speedups and torch.cuda.is_bf16_supported()
+
+    @property
+    def compiled(self) -> bool:
+        """``torch.compile`` for the frame encoders: CUDA with the speed-ups on."""
+        return self.on_cuda and self.cuda_speedups
+
+    @property
+    def eval_batch(self) -> int:
+        return CUDA_EVAL_BATCH if self.on_cuda and self.cuda_speedups else EVAL_BATCH
+
+    def _build_bank(self) -> None:
+        """The distinct frames of the context and answers (exact byte equality), and per
+        puzzle the index of each of its frames among them."""
+        parts = [("context", self.data.context_u8), ("answers", self.data.answers_u8)]
+        index: dict[bytes, int] = {}
+        frames: list[np.ndarray] = []
+        for name, arr in parts:
+            if arr is None:
+                continue
+            flat = np.ascontiguousarray(arr).reshape(-1, *arr.shape[2:])
+            ids = np.empty(len(flat), np.int64)
+            for i, frame in enumerate(flat):
+                key = frame.tobytes()
+                j = index.get(key)
+                if j is None:
+                    j = index[key] = len(frames)
+                    frames.append(frame)
+                ids[i] = j
+            self._ids[name] = torch.from_numpy(ids.reshape(arr.shape[:2])).to(self.device)
+        bank = np.stack(frames) if frames else np.zeros((0, 80, 80), np.uint8)
+        self._bank = torch.from_numpy(bank).to(self.device)
+
+    def frame_bank(self) -> torch.Tensor:
+        """(F, H, W) ``uint8``: every distinct context or answer frame once."""
+        if self._bank is None:
+            self._build_bank()
+        assert self._bank is not None
+        return self._bank
+
+    def frame_ids(self, name: str) -> torch.Tensor:
+        """(n, K) indices into :meth:`frame_bank` of each puzzle's ``context`` or ``answers``
+        frames."""
+        if self._bank is None:
+            self._build_bank()
+        if name not in self._ids:
+            raise ValueError(f"the source has no {name}")
+        return self._ids[name]
 
     def get(self, name: str) -> torch.Tensor:
         t = self._tensors.get(name)
@@ -111,10 +180,15 @@ def seed_everything(seed: int) -> None:
     torch.backends.cudnn.benchmark = False
 
 
-def autocast(device: torch.device) -> contextlib.AbstractContextManager[Any]:
-    """bfloat16 autocast on a CUDA GPU that supports it; nothing anywhere else (the CPU path
-    stays float32, so its predictions do not change)."""
-    if device.type == "cuda" and torch.cuda.is_bf16_supported():
+def autocast(device: torch.device | DeviceData) -> contextlib.AbstractContextManager[Any]:
+    """bfloat16 autocast on a CUDA GPU that supports it (for :class:`DeviceData`: when its
+    ``cuda_speedups`` are on); nothing anywhere else (the CPU path stays float32, so its
+    predictions do not change)."""
+    if isinstance(device, DeviceData):
+        enabled = device.mixed_precision
+    else:
+        enabled = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    if enabled:
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
@@ -135,6 +209,8 @@ class TorchBaseline:
 
     def __init__(self) -> None:
         self.net: nn.Module | None = None
+        #: the frame encoder as the forward passes call it (compiled on CUDA, see fit)
+        self.encode_fn: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     # ---- what subclasses define ---------------------------------------------------------
     def applies(self, data: PuzzleArrays) -> str | None:
@@ -173,6 +249,11 @@ class TorchBaseline:
         docstring)."""
         seed_everything(seed)
         net = self.net = self.build(dd.data).to(dd.device)
+        encoder = getattr(net, self.encoder_attr, None)
+        self.encode_fn = encoder
+        if dd.compiled and isinstance(encoder, nn.Module):
+            # a batch holds a varying number of distinct frames: compile for dynamic shapes
+            self.encode_fn = torch.compile(encoder, dynamic=True)
         opt = torch.optim.Adam(net.parameters(), lr=self.learning_rate)
         keys = dd.get("keys")
         train_idx = np.asarray(train_idx, dtype=np.int64)
@@ -192,7 +273,7 @@ class TorchBaseline:
                 batch = torch.from_numpy(order[b * BATCH : (b + 1) * BATCH]).to(dd.device)
                 if len(batch) == 0:
                     continue
-                with autocast(dd.device):
+                with autocast(dd):
                     out = self.outputs(dd, batch)
                     loss = self.loss(out.float(), keys[batch])
                 opt.zero_grad(set_to_none=True)
@@ -242,9 +323,10 @@ class TorchBaseline:
         self.net.eval()
         idx = np.asarray(idx, dtype=np.int64)
         out = []
-        for start in range(0, len(idx), EVAL_BATCH):
-            batch = torch.from_numpy(idx[start : start + EVAL_BATCH]).to(dd.device)
-            with autocast(dd.device):
+        step = dd.eval_batch
+        for start in range(0, len(idx), step):
+            batch = torch.from_numpy(idx[start : start + step]).to(dd.device)
+            with autocast(dd):
                 scores = self.choice_scores(self.outputs(dd, batch))
             out.append(torch.softmax(scores.float(), dim=1).cpu().numpy())
         if not out:
@@ -286,7 +368,8 @@ class BlindBaseline(TorchBaseline):
 
     def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
         assert isinstance(self.net, BlindNet)
-        return self.net(dd.ink("answers", idx))
+        encode = self.encode_fn or self.net.encoder
+        return self.net.score(encode_unique(encode, dd.frame_bank(), dd.frame_ids("answers")[idx]))
 
 
 class ContextBaseline(TorchBaseline):
@@ -307,9 +390,16 @@ class ContextBaseline(TorchBaseline):
         return RowRelationNet(data.rows, self.visible(data))
 
     def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
-        assert isinstance(self.net, RowRelationNet)
-        context = dd.ink("context", idx) if self.net.visible else None
-        return self.net(context, dd.ink("answers", idx))
+        """Each distinct frame of the batch is encoded once (:func:`encode_unique`)."""
+        net = self.net
+        assert isinstance(net, RowRelationNet)
+        encode = self.encode_fn or net.encoder
+        ids = dd.frame_ids("answers")[idx]
+        vis = list(net.visible)
+        if vis:
+            ids = torch.cat([dd.frame_ids("context")[idx][:, vis], ids], dim=1)
+        emb = encode_unique(encode, dd.frame_bank(), ids)
+        return net.relate(emb[:, : len(vis)] if vis else None, emb[:, len(vis) :])
 
 
 class PartialAnswers(ContextBaseline):
@@ -431,6 +521,7 @@ class CnnMaxBaseline(TorchBaseline):
 
 
 __all__ = [
+    "CUDA_EVAL_BATCH",
     "BlindBaseline",
     "CnnMaxBaseline",
     "CnnMlpBaseline",

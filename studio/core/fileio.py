@@ -42,7 +42,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def write_file(path: Path, data: bytes) -> None:
+def write_file(path: Path | str, data: bytes) -> None:
     """Write ``data`` to ``path`` plainly: no temp file, no fsync. Only for files in a folder
     that is made durable as a whole (:func:`sync_tree`) before anything points at it."""
     with open(path, "wb") as f:

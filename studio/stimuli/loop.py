@@ -10,8 +10,8 @@ loop does not change one byte of its items.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 from PIL import Image
@@ -50,8 +50,10 @@ def vetted_items(
     rejections: MutableMapping[str, int],
     progress: Callable[[int, int], None] | None = None,
     attempts: int = 1000,
+    indices: Iterable[int] | None = None,
 ) -> Iterator[StimulusItem]:
-    """Yield ``count`` vetted items with ids ``{family}-{seed}-{i:05d}``.
+    """Yield ``count`` vetted items with ids ``{family}-{seed}-{i:05d}`` (only items
+    ``indices`` of them, in that order, when given: a pool worker's share).
 
     Item i draws from ``SeedSequence([seed, *stream, i])``: ``draw(rng, i)`` returns a record,
     or None for a draw to throw away (it counts its own reason in ``rejections``); a record that
@@ -59,7 +61,7 @@ def vetted_items(
     ``attempts`` times in all (then RuntimeError, with the rejections so far). The kept record
     is rendered to its images (``question``, ``candidate-0`` …), which ``sheet`` lays out as
     one picture; ``progress(i + 1, count)`` follows each item."""
-    for i in range(count):
+    for done, i in enumerate(range(count) if indices is None else indices):
         rng = np.random.default_rng(np.random.SeedSequence([seed, *stream, i]))
         for _attempt in range(attempts):
             record = draw(rng, i)
@@ -86,4 +88,130 @@ def vetted_items(
             verdict=verdict,
         )
         if progress is not None:
-            progress(i + 1, count)
+            progress(done + 1, count)
+
+
+# ---------------------------------------------------------------------------------- every core
+
+#: Items per task sent to a pool worker by :func:`pooled_items`.
+POOL_CHUNK = 16
+#: Items from which the spatial families draw over a process pool by default: below, starting
+#: the workers (Python and the family's imports each, about a second) costs more than it saves.
+POOL_MIN_ITEMS = 64
+
+
+def pool_workers(
+    count: int,
+    workers: int | None = None,
+    *,
+    min_items: int = POOL_MIN_ITEMS,
+    chunk: int = POOL_CHUNK,
+) -> int:
+    """Processes that draw ``count`` items: ``workers`` when given; None or 0 means every core
+    this process may use, and 1 below ``min_items`` items or inside a daemonic process (which
+    may not start its own); never more than there are chunks of ``chunk`` items."""
+    import multiprocessing
+    import os
+
+    if workers is None or workers == 0:
+        if count < min_items or multiprocessing.current_process().daemon:
+            return 1
+        try:
+            workers = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            workers = os.cpu_count() or 1
+    return max(1, min(int(workers), -(-count // chunk)))
+
+
+def pool_context() -> Any:
+    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a plain
+    fork would copy, and an OpenGL context must not be inherited."""
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+class ShardableGenerator(Protocol):
+    """A generator whose items can be drawn by index in another process (picklable, with
+    ``rejections`` counted per process)."""
+
+    rejections: Counter[str]
+
+    def items(
+        self,
+        count: int,
+        seed: int,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        workers: int | None = None,
+        indices: Iterable[int] | None = None,
+    ) -> Iterator[StimulusItem]: ...
+
+
+#: A pool worker's generator (set by the pool's initializer).
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(generator: ShardableGenerator) -> None:
+    _WORKER["generator"] = generator
+
+
+def _worker_items(count: int, seed: int, indices: range) -> tuple[list[StimulusItem], Counter[str]]:
+    """Items ``indices`` drawn in a pool worker, and the draws it refused for them."""
+    generator: ShardableGenerator = _WORKER["generator"]
+    generator.rejections = Counter()
+    items = list(generator.items(count, seed, workers=1, indices=indices))
+    return items, generator.rejections
+
+
+def pooled_items(
+    generator: ShardableGenerator,
+    count: int,
+    seed: int,
+    workers: int,
+    progress: Callable[[int, int], None] | None = None,
+    chunk: int = POOL_CHUNK,
+) -> Iterator[StimulusItem]:
+    """``generator.items(count, seed)`` drawn over ``workers`` processes: chunks of ``chunk``
+    items, at most four per worker in flight (memory stays flat), yielded in index order; the
+    workers' rejections are added to ``generator.rejections``. Item i depends only on (seed, i),
+    so the items are those drawn in one process, byte for byte. A worker that dies raises
+    StudioError."""
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from studio.core.errors import StudioError
+
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=pool_context(),
+        initializer=_init_worker,
+        initargs=(generator,),
+    )
+    chunks = iter([range(a, min(a + chunk, count)) for a in range(0, count, chunk)])
+    pending: list[Future[tuple[list[StimulusItem], Counter[str]]]] = []
+    try:
+        for part in chunks:
+            pending.append(pool.submit(_worker_items, count, seed, part))
+            if len(pending) >= 4 * workers:
+                break
+        done = 0
+        while pending:
+            items, rejected = pending.pop(0).result()
+            following = next(chunks, None)
+            if following is not None:
+                pending.append(pool.submit(_worker_items, count, seed, following))
+            generator.rejections.update(rejected)
+            for item in items:
+                yield item
+                done += 1
+                if progress is not None:
+                    progress(done, count)
+    except BrokenProcessPool as e:
+        raise StudioError(
+            f"a process drawing items stopped abruptly ({e}); try again with fewer workers"
+        ) from e
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -31,12 +31,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scipy.stats import chisquare
-
 from studio.core.puzzle import SPLITS, Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.vet.audit import audit_puzzles
 
 PARTS = (*SPLITS, "all")
 UNTAGGED = "untagged"
@@ -62,6 +59,8 @@ def chi_square_uniform(
         if e_total <= 0 or any(e <= 0 for e in expected):
             return {"chi2": None, "p": None}
         exp = [e * total / e_total for e in expected]
+    from scipy.stats import chisquare  # here: scipy.stats takes a second to import
+
     result = chisquare(obs, exp)
     return {"chi2": _p(result.statistic), "p": _p(result.pvalue)}
 
@@ -159,7 +158,7 @@ def part_stats(
         ),
         "answer_position": answer_positions(puzzles),
         "foil_values": foil_values(puzzles, annotations, schema),
-        "audit": audit_puzzles(puzzles, annotations),
+        "audit": _audit(puzzles, annotations),
     }
 
 
@@ -190,3 +189,11 @@ __all__ = [
     "rejection_summary",
     "split_stats",
 ]
+
+
+def _audit(puzzles: Sequence[Puzzle], annotations: TagIndex) -> dict[str, Any]:
+    """:func:`studio.vet.audit.audit_puzzles`, imported when first needed (it imports
+    scipy.stats, which generation workers never need)."""
+    from studio.vet.audit import audit_puzzles
+
+    return audit_puzzles(puzzles, annotations)

@@ -23,7 +23,7 @@ straight lines of equally spaced cells on the 3×3 grid N…NW, C.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise, product
 from typing import Any
 
@@ -61,6 +61,11 @@ class RuleContext:
     coords: Mapping[str, tuple[int, ...]]  # progression coordinates
     unit_steps: bool  # ordinal orders step by exactly one place
     ints: Mapping[str, int]  # arithmetic operands
+    #: ``row_instantiations`` already computed, by the row's value sets (values only: the same
+    #: row of values always satisfies the rule the same ways)
+    memo: dict[tuple[frozenset[str], ...], frozenset[Instantiation]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def instantiations(self, value_sets: Sequence[frozenset[str]]) -> frozenset[Instantiation]:
         return row_instantiations(self, value_sets)
@@ -205,6 +210,26 @@ def row_instantiations(
     """Every way the row (the glyphs' value sets for ``rc.concept``, in order) satisfies the
     rule; empty when it does not. Rows of 3, or of any length ≥ 3 for constant and
     progression (a 1×n sequence)."""
+    key = tuple(value_sets)
+    memo = rc.memo
+    try:
+        got = memo.get(key)
+    except TypeError:  # unhashable value sets (plain sets): computed, not remembered
+        return _row_instantiations(rc, value_sets)
+    if got is None:
+        if len(memo) >= MEMO_MAX:
+            memo.clear()
+        got = memo[key] = _row_instantiations(rc, key)
+    return got
+
+
+#: rows remembered per rule context before the memo starts over (bounds its memory)
+MEMO_MAX = 200_000
+
+
+def _row_instantiations(
+    rc: RuleContext, value_sets: Sequence[frozenset[str]]
+) -> frozenset[Instantiation]:
     if len(value_sets) < 3 or any(not s for s in value_sets):
         return frozenset()
     return _ROW_TESTS[rc.rule](rc, value_sets)

@@ -499,7 +499,7 @@ def test_stats_panel_audit_scopes_and_capped_value_lists(qtbot, ua_csv: Path, ua
 
     rows = read_annotation_csv(ua_csv, ua_schema)
     ua = TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
-    params = SplitParams(n=600, sampling="balanced", seed=3, answer_sets="ua")
+    params = SplitParams(n=600, sampling="balanced", seed=2, answer_sets="ua")
     [result] = splits.generate_from(ua, ua_schema, params)
     panel = SplitStatsPanel()
     qtbot.addWidget(panel)

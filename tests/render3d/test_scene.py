@@ -123,3 +123,57 @@ def test_a_dropped_renderer_does_not_break_the_others():
     img = keep.render([_box()], Camera())
     assert np.asarray(img)[24, 24].tolist() != [255, 255, 255]
     keep.close()
+
+
+def _square(color: tuple[int, int, int]) -> trimesh.Trimesh:
+    """A flat square facing the default camera's direction, the same for every colour."""
+    m = trimesh.creation.box(extents=[0.8, 0.8, 0.0001])
+    m.visual = trimesh.visual.ColorVisuals(m, face_colors=[*color, 255])
+    return m
+
+
+def test_meshes_at_equal_depth_are_drawn_in_the_order_given(renderer):
+    """pyrender keeps nodes in a set, so which of two coincident meshes wins a pixel followed
+    memory addresses; our scene draws them in the order given: the first one wins (depth test
+    GL_LESS), whatever the meshes' ids, many times over."""
+    camera = Camera(azimuth=0, elevation=0)
+    red, blue = (220, 20, 20), (20, 20, 220)
+    centre = renderer.size // 2
+    for _ in range(6):  # fresh meshes (fresh ids) each time
+        first_red = np.asarray(renderer.render([_square(red), _square(blue)], camera))
+        first_blue = np.asarray(renderer.render([_square(blue), _square(red)], camera))
+        assert first_red[centre, centre, 0] > 150 > first_red[centre, centre, 2]
+        assert first_blue[centre, centre, 2] > 150 > first_blue[centre, centre, 0]
+
+
+def test_the_scene_hands_pyrender_its_nodes_in_insertion_order():
+    from studio.render3d.backend import import_pyrender
+    from studio.render3d.scene import ordered_scene_class
+
+    pr = import_pyrender()
+    scene = ordered_scene_class(pr)()
+    boxes = [pr.Mesh.from_trimesh(_box(0.1 + 0.05 * i), smooth=False) for i in range(12)]
+    meshes = [scene.add(box) for box in boxes]
+    lights = [scene.add(pr.DirectionalLight(intensity=1.0 + i)) for i in range(3)]
+    assert list(scene.mesh_nodes) == meshes
+    assert list(scene.light_nodes) == lights
+    scene.remove_node(meshes[4])
+    assert list(scene.mesh_nodes) == meshes[:4] + meshes[5:]
+
+
+def test_a_kept_scene_draws_what_a_new_scene_draws_mesh_by_mesh():
+    """The renderer reuses its scene and merges the meshes into one primitive; the pictures
+    must be those of pyrender's own way, byte for byte, across camera changes."""
+    from studio.render3d.objects import library_names, library_object
+
+    shown = [library_object(name) for name in library_names()[:4]]
+    cameras = [Camera(), Camera(), Camera(azimuth=-60, elevation=40, projection="perspective")]
+    with Renderer(64) as kept, Renderer(64) as plain:
+        plain.keep_scene = False
+        for obj in shown:
+            meshes = [part.mesh for part in obj.parts]
+            two = meshes + [m.copy().apply_translation([0.4, 0.0, 0.0]) for m in meshes]
+            for camera in cameras:
+                for group in (meshes, two, meshes[:1]):
+                    got = np.asarray(kept.render(group, camera))
+                    assert np.array_equal(got, np.asarray(plain.render(group, camera)))

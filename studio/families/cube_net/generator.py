@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -51,7 +51,7 @@ from PIL import Image, ImageDraw
 
 from studio.core.verdict import Finding, Verdict
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import ItemGenerator, vetted_items
+from studio.stimuli.loop import ItemGenerator, pool_workers, pooled_items, vetted_items
 from studio.stimuli.polyomino import SYMMETRIES_2D, apply_matrix, enumerate_polyominoes
 from studio.stimuli.sheet import stitch_sheet
 
@@ -492,6 +492,12 @@ def vet_cube_net_item(record: dict[str, Any]) -> Verdict:
 # Generator
 
 
+#: Items from which :meth:`CubeNetGenerator.items` draws over every core by default: an item
+#: costs ~30 ms, so below this, starting the workers (about a second each) costs more than it
+#: saves.
+POOL_MIN_ITEMS = 400
+
+
 class CubeNetGenerator(ItemGenerator):
     """Cube-net items, deterministic for a seed; ``rejections`` counts refused attempts by why."""
 
@@ -502,9 +508,22 @@ class CubeNetGenerator(ItemGenerator):
         self.size = size
 
     def items(
-        self, count: int, seed: int, progress: Callable[[int, int], None] | None = None
+        self,
+        count: int,
+        seed: int,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        workers: int | None = None,
+        indices: Iterable[int] | None = None,
     ) -> Iterator[StimulusItem]:
-        """Yield ``count`` vetted items; item i depends only on (seed, size, i)."""
+        """Yield ``count`` vetted items; item i depends only on (seed, size, i), so they are the
+        same bytes over any number of ``workers`` (default: every core for a large set,
+        :func:`~studio.stimuli.loop.pool_workers`). ``indices``: only those items, in order."""
+        n_workers = (
+            1 if indices is not None else pool_workers(count, workers, min_items=POOL_MIN_ITEMS)
+        )
+        if n_workers > 1:
+            return pooled_items(self, count, seed, n_workers, progress)
         return vetted_items(
             FAMILY,
             count,
@@ -516,6 +535,7 @@ class CubeNetGenerator(ItemGenerator):
             sheet=stitch_sheet,
             rejections=self.rejections,
             progress=progress,
+            indices=indices,
         )
 
     def _record(self, rng: np.random.Generator) -> dict[str, Any] | None:

@@ -49,9 +49,12 @@ from studio.core.tagindex import TagIndex
 from studio.families.glyph_pmp.split import (
     GlyphSide,
     PartLoop,
+    Shard,
     SplitResult,
     fill_quotas,
+    fill_shard,
     hold_out,
+    shard_rng,
     stable_fraction,
 )
 from studio.generate.params import SplitParams
@@ -161,6 +164,17 @@ class GlyphPMPGenerator:
     # ---- main loop -------------------------------------------------------------------------
     def run(self) -> Iterator[tuple[int, int]]:
         yield from fill_quotas(self.result, self._open_part, tuple_name, MAX_TUPLE_FAILS)
+
+    def run_shard(self, shard: Shard) -> Iterator[tuple[int, int]]:
+        """One chunk of a sharded split (:func:`~.split.shard_plan`) into a fresh ``result``,
+        drawn from the chunk's own random stream; yields (done, count) after each puzzle. The
+        generator may make several chunks in turn: its caches hold value-level work only."""
+        self.rng = shard_rng(self.params.seed, self.fold, shard.part, shard.chunk)
+        self.result = SplitResult(self.params, self.fold)
+        self._seen = set()
+        made = fill_shard(self.result, self._open_part, tuple_name, MAX_TUPLE_FAILS, shard)
+        for done, _ in enumerate(made, 1):
+            yield done, shard.count
 
     def _open_part(self, part: str, side_name: str) -> PartLoop[Tuple]:
         """The part's quota loop pieces (:func:`fill_quotas`): the tuples dry from the start,

@@ -48,6 +48,10 @@ class GenerationShortfall(StudioError):
             f"rules, or tag the glyphs the Needs column lists).\n{lines}"
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # raised in a pool worker, it crosses back to the parent by pickle
+        return (GenerationShortfall, (self.part, self.made, self.wanted, self.dry))
+
 
 @dataclass
 class SplitResult:
@@ -153,28 +157,126 @@ def fill_quotas(
     total = sum(counts.values())
     done = 0
     for part in ("train", "val", "test"):
-        dry, draw, retire = open_part(part, "train" if part == "train" else "eval")
-        result.dry[part] = dry
-        fails: Counter[T] = Counter()
-        made = 0
-        while made < counts[part]:
-            drawn = draw(made)
-            if drawn is None:
-                result.seconds += time.perf_counter() - t0
-                raise GenerationShortfall(part, made, counts[part], dry)
-            puzzle, reason, t = drawn
-            if puzzle is None:
-                result.rejections[reason] += 1
-                fails[t] += 1
-                if fails[t] >= max_fails:
-                    dry[name(t)] = f"{max_fails} draws in a row failed (last: {reason})"
-                    retire(t)
-                continue
-            fails[t] = 0
-            result.puzzles.append(puzzle)
-            result.produced[name(t)] += 1
-            made += 1
+        for _ in _fill_part(result, open_part, name, max_fails, part, 0, counts[part], t0):
             done += 1
             if done % 50 == 0 or done == total:
                 yield done, total
     result.seconds += time.perf_counter() - t0
+
+
+def _fill_part(
+    result: SplitResult,
+    open_part: Callable[[str, str], PartLoop[T]],
+    name: Callable[[T], str],
+    max_fails: int,
+    part: str,
+    start: int,
+    count: int,
+    t0: float,
+) -> Iterator[Puzzle]:
+    """Puzzles ``start`` … ``start + count - 1`` of a part (:func:`fill_quotas`' loop over one
+    part), yielding each one made."""
+    dry, draw, retire = open_part(part, "train" if part == "train" else "eval")
+    result.dry[part] = dry
+    fails: Counter[T] = Counter()
+    made = 0
+    while made < count:
+        drawn = draw(start + made)
+        if drawn is None:
+            result.seconds += time.perf_counter() - t0
+            raise GenerationShortfall(part, start + made, result.params.counts()[part], dry)
+        puzzle, reason, t = drawn
+        if puzzle is None:
+            result.rejections[reason] += 1
+            fails[t] += 1
+            if fails[t] >= max_fails:
+                dry[name(t)] = f"{max_fails} draws in a row failed (last: {reason})"
+                retire(t)
+            continue
+        fails[t] = 0
+        result.puzzles.append(puzzle)
+        result.produced[name(t)] += 1
+        made += 1
+        yield puzzle
+
+
+# ---- shards: a large split made in fixed chunks, each with its own random stream ----------
+PARTS = ("train", "val", "test")
+#: puzzles per chunk of a sharded split
+CHUNK = 250
+#: a split of fewer puzzles per fold is made in one stream (as before sharding existed)
+SHARD_MIN = 500
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of a split's work: puzzles ``start`` … ``start + count - 1`` of ``part`` of
+    fold ``fold`` (chunk number ``chunk`` of that part), or with ``part`` empty the whole fold
+    in one stream."""
+
+    fold: int
+    part: str = ""
+    start: int = 0
+    count: int = 0
+    chunk: int = 0
+
+    @property
+    def whole_fold(self) -> bool:
+        return not self.part
+
+
+def sharded(params: SplitParams) -> bool:
+    """Is each fold of this split made in chunks (:func:`shard_plan`)? Only splits of at least
+    ``SHARD_MIN`` puzzles a fold, and never ``diverse`` sampling (which forbids a repeat across
+    the whole fold, so it stays one stream)."""
+    return params.n >= SHARD_MIN and params.sampling != "diverse"
+
+
+def shard_plan(params: SplitParams) -> list[Shard]:
+    """The work of a split in a fixed order (fold, part, chunk): the same for any number of
+    workers, so the same seed gives the same bytes whoever makes each shard."""
+    out: list[Shard] = []
+    for fold in range(params.folds):
+        if not sharded(params):
+            out.append(Shard(fold))
+            continue
+        for part, count in params.counts().items():
+            for chunk, start in enumerate(range(0, count, CHUNK)):
+                out.append(Shard(fold, part, start, min(CHUNK, count - start), chunk))
+    return out
+
+
+def shard_rng(seed: int, fold: int, part: str, chunk: int) -> np.random.Generator:
+    """The random stream of one chunk: fixed by (seed, fold, part, chunk) alone."""
+    return np.random.default_rng(np.random.SeedSequence([seed, fold, PARTS.index(part) + 1, chunk]))
+
+
+def fill_shard(
+    result: SplitResult,
+    open_part: Callable[[str, str], PartLoop[T]],
+    name: Callable[[T], str],
+    max_fails: int,
+    shard: Shard,
+) -> Iterator[Puzzle]:
+    """One chunk of a part into ``result`` (the generator's random stream already set from
+    :func:`shard_rng`); raises :class:`GenerationShortfall` when every tuple runs dry."""
+    t0 = time.perf_counter()
+    yield from _fill_part(
+        result, open_part, name, max_fails, shard.part, shard.start, shard.count, t0
+    )
+    result.seconds += time.perf_counter() - t0
+
+
+def merge_shards(base: SplitResult, parts: list[SplitResult]) -> SplitResult:
+    """One fold's result from its chunks' results, in plan order: puzzles concatenated,
+    rejections and puzzles per tuple summed, dry tuples united (the first chunk's reason)."""
+    for r in parts:
+        base.puzzles.extend(r.puzzles)
+        base.rejections.update(r.rejections)
+        base.produced.update(r.produced)
+        for part, dry in r.dry.items():
+            into = base.dry.setdefault(part, {})
+            for t, why in dry.items():
+                into.setdefault(t, why)
+        base.seconds += r.seconds
+    return base

@@ -84,6 +84,7 @@ from studio.families.kiva.transforms import (
     try_apply,
 )
 from studio.stimuli.items import StimulusItem
+from studio.stimuli.loop import pool_context, pool_workers
 from studio.stimuli.sheet import label_font
 
 if TYPE_CHECKING:
@@ -368,17 +369,19 @@ class KivaGenerator:
         *,
         renderer: Renderer | None = None,
         workers: int | None = None,
-        keep_pictures: bool = False,
+        keep_pictures: bool = True,
     ) -> Iterator[StimulusItem]:
         """Yield ``count`` vetted trials, ids ``kiva-{seed}-{i:05d}``, in order. The renderers
         are made here, in the calling thread, and closed when the iteration ends (a
         ``renderer`` of ``size`` passed in is used and left open, and everything is drawn in
         this thread). ``workers``: processes drawing the trials (default
-        :func:`default_workers`; 1 draws in this thread); the bytes are the same for any
-        number up to pyrender's draw order (:func:`default_workers`). ``keep_pictures`` keeps
-        3D pictures across trials (:class:`PictureCache`, opt-in for the same reason; off, every
-        picture is drawn anew as before). Raises StudioError when a trial cannot be made in
-        :data:`MAX_ATTEMPTS` draws (the message names the checks)."""
+        :func:`default_workers`: every core for a large set; 1 draws in this thread);
+        ``keep_pictures`` keeps 3D pictures across trials (:class:`PictureCache`; off, every
+        picture is drawn anew). The bytes are the same for any number of workers and either
+        way of keeping pictures: a picture depends only on what is drawn
+        (:func:`~studio.render3d.scene.ordered_scene_class` fixes pyrender's draw order).
+        Raises StudioError when a trial cannot be made in :data:`MAX_ATTEMPTS` draws (the
+        message names the checks)."""
         if count < 0:
             raise ValueError(f"count must be at least 0, not {count}")
         if renderer is not None and renderer.size != self.size:
@@ -422,7 +425,7 @@ class KivaGenerator:
 
         pool = ProcessPoolExecutor(
             max_workers=n_workers,
-            mp_context=_mp_context(),
+            mp_context=pool_context(),
             initializer=_init_worker,
             initargs=(self, keep_pictures),
         )
@@ -654,34 +657,11 @@ POOL_CHUNK = 4
 
 
 def default_workers(count: int, workers: int | None = None) -> int:
-    """Processes that draw ``count`` trials: 1 when ``workers`` is None (the default, see the
-    comment), ``workers`` when given, 0 meaning every core this process may use (1 below
-    :data:`POOL_MIN_TRIALS`); never more than there are chunks of :data:`POOL_CHUNK` trials."""
-    import os
-
-    if workers is None:
-        # Opt-in for now: pyrender draws a scene's meshes in set order (by object id), so
-        # where parts meet at equal depth a pixel depends on the process's history, and a
-        # split drawn over workers could differ by a pixel from one drawn in-process.
-        return 1
-    if workers == 0:
-        if count < POOL_MIN_TRIALS:
-            return 1
-        try:
-            workers = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            workers = os.cpu_count() or 1
-    return max(1, min(int(workers), -(-count // POOL_CHUNK)))
-
-
-def _mp_context() -> Any:
-    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a plain
-    fork would copy, and an OpenGL context must not be inherited."""
-    import multiprocessing
-
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("forkserver")
-    return multiprocessing.get_context("spawn")
+    """Processes that draw ``count`` trials: ``workers`` when given; None or 0 means every core
+    this process may use, and 1 below :data:`POOL_MIN_TRIALS` trials or inside a daemonic
+    process (which may not start its own); never more than there are chunks of
+    :data:`POOL_CHUNK` trials. The bytes do not depend on the number."""
+    return pool_workers(count, workers, min_items=POOL_MIN_TRIALS, chunk=POOL_CHUNK)
 
 
 #: A pool worker's generator and its run (made on its first task, closed when it exits).

@@ -46,7 +46,7 @@ Core layer: numpy, Pillow, trimesh and :mod:`studio.render3d` (imported lazily);
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,7 @@ from PIL import Image, ImageDraw
 
 from studio.core.verdict import Finding, Verdict
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import ItemGenerator, vetted_items
+from studio.stimuli.loop import ItemGenerator, pool_workers, pooled_items, vetted_items
 from studio.stimuli.polycube import (
     ROTATIONS_3D,
     canonical_polycube,
@@ -251,6 +251,11 @@ def compose_sheet(question: Image.Image, candidates: Sequence[Image.Image]) -> I
             anchor="mt",
         )
     return sheet
+
+
+#: Items from which :meth:`PolycubeRotationGenerator.items` draws over every core by default
+#: (an item costs about half a second of rendering, so a pool pays off early).
+POOL_MIN_ITEMS = 24
 
 
 class PolycubeRotationGenerator(ItemGenerator):
@@ -562,11 +567,22 @@ class PolycubeRotationGenerator(ItemGenerator):
         seed: int,
         progress: Progress | None = None,
         renderer: Renderer | None = None,
+        *,
+        workers: int | None = None,
+        indices: Iterable[int] | None = None,
     ) -> Iterator[StimulusItem]:
         """``count`` vetted items; item i depends only on ``seed`` and i (its own random stream),
         and the odd candidate's position runs through each permutation of A–D per block of four,
         so positions are balanced. Streams also depend on the level, so levels made with one
-        seed do not share their first arms. Renders with ``renderer`` or this thread's own."""
+        seed do not share their first arms. Renders with ``renderer`` (then in this thread) or
+        this thread's own; ``workers``: processes drawing the items (default: every core for a
+        large set, :func:`~studio.stimuli.loop.pool_workers`; the same bytes for any number).
+        ``indices``: only those items, in order."""
+        single = renderer is not None or indices is not None
+        n_workers = 1 if single else pool_workers(count, workers, min_items=POOL_MIN_ITEMS)
+        if n_workers > 1:
+            yield from pooled_items(self, count, seed, n_workers, progress)
+            return
         renderer = _renderer_for(self.size, renderer)
         keys = self._keys(count, seed)
         yield from vetted_items(
@@ -581,6 +597,7 @@ class PolycubeRotationGenerator(ItemGenerator):
             rejections=self.rejections,
             progress=progress,
             attempts=MAX_ATTEMPTS,
+            indices=indices,
         )
 
 

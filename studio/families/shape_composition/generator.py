@@ -57,7 +57,7 @@ Choices the paper leaves open, and ours:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -85,7 +85,7 @@ from studio.stimuli.geometry import (
     translate_polygon,
 )
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import ItemGenerator, vetted_items
+from studio.stimuli.loop import ItemGenerator, pool_workers, pooled_items, vetted_items
 from studio.stimuli.sheet import stitch_sheet
 
 FAMILY = "shape-composition"
@@ -641,9 +641,20 @@ class ShapeCompositionGenerator(ItemGenerator):
         self.size = size
 
     def items(
-        self, count: int, seed: int, progress: Callable[[int, int], None] | None = None
+        self,
+        count: int,
+        seed: int,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        workers: int | None = None,
+        indices: Iterable[int] | None = None,
     ) -> Iterator[StimulusItem]:
-        """Yield ``count`` vetted items; item i depends only on (seed, m, size, i)."""
+        """Yield ``count`` vetted items; item i depends only on (seed, m, size, i), so they are
+        the same bytes over any number of ``workers`` (default: every core for a large set,
+        :func:`~studio.stimuli.loop.pool_workers`). ``indices``: only those items, in order."""
+        n_workers = 1 if indices is not None else pool_workers(count, workers)
+        if n_workers > 1:
+            return pooled_items(self, count, seed, n_workers, progress)
         return vetted_items(
             FAMILY,
             count,
@@ -655,6 +666,7 @@ class ShapeCompositionGenerator(ItemGenerator):
             sheet=stitch_sheet,
             rejections=self.rejections,
             progress=progress,
+            indices=indices,
         )
 
     def _draw(self, rng: np.random.Generator, _index: int) -> dict[str, Any] | None:

@@ -1,0 +1,134 @@
+"""The baselines' speed-ups: each distinct frame encoded once per batch (the same embeddings and
+gradients as encoding every copy), the frame bank, the CUDA-only options left off on the CPU,
+and the per-rule fields of the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from studio.baselines.data import PuzzleArrays
+from studio.baselines.nets import ResEncoder, _encode, encode_unique, init_relu_weights
+from studio.baselines.run import run_baselines
+from studio.baselines.trained import EVAL_BATCH, BlindBaseline, ContextBaseline, DeviceData
+from studio.core.errors import StudioError
+from studio.worker.device import choose_device
+
+
+def repeated_frames(n: int, seed: int) -> PuzzleArrays:
+    """Two-row puzzles (3 + 2 context frames, 4 answers) drawn from a pool of 12 random
+    frames, so frames repeat within and across puzzles; two rules in every part."""
+    rng = np.random.default_rng(seed)
+    pool = (rng.random((12, 80, 80)) < 0.2).astype(np.uint8) * 255
+    context = pool[rng.integers(0, 12, size=(n, 5))]
+    answers = pool[rng.integers(0, 12, size=(n, 4))]
+    parts = np.array(["train", "train", "val", "test"] * (n // 4), dtype=object)
+    rules = np.array((["constant"] * 4 + ["progression"] * 4) * (n // 8), dtype=object)
+    labels = {"rule": rules, "concept": rules.copy(), "family": np.array(["x"] * n, object)}
+    labels["layout"] = np.array(["two-row"] * n, dtype=object)
+    return PuzzleArrays(
+        ids=[f"p{i:03d}" for i in range(n)],
+        parts=parts,
+        context_u8=context,
+        answers_u8=answers,
+        keys=rng.integers(0, 4, size=n),
+        rows=(3, 2),
+        labels=labels,
+        questions=[() for _ in range(n)],
+        layout="two-row",
+        family="x",
+    )
+
+
+@pytest.fixture(scope="module")
+def data() -> PuzzleArrays:
+    return repeated_frames(64, seed=2)
+
+
+def test_the_frame_bank_holds_each_distinct_frame_once_and_rebuilds_every_puzzle(
+    data: PuzzleArrays,
+) -> None:
+    dd = DeviceData(data, "cpu")
+    bank = dd.frame_bank().numpy()
+    assert len(bank) == 12  # the pool, though the puzzles hold 64 * 9 frames
+    assert len({f.tobytes() for f in bank}) == len(bank)
+    assert np.array_equal(bank[dd.frame_ids("context").numpy()], data.context_u8)
+    assert np.array_equal(bank[dd.frame_ids("answers").numpy()], data.answers_u8)
+
+
+def test_encoding_distinct_frames_once_gives_the_same_embeddings_and_gradients() -> None:
+    torch.manual_seed(0)
+    encoder = init_relu_weights(ResEncoder())
+    rng = np.random.default_rng(1)
+    bank = torch.from_numpy((rng.random((7, 80, 80)) < 0.3).astype(np.uint8) * 255)
+    ids = torch.from_numpy(rng.integers(0, 7, size=(5, 9)))
+    weights = torch.randn(5, 9, 64)
+
+    once = encode_unique(encoder, bank, ids)
+    (once * weights).sum().backward()
+    grads_once = [p.grad.clone() for p in encoder.parameters() if p.grad is not None]
+    encoder.zero_grad()
+    every = _encode(encoder, bank[ids].float() / 255.0)
+    (every * weights).sum().backward()
+    grads_every = [p.grad.clone() for p in encoder.parameters() if p.grad is not None]
+
+    assert once.shape == every.shape == (5, 9, 64)
+    torch.testing.assert_close(once, every, rtol=1e-4, atol=1e-5)
+    assert len(grads_once) == len(grads_every) > 0
+    for a, b in zip(grads_once, grads_every, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-5)
+
+
+def test_the_context_model_scores_the_same_from_the_bank_as_from_the_frames(
+    data: PuzzleArrays,
+) -> None:
+    dd = DeviceData(data, "cpu")
+    model = ContextBaseline()
+    model.fit(dd, data.part_indices("train"), [], seed=0, rng=np.random.default_rng(0), epochs=1)
+    assert model.net is not None
+    model.net.eval()
+    idx = torch.arange(16)
+    with torch.no_grad():
+        banked = model.outputs(dd, idx)
+        direct = model.net(dd.ink("context", idx), dd.ink("answers", idx))
+    torch.testing.assert_close(banked, direct, rtol=1e-4, atol=1e-5)
+
+
+def test_cuda_speedups_are_ignored_on_the_cpu(data: PuzzleArrays) -> None:
+    probs = []
+    for speedups in (True, False):
+        dd = DeviceData(data, "cpu", cuda_speedups=speedups)
+        assert not dd.mixed_precision and not dd.compiled
+        assert dd.eval_batch == EVAL_BATCH
+        model = BlindBaseline()
+        model.fit(
+            dd, data.part_indices("train"), [], seed=0, rng=np.random.default_rng(0), epochs=2
+        )
+        assert model.net is not None
+        assert model.encode_fn is model.net.encoder  # eager, not a compiled wrapper
+        probs.append(model.predict(dd, np.arange(data.n)))
+    assert np.array_equal(probs[0], probs[1])  # the CPU path is one and the same
+
+
+def test_asking_for_cuda_without_a_gpu_is_refused_with_a_studio_error() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(StudioError, match="sees no GPU"):
+        choose_device("cuda")
+    with pytest.raises(StudioError, match="unknown device"):
+        choose_device("tpu")
+    assert choose_device("auto").kind == "cpu"
+
+
+def test_the_report_gives_per_rule_accuracy_with_intervals(data: PuzzleArrays) -> None:
+    report = run_baselines(data, ["blind"], seeds=[0, 1], epochs=1, device="cpu", cross_fit=False)
+    by_rule = report["models"]["blind"]["groups"]["rule"]
+    assert set(by_rule) == {"constant", "progression"}
+    test = data.part_indices("test")
+    assert sum(g["n"] for g in by_rule.values()) == len(test)
+    for g in by_rule.values():
+        lo, hi = g["ci95"]
+        assert 0.0 <= lo <= g["accuracy"] <= hi <= 1.0
+        assert g["chance"] == pytest.approx(0.25)
+        assert 0.0 <= g["p_value"] <= 1.0
