@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export QT_API := pyside6
 
-.PHONY: setup run test lint bench package clean
+.PHONY: setup run test lint bench package smoke verify-clean clean
 
 setup:
 	@bash scripts/setup.sh
@@ -34,6 +34,16 @@ bench: setup
 
 package: setup
 	bash packaging/build.sh
+
+# The built bundle and .deb, headless, on this machine (a minute).
+smoke:
+	bash packaging/smoke.sh
+
+# The .deb on a clean Debian 12 root with no network and no source tree (as root; about ten
+# minutes, not part of `make test`). Builds the package first when there is none.
+verify-clean:
+	@ls dist/analogy-studio_*.deb >/dev/null 2>&1 || $(MAKE) package
+	bash packaging/verify-clean.sh
 
 clean:
 	rm -rf build dist .pytest_cache

@@ -6,8 +6,9 @@
 # Then prints sizes and times. Smoke-test the result with `bash packaging/smoke.sh`.
 #
 # Environment: PY (default .venv/bin/python), DEB_MAINTAINER (the .deb's Maintainer field),
-# DEB_ZSTD_LEVEL (zstd level for the .deb; dpkg's default 3 takes seconds, 19 saves ~14% and
-# takes about a minute).
+# DEB_COMPRESS (xz, the default: 236 MB, about 5 minutes on 2 cores; zstd: 290 MB in 20 s, for
+# quick development builds, needs dpkg >= 1.21.18 to install), DEB_LEVEL (the compressor's
+# level; dpkg's default when unset: xz 6, zstd 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,14 +20,24 @@ PY=${PY:-.venv/bin/python}
 NAME=analogy-studio
 BUNDLE=dist/$NAME
 WORK=build/pyinstaller
+DEB_COMPRESS=${DEB_COMPRESS:-xz}
+case "$DEB_COMPRESS" in xz|zstd|gzip) ;; *) echo "build.sh: DEB_COMPRESS must be xz, zstd or gzip" >&2; exit 1;; esac
 DEB_MAINTAINER=${DEB_MAINTAINER:-Analogy Studio developers <analogy-studio@localhost>}
+# Only Debian 12 packages. EGL and OSMesa both: pyrender draws through EGL, and through OSMesa
+# where EGL finds no display or device; libgl1-mesa-dri carries Mesa's software rasteriser
+# (llvmpipe) that EGL uses on a machine without a GPU. The xcb libraries are those Qt's xcb
+# platform plugin loads that a minimal desktop may lack. The X11 client libraries after them are
+# opened with ctypes by pyglet, which `import pyrender` imports (for its viewer) even offscreen:
+# without libXrender the 3D renderer fails to load on a clean system (verify-clean.sh found it).
 DEPENDS=(
-  libc6 libegl1 libegl-mesa0 libgl1 libfontconfig1 libfreetype6 libdbus-1-3 libxkbcommon0
-  libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 fonts-symbola
+  libc6 libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libosmesa6 libfontconfig1 libfreetype6
+  libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
+  libxcb-image0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-randr0
+  libx11-6 libxext6 libxrender1 libxi6 libxinerama1 libxxf86vm1 libxrandr2 fonts-symbola
 )
 # Glyph fonts beyond Symbola: UA's annotations use Noto and the ancient-scripts fonts, and
 # substitute WenQuanYi and DejaVu for a few code points (as the development setup does).
-RECOMMENDS=(libosmesa6 fonts-noto-core fonts-ancient-scripts fonts-wqy-microhei fonts-dejavu-core)
+RECOMMENDS=(shared-mime-info desktop-file-utils fonts-noto-core fonts-ancient-scripts fonts-wqy-microhei fonts-dejavu-core)
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -78,7 +89,8 @@ t0=$(now)
 STAGE=build/deb/${NAME}_${DEB_VERSION}_${ARCH}
 rm -rf "$STAGE"
 mkdir -p "$STAGE/DEBIAN" "$STAGE/opt" "$STAGE/usr/bin" "$STAGE/usr/share/applications" \
-  "$STAGE/usr/share/icons/hicolor/256x256/apps" "$STAGE/usr/share/doc/$NAME"
+  "$STAGE/usr/share/icons/hicolor/256x256/apps" "$STAGE/usr/share/doc/$NAME" \
+  "$STAGE/usr/share/mime/packages" "$STAGE/usr/share/icons/hicolor/256x256/mimetypes"
 cp -a "$BUNDLE" "$STAGE/opt/$NAME"
 
 cat >"$STAGE/usr/bin/$NAME" <<EOF
@@ -89,6 +101,11 @@ EOF
 chmod 0755 "$STAGE/usr/bin/$NAME"
 install -m 0644 packaging/$NAME.desktop "$STAGE/usr/share/applications/$NAME.desktop"
 "$PY" packaging/make_icon.py "$STAGE/usr/share/icons/hicolor/256x256/apps/$NAME.png" 256
+# The project files' MIME type (.studio); shared-mime-info's and desktop-file-utils' dpkg
+# triggers update their caches when the package is installed or removed.
+install -m 0644 packaging/$NAME-mime.xml "$STAGE/usr/share/mime/packages/$NAME.xml"
+cp "$STAGE/usr/share/icons/hicolor/256x256/apps/$NAME.png" \
+  "$STAGE/usr/share/icons/hicolor/256x256/mimetypes/application-x-analogy-studio-project.png"
 cat >"$STAGE/usr/share/doc/$NAME/copyright" <<EOF
 Analogy Studio $VERSION
 License: MIT
@@ -138,7 +155,7 @@ EOF
 chmod -R u+rwX,go+rX,go-w "$STAGE"
 chmod 0755 "$STAGE/DEBIAN"
 rm -f "$DEB"
-dpkg-deb --root-owner-group -Zzstd ${DEB_ZSTD_LEVEL:+-z"$DEB_ZSTD_LEVEL"} \
+dpkg-deb --root-owner-group -Z"$DEB_COMPRESS" ${DEB_LEVEL:+-z"$DEB_LEVEL"} \
   --build "$STAGE" "$DEB" >/dev/null
 rm -rf "$STAGE"
 t_deb=$(secs "$t0" "$(now)")
@@ -150,6 +167,6 @@ n_files=$(find "$BUNDLE" -type f | wc -l)
 echo
 echo "build.sh: done in $(secs "$t_start" "$(now)") s"
 echo "  bundle  $BUNDLE/  $(human "$bundle_bytes") in $n_files files  (PyInstaller: $t_pyinstaller s)"
-echo "  deb     $DEB  $(human "$deb_bytes")  (staging + zstd: $t_deb s)"
+echo "  deb     $DEB  $(human "$deb_bytes")  (staging + $DEB_COMPRESS: $t_deb s)"
 echo "  needs   glibc >= ${GLIBC_MIN:-?}; Depends: $depends"
 echo "  check   bash packaging/smoke.sh"

@@ -123,6 +123,27 @@ if [ -x "$PY" ]; then
   fi
 fi
 
+# ------------------------------------------------------------------------------ baselines
+# torch in the frozen app: the CLI's in-process run, then a job in a worker process (the
+# frozen executable started as `worker run`, as the Baselines tab does). A library torch opens
+# with ctypes (libtorch_global_deps.so) once went missing here and nothing noticed.
+check "generate a 150-puzzle split (frozen)" "$EXE" -q generate "$P" "$TMP/split" --n 150 --seed 1 --sampling balanced
+check "vet the split (frozen)" "$EXE" -q vet "$TMP/split"
+check "baseline --models blind (frozen, in process)" "$EXE" -q baseline "$TMP/split" --models blind --seeds 1 --epochs 1 --no-plots
+check "jobs baseline (frozen, in a worker process)" "$EXE" -q jobs baseline "$P" "$TMP/split" --models blind,probes --seeds 1 --epochs 1 --device cpu
+[ -s "$P.jobs/1/report.json" ] && ok "the worker's report: $P.jobs/1/report.json" \
+  || fail "the baseline job wrote no report.json"
+# pyarrow in the frozen app: publish the curated set of an old-format project (migrated first).
+if [ -f tests/fixtures/projects/format-5.studio ]; then
+  cp tests/fixtures/projects/format-5.studio "$TMP/f5.studio"
+  check "export-set of a migrated format-5 project (frozen: Parquet, Croissant)" \
+    "$EXE" -q export-set "$TMP/f5.studio" 1 "$TMP/published" --status any --drop-invalid
+  [ -s "$TMP/published/records.parquet" ] && [ -f "$TMP/f5.studio.bak-format5" ] \
+    && ok "records.parquet written; the format-5 original kept as a backup" \
+    || fail "no records.parquet or no backup of the format-5 project"
+fi
+check "3D: KiVA trials (frozen, pyrender)" "$EXE" -q generate "$TMP/kiva" --family kiva --n 2 --seed 1
+
 # ------------------------------------------------------------------------------ GUI
 t0=$(now)
 QT_QPA_PLATFORM=offscreen timeout "$GUI_SECONDS" "$EXE" gui --demo >"$TMP/gui.out" 2>&1

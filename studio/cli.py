@@ -91,10 +91,48 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tag(args: argparse.Namespace) -> int:
+    from studio.core.keys import GlyphKey
+
+    concept, sep, value = args.tag.partition("=")
+    if not sep or not concept:
+        raise StudioError(f"{args.tag!r} is not a tag like shape-type=circle")
+    try:
+        keys = [GlyphKey.parse(k) for k in args.keys]
+    except ValueError as e:
+        raise StudioError(str(e)) from None
+    with _open_studio(args.project) as studio:
+        schema = studio.schema
+        if not schema.has_concept(concept):
+            known = ", ".join(c.id for c in schema.concepts)
+            raise StudioError(f"the schema has no concept {concept!r} (it has: {known})")
+        if not schema.has_tag(concept, value):
+            values = ", ".join(v.id for v in schema.concept(concept).values) or "none"
+            raise StudioError(f"concept {concept!r} has no value {value!r} (it has: {values})")
+        if args.remove:
+            n = studio.untag(keys, concept, value)
+            print(f"removed {concept}={value} from {n} of {len(keys)} glyphs")
+        else:
+            n = studio.tag(keys, concept, value)
+            print(f"tagged {n} of {len(keys)} glyphs {concept}={value} (as {studio.author})")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     with _open_studio(args.project) as studio:
         n = studio.export_annotations(args.out)
     print(f"wrote {n} tags to {args.out}")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from studio.store.info import open_for_info
+
+    info = open_for_info(args.project)
+    if args.json:
+        print(json.dumps(info.as_json(), indent=1, ensure_ascii=False))
+    else:
+        print("\n".join(info.lines()))
     return 0
 
 
@@ -620,6 +658,81 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_jobs_project(path: str) -> Path:
+    """Open (and migrate) the project as the studio does before its jobs are touched."""
+    from studio.store.project import Project
+
+    Project.open(path).close()
+    return Path(path)
+
+
+def _job_line(job: Any) -> str:
+    where = f" · {job.device}" if job.device else ""
+    tail = f" · {job.message}" if job.message else ""
+    return f"job {job.id} {job.status} {job.progress:.0%}{where}{tail}"
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from studio.store.jobs import JobQueue, job_work_dir
+    from studio.worker.drive import run_jobs
+
+    project = _open_jobs_project(args.project)
+    if args.jobs_cmd == "list":
+        with JobQueue(project) as queue:
+            jobs = queue.jobs()
+        if args.json:
+            rows = [
+                {"id": j.id, "kind": j.kind, "title": j.title, "status": j.status,
+                 "progress": j.progress, "device": j.device, "created_at": j.created_at,
+                 "finished_at": j.finished_at, "error": j.error.splitlines()[:1]}
+                for j in jobs
+            ]  # fmt: skip
+            print(json.dumps(rows, indent=1, ensure_ascii=False))
+        else:
+            for j in jobs:
+                print(f"{j.id:>5}  {j.kind:<10} {j.status:<11} {j.progress:>4.0%}  {j.title}")
+        return 0
+    only = None
+    if args.jobs_cmd == "baseline":
+        split_dir = Path(args.split_dir).resolve()
+        if not split_dir.is_dir():
+            raise StudioError("not found, or not a split folder", split_dir)
+        params = {
+            "source": {"kind": "split-dir", "path": str(split_dir)},
+            "models": [m.strip() for m in args.models.split(",") if m.strip()],
+            "seeds": args.seeds,
+            "device": args.device,
+            "epochs": args.epochs,
+        }
+        with JobQueue(project) as queue:
+            title = f"Baselines ({args.models}) on {split_dir.name}"
+            only = queue.submit("baseline", params, title)
+        if not args.quiet:
+            print(f"queued job {only}", file=sys.stderr)
+        if args.no_wait:
+            print(only)
+            return 0
+
+    def show(job: Any) -> None:
+        if not args.quiet:
+            print(_job_line(job), file=sys.stderr)
+
+    try:
+        ran = run_jobs(project, only=only, on_change=show)
+    except KeyboardInterrupt:
+        print("stopped: running jobs are interrupted and can be resumed", file=sys.stderr)
+        return 130
+    failed = [j for j in ran if j.status != "done"]
+    for j in ran:
+        if j.status == "done":
+            report = job_work_dir(project, j.id) / "report.json"
+            print(f"job {j.id} done: {report if report.exists() else 'no report file'}")
+        else:
+            first = j.error.splitlines()[0] if j.error else ""
+            print(f"job {j.id} {j.status}" + (f": {first}" if first else ""))
+    return 1 if failed else 0
+
+
 def cmd_polyominoes(args: argparse.Namespace) -> int:
     from studio.stimuli.contact_sheet import (
         MAX_CELLS,
@@ -691,6 +804,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("project")
     s.add_argument("out")
     s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser(
+        "info", help="open a project (migrating an older format, with a backup) and count it"
+    )
+    s.add_argument("project")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("tag", help="tag glyphs with a concept value (or remove a tag)")
+    s.add_argument("project", metavar="PROJECT")
+    s.add_argument("tag", metavar="CONCEPT=VALUE")
+    s.add_argument("keys", metavar="KEY", nargs="+", help="glyph keys like U+25CB@symbola")
+    s.add_argument("--remove", action="store_true", help="remove the tag instead")
+    s.set_defaults(func=cmd_tag)
 
     s = sub.add_parser("fonts", help="list installed fonts and their coverage")
     s.add_argument("--font", help="show one font's coverage by Unicode block")
@@ -816,6 +943,28 @@ def build_parser() -> argparse.ArgumentParser:
     plots.add_argument("--plots", metavar="DIR", help="default: SPLIT_DIR/baselines/")
     plots.add_argument("--no-plots", action="store_true")
     s.set_defaults(func=cmd_baseline)
+
+    s = sub.add_parser(
+        "jobs",
+        help="background jobs of a project: list, run queued ones, run a baseline in a worker",
+        description="Jobs run in worker processes exactly as the Baselines tab runs them "
+        "(memory limit, stall watch, checkpoints). Ctrl+C interrupts them (resumable).",
+    )
+    jobs = s.add_subparsers(dest="jobs_cmd", required=True, metavar="ACTION")
+    j = jobs.add_parser("list", help="the project's jobs")
+    j.add_argument("project", metavar="PROJECT")
+    j.add_argument("--json", action="store_true")
+    j = jobs.add_parser("run", help="run every queued job, then exit")
+    j.add_argument("project", metavar="PROJECT")
+    j = jobs.add_parser("baseline", help="queue a baseline job on a split folder and run it")
+    j.add_argument("project", metavar="PROJECT")
+    j.add_argument("split_dir", metavar="SPLIT_DIR")
+    j.add_argument("--models", default="blind,probes")
+    j.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    j.add_argument("--seeds", type=int, default=3)
+    j.add_argument("--epochs", type=int, help="at most this many epochs per fit")
+    j.add_argument("--no-wait", action="store_true", help="only queue it; print its id")
+    s.set_defaults(func=cmd_jobs)
 
     s = sub.add_parser("polyominoes", help="count or draw every polyomino (2D) or polycube (3D)")
     s.add_argument("--cells", type=int, required=True, help="cells per shape (N)")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from PySide6.QtCore import QEventLoop, Qt
+from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog, QWidget
 from superqt.utils import create_worker
 
@@ -82,6 +84,17 @@ def install_error_hook(parent: Callable[[], QWidget | None] = lambda: None) -> E
     return previous
 
 
+#: Set to a file name, the studio writes the wall-clock time (``time.time()``) at which its first
+#: window is up there and quits: how the installer's checks measure cold start to first window
+#: (packaging/verify-clean.sh) without a screen or a person.
+FIRST_WINDOW_ENV = "ANALOGY_STUDIO_FIRST_WINDOW"
+
+
+def _first_window_up(path: str, app: QApplication) -> None:
+    Path(path).write_text(f"{time.time():.3f}\n", encoding="utf-8")
+    app.quit()
+
+
 def run_gui(project: str | None = None, demo: bool = False) -> int:
     from studio.app import Studio
     from studio.demo import demo_path
@@ -117,6 +130,9 @@ def run_gui(project: str | None = None, demo: bool = False) -> int:
     window = MainWindow(studio, settings)
     previous_hook = install_error_hook(lambda: window)
     window.show()
+    first_window = os.environ.get(FIRST_WINDOW_ENV)
+    if first_window:  # runs once the event loop has shown and painted the window
+        QTimer.singleShot(0, lambda: _first_window_up(first_window, app))
     try:
         code = app.exec()
     finally:

@@ -21,6 +21,8 @@ LAUNCHER = PACKAGING / "launcher.py"
 BUILD_SH = PACKAGING / "build.sh"
 SMOKE_SH = PACKAGING / "smoke.sh"
 DESKTOP = PACKAGING / "analogy-studio.desktop"
+MIME_XML = PACKAGING / "analogy-studio-mime.xml"
+MIME_TYPE = "application/x-analogy-studio-project"
 
 
 def _assignment(tree: ast.Module, name: str) -> ast.expr:
@@ -150,7 +152,7 @@ def test_build_script_pins_pyinstaller_and_builds_the_deb() -> None:
     text = BUILD_SH.read_text(encoding="utf-8")
     assert re.search(r"^PYINSTALLER_VERSION=\d+\.\d+\.\d+$", text, re.M), "pin an exact version"
     assert "packaging/analogy-studio.spec" in text
-    assert "dpkg-deb --root-owner-group -Zzstd" in text
+    assert 'dpkg-deb --root-owner-group -Z"$DEB_COMPRESS"' in text
     assert "usr/share/applications/$NAME.desktop" in text
     assert "hicolor/256x256/apps/$NAME.png" in text
     depends = re.search(r"^DEPENDS=\((.*?)\)", text, re.M | re.S)
@@ -180,13 +182,25 @@ def test_desktop_entry_has_the_required_keys() -> None:
     assert not unknown, f"unknown keys {unknown}"
     assert entry["Type"] == "Application"
     assert entry["Name"] == "Analogy Studio"
-    assert entry["Exec"] == "analogy-studio gui"
+    assert entry["Exec"] == "analogy-studio gui %f"  # a double-clicked .studio file opens
+    assert entry["MimeType"] == f"{MIME_TYPE};"
     assert entry["Icon"] == "analogy-studio"  # a theme icon name, no path and no extension
     assert entry["Terminal"] == "false"
     for key in ("Categories", "Keywords"):
         assert entry[key].endswith(";"), f"{key} is a list and must end with ';'"
     if "Version" in entry:
         assert entry["Version"] in {"1.0", "1.1", "1.2", "1.3", "1.4", "1.5"}
+
+
+def test_mime_type_claims_studio_files() -> None:
+    import xml.etree.ElementTree as ET
+
+    ns = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
+    root = ET.fromstring(MIME_XML.read_text(encoding="utf-8"))
+    [mime] = root.findall("m:mime-type", ns)
+    assert mime.get("type") == MIME_TYPE
+    assert [g.get("pattern") for g in mime.findall("m:glob", ns)] == ["*.studio"]
+    assert mime.find("m:sub-class-of", ns).get("type") == "application/vnd.sqlite3"
 
 
 # ------------------------------------------------------------------------------------- icon
