@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from itertools import accumulate
 from typing import Any
@@ -71,12 +71,9 @@ from studio.core.verdict import Finding
 from studio.families.glyph_pmp.split import (
     GlyphSide,
     PartLoop,
-    Shard,
+    QuotaGenerator,
     SplitResult,
-    fill_quotas,
-    fill_shard,
     hold_out,
-    shard_rng,
     stable_fraction,
 )
 from studio.generate.params import SplitParams
@@ -112,9 +109,12 @@ def _jaccard(a: frozenset, b: frozenset) -> float:
     return len(a & b) / union if union else 0.0
 
 
-class AnalogyGenerator:
+class AnalogyGenerator(QuotaGenerator[Change]):
     """Builds one fold of an analogy split. ``run()`` yields (done, total) between puzzles (close
     the iterator to cancel); ``result`` holds the split afterwards."""
+
+    name = staticmethod(change_name)
+    max_fails = MAX_TUPLE_FAILS
 
     def __init__(
         self,
@@ -227,20 +227,6 @@ class AnalogyGenerator:
         )
 
     # ---- main loop -------------------------------------------------------------------------
-    def run(self) -> Iterator[tuple[int, int]]:
-        yield from fill_quotas(self.result, self._open_part, change_name, MAX_TUPLE_FAILS)
-
-    def run_shard(self, shard: Shard) -> Iterator[tuple[int, int]]:
-        """One chunk of a sharded split (:func:`~.split.shard_plan`) into a fresh ``result``,
-        drawn from the chunk's own random stream; yields (done, count) after each puzzle. The
-        generator may make several chunks in turn: its caches hold value-level work only."""
-        self.rng = shard_rng(self.params.seed, self.fold, shard.part, shard.chunk)
-        self.result = SplitResult(self.params, self.fold)
-        self._seen = set()
-        made = fill_shard(self.result, self._open_part, change_name, MAX_TUPLE_FAILS, shard)
-        for done, _ in enumerate(made, 1):
-            yield done, shard.count
-
     def _open_part(self, part: str, side_name: str) -> PartLoop[Change]:
         """The part's quota loop pieces (:func:`fill_quotas`): the changes dry from the start
         (and, for symmetric answer sets, the concepts with too few key-able values), a draw of

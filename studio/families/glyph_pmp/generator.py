@@ -49,12 +49,9 @@ from studio.core.tagindex import TagIndex
 from studio.families.glyph_pmp.split import (
     GlyphSide,
     PartLoop,
-    Shard,
+    QuotaGenerator,
     SplitResult,
-    fill_quotas,
-    fill_shard,
     hold_out,
-    shard_rng,
     stable_fraction,
 )
 from studio.generate.params import SplitParams
@@ -84,9 +81,12 @@ def tuple_name(t: Tuple) -> str:
     return f"{t[0]}/{t[1]}/{'shift' if t[2] else 'noshift'}"
 
 
-class GlyphPMPGenerator:
+class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     """Builds one fold of a split. ``run()`` yields (done, total) between puzzles, so a GUI can
     show progress and cancel by closing the iterator; ``result`` holds the split afterwards."""
+
+    name = staticmethod(tuple_name)
+    max_fails = MAX_TUPLE_FAILS
 
     def __init__(
         self,
@@ -162,20 +162,6 @@ class GlyphPMPGenerator:
         return self.params.extrapolation == "values" or self.params.holdout == "none"
 
     # ---- main loop -------------------------------------------------------------------------
-    def run(self) -> Iterator[tuple[int, int]]:
-        yield from fill_quotas(self.result, self._open_part, tuple_name, MAX_TUPLE_FAILS)
-
-    def run_shard(self, shard: Shard) -> Iterator[tuple[int, int]]:
-        """One chunk of a sharded split (:func:`~.split.shard_plan`) into a fresh ``result``,
-        drawn from the chunk's own random stream; yields (done, count) after each puzzle. The
-        generator may make several chunks in turn: its caches hold value-level work only."""
-        self.rng = shard_rng(self.params.seed, self.fold, shard.part, shard.chunk)
-        self.result = SplitResult(self.params, self.fold)
-        self._seen = set()
-        made = fill_shard(self.result, self._open_part, tuple_name, MAX_TUPLE_FAILS, shard)
-        for done, _ in enumerate(made, 1):
-            yield done, shard.count
-
     def _open_part(self, part: str, side_name: str) -> PartLoop[Tuple]:
         """The part's quota loop pieces (:func:`fill_quotas`): the tuples dry from the start,
         a draw of a puzzle of a tuple drawn uniformly among the live ones, and the retiring."""

@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -265,6 +265,41 @@ def fill_shard(
         result, open_part, name, max_fails, shard.part, shard.start, shard.count, t0
     )
     result.seconds += time.perf_counter() - t0
+
+
+class QuotaGenerator(Generic[T]):
+    """The main loop both glyph generators share: every part's quota from one random stream
+    (:meth:`run`), or one chunk of a sharded split from its own (:meth:`run_shard`). A subclass
+    sets ``params``, ``fold``, ``result``, ``rng`` and ``_seen`` and gives ``_open_part`` (the
+    part's :class:`PartLoop`), ``name`` (a tuple's name, as a staticmethod) and ``max_fails``."""
+
+    params: SplitParams
+    fold: int
+    result: SplitResult
+    rng: np.random.Generator
+    _seen: set[Any]
+    max_fails: int
+
+    @staticmethod
+    def name(t: Any) -> str:
+        raise NotImplementedError
+
+    def _open_part(self, part: str, side_name: str) -> PartLoop[T]:
+        raise NotImplementedError
+
+    def run(self) -> Iterator[tuple[int, int]]:
+        yield from fill_quotas(self.result, self._open_part, self.name, self.max_fails)
+
+    def run_shard(self, shard: Shard) -> Iterator[tuple[int, int]]:
+        """One chunk of a sharded split (:func:`shard_plan`) into a fresh ``result``, drawn
+        from the chunk's own random stream; yields (done, count) after each puzzle. The
+        generator may make several chunks in turn: its caches hold value-level work only."""
+        self.rng = shard_rng(self.params.seed, self.fold, shard.part, shard.chunk)
+        self.result = SplitResult(self.params, self.fold)
+        self._seen = set()
+        made = fill_shard(self.result, self._open_part, self.name, self.max_fails, shard)
+        for done, _ in enumerate(made, 1):
+            yield done, shard.count
 
 
 def merge_shards(base: SplitResult, parts: list[SplitResult]) -> SplitResult:
