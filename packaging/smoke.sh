@@ -214,8 +214,12 @@ else
   if command -v desktop-file-validate >/dev/null; then
     check "desktop-file-validate $NAME.desktop" desktop-file-validate "$desktop"
   fi
-  grep -qx "Exec=$NAME gui" "$desktop" && grep -qx "Icon=$NAME" "$desktop" \
-    && ok "desktop entry: Exec=$NAME gui, Icon=$NAME" || fail "desktop entry Exec/Icon"
+  grep -qx "Exec=$NAME gui %f" "$desktop" && grep -qx "Icon=$NAME" "$desktop" \
+    && grep -qx "MimeType=application/x-analogy-studio-project;" "$desktop" \
+    && ok "desktop entry: Exec=$NAME gui %f, Icon=$NAME, the project MIME type" \
+    || fail "desktop entry Exec/Icon/MimeType"
+  [ -f "$X/usr/share/mime/packages/$NAME.xml" ] && ok "MIME type file in the .deb" \
+    || fail "no /usr/share/mime/packages/$NAME.xml in the .deb"
   icon=$X/usr/share/icons/hicolor/256x256/apps/$NAME.png
   if [ -x "$PY" ] && "$PY" -c '
 import sys
