@@ -703,6 +703,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             "seeds": args.seeds,
             "device": args.device,
             "epochs": args.epochs,
+            "beside_window": False,  # no window to keep responsive: every core
         }
         with JobQueue(project) as queue:
             title = f"Baselines ({args.models}) on {split_dir.name}"

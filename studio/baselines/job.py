@@ -9,6 +9,9 @@ Parameters (``ctx.params``, as the dashboard submits them)::
      "seeds": 3, "device": "auto", "epochs": null,
      "cuda_speedups": true}   # bf16 autocast + torch.compile on CUDA; ignored on the CPU
 
+``"beside_window": false`` (set by ``analogy-studio jobs``, which runs jobs with no window
+open) lets the job use every core at normal priority.
+
 A relative split path or project path is read against the project's folder. The source
 defaults to the context's project for a ``project-set`` without ``project``.
 
@@ -126,7 +129,9 @@ def run_job(ctx: Any) -> dict[str, Any]:
             log=ctx.log,
             completed=dict(units),
             on_unit=on_unit,
-            lower_priority=True,
+            # beside the studio's window (the default) a job leaves a core free and runs
+            # niced; `analogy-studio jobs` runs jobs with no window to keep responsive
+            lower_priority=bool(params.get("beside_window", True)),
             cross_fit=bool(params.get("cross_fit", True)),
             cuda_speedups=bool(params.get("cuda_speedups", True)),
             on_device=ctx.set_device,
