@@ -16,6 +16,8 @@ DEB_PACKAGES=(
   libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 libxcb-randr0
   # a virtual screen for screenshots of a real window
   xvfb
+  # the lab database (issue 17): tests start a throwaway PostgreSQL server (tests/pgserver.py)
+  postgresql
 )
 
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -18,6 +18,9 @@ from studio.resources import ua_data_dir
 
 SHARED_UA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua"
 
+# pg_server / pg_database: a throwaway PostgreSQL server (one per xdist worker that asks)
+pytest_plugins = ["tests.pgserver"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory) -> None:
