@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -150,6 +150,8 @@ class ShardableGenerator(Protocol):
     ) -> Iterator[StimulusItem]: ...
 
 
+R = TypeVar("R")
+
 #: A pool worker's generator (set by the pool's initializer).
 _WORKER: dict[str, Any] = {}
 
@@ -166,19 +168,20 @@ def _worker_items(count: int, seed: int, indices: range) -> tuple[list[StimulusI
     return items, generator.rejections
 
 
-def pooled_items(
-    generator: ShardableGenerator,
+def ordered_chunks(
     count: int,
-    seed: int,
+    chunk: int,
     workers: int,
-    progress: Callable[[int, int], None] | None = None,
-    chunk: int = POOL_CHUNK,
-) -> Iterator[StimulusItem]:
-    """``generator.items(count, seed)`` drawn over ``workers`` processes: chunks of ``chunk``
-    items, at most four per worker in flight (memory stays flat), yielded in index order; the
-    workers' rejections are added to ``generator.rejections``. Item i depends only on (seed, i),
-    so the items are those drawn in one process, byte for byte. A worker that dies raises
-    StudioError."""
+    task: Callable[..., R],
+    args: tuple[Any, ...],
+    initializer: Callable[..., None],
+    initargs: tuple[Any, ...],
+    what: str,
+) -> Iterator[R]:
+    """``task(*args, range)`` for consecutive ranges of ``chunk`` indices below ``count``, run
+    over ``workers`` processes (started with ``initializer(*initargs)``), yielded in index
+    order with at most four chunks per worker in flight (memory stays flat). A worker that
+    dies raises StudioError naming ``what`` it was drawing."""
     from concurrent.futures import Future, ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
@@ -187,31 +190,50 @@ def pooled_items(
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=pool_context(),
-        initializer=_init_worker,
-        initargs=(generator,),
+        initializer=initializer,
+        initargs=initargs,
     )
     chunks = iter([range(a, min(a + chunk, count)) for a in range(0, count, chunk)])
-    pending: list[Future[tuple[list[StimulusItem], Counter[str]]]] = []
+    pending: list[Future[R]] = []
     try:
         for part in chunks:
-            pending.append(pool.submit(_worker_items, count, seed, part))
+            pending.append(pool.submit(task, *args, part))
             if len(pending) >= 4 * workers:
                 break
-        done = 0
         while pending:
-            items, rejected = pending.pop(0).result()
+            result = pending.pop(0).result()
             following = next(chunks, None)
             if following is not None:
-                pending.append(pool.submit(_worker_items, count, seed, following))
-            generator.rejections.update(rejected)
-            for item in items:
-                yield item
-                done += 1
-                if progress is not None:
-                    progress(done, count)
+                pending.append(pool.submit(task, *args, following))
+            yield result
     except BrokenProcessPool as e:
         raise StudioError(
-            f"a process drawing items stopped abruptly ({e}); try again with fewer workers"
+            f"a process drawing {what} stopped abruptly ({e}); try again with fewer workers"
         ) from e
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def pooled_items(
+    generator: ShardableGenerator,
+    count: int,
+    seed: int,
+    workers: int,
+    progress: Callable[[int, int], None] | None = None,
+    chunk: int = POOL_CHUNK,
+) -> Iterator[StimulusItem]:
+    """``generator.items(count, seed)`` drawn over ``workers`` processes
+    (:func:`ordered_chunks`); the workers' rejections are added to ``generator.rejections``.
+    Item i depends only on (seed, i), so the items are those drawn in one process, byte for
+    byte."""
+    done = 0
+    results = ordered_chunks(
+        count, chunk, workers, _worker_items, (count, seed), _init_worker, (generator,), "items"
+    )
+    for items, rejected in results:
+        generator.rejections.update(rejected)
+        for item in items:
+            yield item
+            done += 1
+            if progress is not None:
+                progress(done, count)

@@ -84,7 +84,7 @@ from studio.families.kiva.transforms import (
     try_apply,
 )
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import pool_context, pool_workers
+from studio.stimuli.loop import ordered_chunks, pool_workers
 from studio.stimuli.sheet import label_font
 
 if TYPE_CHECKING:
@@ -417,44 +417,27 @@ class KivaGenerator:
         n_workers: int,
         keep_pictures: bool,
     ) -> Iterator[StimulusItem]:
-        """:meth:`items` over a process pool: chunks of :data:`POOL_CHUNK` trials, at most
-        four per worker in flight (memory stays flat), yielded in index order; each worker's
-        rejection counts are added to :attr:`rejections`."""
-        from concurrent.futures import Future, ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
-        pool = ProcessPoolExecutor(
-            max_workers=n_workers,
-            mp_context=pool_context(),
-            initializer=_init_worker,
-            initargs=(self, keep_pictures),
+        """:meth:`items` over a process pool (:func:`~studio.stimuli.loop.ordered_chunks`,
+        chunks of :data:`POOL_CHUNK` trials), yielded in index order; each worker's rejection
+        counts are added to :attr:`rejections`."""
+        done = 0
+        results = ordered_chunks(
+            count,
+            POOL_CHUNK,
+            n_workers,
+            _worker_trials,
+            (count, seed),
+            _init_worker,
+            (self, keep_pictures),
+            "KiVA trials",
         )
-        chunks = iter([range(a, min(a + POOL_CHUNK, count)) for a in range(0, count, POOL_CHUNK)])
-        pending: list[Future[list[tuple[StimulusItem, Counter[str]]]]] = []
-        try:
-            for chunk in chunks:
-                pending.append(pool.submit(_worker_trials, count, seed, chunk))
-                if len(pending) >= 4 * n_workers:
-                    break
-            done = 0
-            while pending:
-                results = pending.pop(0).result()
-                following = next(chunks, None)
-                if following is not None:
-                    pending.append(pool.submit(_worker_trials, count, seed, following))
-                for item, rejected in results:
-                    self.rejections.update(rejected)
-                    yield item
-                    done += 1
-                    if progress is not None:
-                        progress(done, count)
-        except BrokenProcessPool as e:
-            raise StudioError(
-                f"a process drawing KiVA trials stopped abruptly ({e}); "
-                "try again with fewer workers"
-            ) from e
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        for chunk in results:
+            for item, rejected in chunk:
+                self.rejections.update(rejected)
+                yield item
+                done += 1
+                if progress is not None:
+                    progress(done, count)
 
     # ---- one trial ------------------------------------------------------------------------
     def _pick(
