@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, str] = {
     "split_write": "split_write_bench",
     "kiva": "kiva_bench",
     "baselines": "baseline_bench",
+    "lab": "lab_bench",
 }
 
 

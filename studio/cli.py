@@ -73,11 +73,21 @@ def _author() -> str:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.dbfile import safe_location
     from studio.store.project import Project
 
     schema = load_schema(args.schema or bundled_schema_path())
     Project.create(args.project, schema, author=_author(), overwrite=args.force).close()
-    print(f"created {args.project} with schema {schema.id} {schema.version}")
+    print(f"created {safe_location(args.project)} with schema {schema.id} {schema.version}")
+    return 0
+
+
+def cmd_copy(args: argparse.Namespace) -> int:
+    from studio.store.copy import copy_project
+
+    report = copy_project(args.source, args.target)
+    if not args.quiet:
+        print("\n".join(report.lines()))
     return 0
 
 
@@ -658,12 +668,14 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_jobs_project(path: str) -> Path:
-    """Open (and migrate) the project as the studio does before its jobs are touched."""
+def _open_jobs_project(path: str) -> str | Path:
+    """Open (and migrate) the project as the studio does before its jobs are touched; a
+    database URL stays a string (Path would mangle it)."""
+    from studio.store.dbfile import is_database_url
     from studio.store.project import Project
 
     Project.open(path).close()
-    return Path(path)
+    return path if is_database_url(path) else Path(path)
 
 
 def _job_line(job: Any) -> str:
@@ -727,11 +739,127 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     for j in ran:
         if j.status == "done":
             report = job_work_dir(project, j.id) / "report.json"
-            print(f"job {j.id} done: {report if report.exists() else 'no report file'}")
+            # the result itself is in the database (what the studio shows); the file is a copy
+            print(f"job {j.id} done: {report if report.exists() else 'no report file here'}")
         else:
             first = j.error.splitlines()[0] if j.error else ""
             print(f"job {j.id} {j.status}" + (f": {first}" if first else ""))
     return 1 if failed else 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from studio.worker.serve import cmd_serve
+
+    return cmd_serve(args)
+
+
+def _lab_key(text_: str) -> Any:
+    from studio.core.keys import GlyphKey
+
+    try:
+        return GlyphKey.parse(text_)
+    except ValueError as e:
+        raise StudioError(str(e)) from None
+
+
+def _lab_tags(items: Sequence[str], schema: Any) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for item in items:
+        concept, sep, value = item.partition("=")
+        if not sep or not schema.has_tag(concept, value):
+            raise StudioError(f"{item!r} is not a concept=value of the project's schema")
+        out.append((concept, value))
+    return out
+
+
+def _interval(est: Any) -> str:
+    if est is None or getattr(est, "value", None) is None:
+        reason = getattr(est, "reason", "") if est is not None else ""
+        return f"— ({reason})" if reason else "—"
+    lo, hi = est.low, est.high
+    return f"{est.value:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    """People, assignments, agreement, the disagreement queue and the audit trail of a project
+    (a lab database, or a file: a lab of one)."""
+    from studio.store.project import Project
+
+    with Project.open(args.project) as project:
+        who = project.author_for(_author())
+        action = args.lab_cmd
+        if action == "people":
+            for p in project.people():
+                print(f"{p.name}\t{p.role}\t{p.full_name}")
+        elif action == "add-person":
+            password = None
+            if args.password_prompt:
+                import getpass
+
+                password = getpass.getpass(f"password for {args.name}: ")
+            project.add_person(args.name, args.role, full_name=args.full_name, password=password)
+            print(f"{args.name} is now {args.role} of {project.location}")
+        elif action == "assign":
+            keys = [_lab_key(k) for k in args.glyphs] if args.glyphs else None
+            names = [a.strip() for a in args.annotators.split(",") if a.strip()]
+            summary = project.assign(
+                keys,
+                names,
+                overlap=args.overlap,
+                per_overlap_glyph=args.per_glyph,
+                seed=args.seed,
+                name=args.name or "",
+                by=who,
+            )
+            loads = ", ".join(f"{k} {v}" for k, v in sorted(summary.per_person.items()))
+            print(f"assignment {summary.id}: {loads}; {summary.overlap} glyphs in the overlap")
+        elif action == "my-glyphs":
+            for key, done in project.assigned(args.annotator or who):
+                print(f"{key}\t{'done ' + done if done else 'to do'}")
+        elif action == "agreement":
+            report = project.agreement(n_boot=args.boot, seed=args.seed)
+            if args.json:
+                print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
+                return 0
+            print(
+                f"{len(report.annotators)} annotators, {report.pairable_glyphs} glyphs annotated"
+                f" by two or more, {report.ratings} tags; intervals: {report.n_boot} bootstrap"
+                " replicates over glyphs"
+            )
+            for c in report.concepts:
+                print(
+                    f"{c.concept}: alpha {_interval(c.alpha)}; agreement"
+                    f" {_interval(c.percent)}; {c.glyphs} glyphs"
+                )
+            for pair in report.pairs:
+                print(
+                    f"{pair.first} × {pair.second}: kappa {_interval(pair.kappa)};"
+                    f" agreement {pair.percent:.3f} over {pair.glyphs} glyphs"
+                )
+        elif action == "queue":
+            queue = project.disagreement_queue()
+            if args.json:
+                print(json.dumps([{"glyph": str(k), **d.to_json()} for k, d in queue]))
+                return 0
+            for key, d in queue:
+                parts = []
+                for concept in d.concepts:
+                    said = "; ".join(
+                        f"{a}: {','.join(d.values(a, concept)) or 'none'}" for a in d.annotators
+                    )
+                    parts.append(f"{concept} ({said})")
+                print(f"{key}\t" + " | ".join(parts))
+            print(f"{len(queue)} glyphs to settle")
+        elif action == "settle":
+            key = _lab_key(args.glyph)
+            tags = _lab_tags(args.tags, project.schema)
+            project.adjudicate(key, tags, who, args.note)
+            shown = ", ".join(f"{c}={v}" for c, v in tags) or "no tags"
+            print(f"settled {key}: {shown} (by {who})")
+        elif action == "audit":
+            for e in reversed(project.audit(args.limit)):
+                print(f"{e.at}\t{e.who}\t{e.action}\t{e.target}\t{e.detail.get('rows', '')}")
+    return 0
 
 
 def cmd_polyominoes(args: argparse.Namespace) -> int:
@@ -790,10 +918,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("init", help="create a project with a concept schema")
-    s.add_argument("project")
+    s.add_argument(
+        "project", help="a new file, or an empty PostgreSQL database: postgresql://user@host/db"
+    )
     s.add_argument("--schema", help="concept schema JSON (default: the bundled UA 1.0)")
     s.add_argument("--force", action="store_true", help="replace an existing file")
     s.set_defaults(func=cmd_init)
+
+    s = sub.add_parser(
+        "copy",
+        help="copy a project between a file and a PostgreSQL database (either way)",
+        description="Copy every table of PROJECT_A (read-only) into PROJECT_B, which must be "
+        "a new file or an empty database (postgresql://user@host/db), in one transaction.",
+    )
+    s.add_argument("source", metavar="PROJECT_A")
+    s.add_argument("target", metavar="PROJECT_B")
+    s.set_defaults(func=cmd_copy)
 
     s = sub.add_parser("import-annotations", help="import a CSV or a UA Annotations folder")
     s.add_argument("project")
@@ -966,6 +1106,70 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--epochs", type=int, help="at most this many epochs per fit")
     j.add_argument("--no-wait", action="store_true", help="only queue it; print its id")
     s.set_defaults(func=cmd_jobs)
+
+    s = sub.add_parser(
+        "worker",
+        help="serve a project's job queue from this machine (a lab's GPU server)",
+        description="`worker serve --db URL` claims queued jobs (FOR UPDATE SKIP LOCKED), runs "
+        "each in a worker process, heartbeats, and puts dead workers' jobs back in the queue. "
+        "SIGTERM or Ctrl+C stops it: its running jobs go back to the queue, resumable.",
+    )
+    worker_sub = s.add_subparsers(dest="worker_cmd", required=True, metavar="ACTION")
+    w = worker_sub.add_parser("serve", help="claim and run queued jobs until stopped")
+    from studio.worker.serve import add_serve_arguments
+
+    add_serve_arguments(w)
+    s.set_defaults(func=cmd_worker)
+
+    s = sub.add_parser(
+        "lab",
+        help="people, assignments, agreement, disagreements and the audit trail of a project",
+        description="A lab database (postgresql://…) enforces each person's role on the "
+        "server; a project file is a lab of one. See docs/lab-server.md.",
+    )
+    lab = s.add_subparsers(dest="lab_cmd", required=True, metavar="ACTION")
+    lp = lab.add_parser("people", help="who works on the project, in which role")
+    lp.add_argument("project", metavar="PROJECT")
+    lp = lab.add_parser("add-person", help="add a person (admin), or change their role")
+    lp.add_argument("project", metavar="PROJECT")
+    lp.add_argument("name", help="login name (lower-case letters, digits, _ . -)")
+    lp.add_argument("--role", required=True, choices=("annotator", "curator", "admin"))
+    lp.add_argument("--full-name", default="")
+    lp.add_argument(
+        "--password-prompt",
+        action="store_true",
+        help="ask for their password (hashed on this machine, never stored by the studio)",
+    )
+    lp = lab.add_parser("assign", help="divide glyphs among annotators, with an overlap share")
+    lp.add_argument("project", metavar="PROJECT")
+    lp.add_argument("--annotators", required=True, help="comma-separated login names")
+    lp.add_argument("--overlap", type=float, default=0.2, help="share tagged by several (0.2)")
+    lp.add_argument("--per-glyph", type=int, default=2, help="people per overlap glyph (2)")
+    lp.add_argument("--seed", type=int, default=0)
+    lp.add_argument("--name", help="a name for this assignment")
+    lp.add_argument("glyphs", nargs="*", metavar="GLYPH", help="U+XXXX@font (default: all)")
+    lp = lab.add_parser("my-glyphs", help="the glyphs assigned to you (or --annotator)")
+    lp.add_argument("project", metavar="PROJECT")
+    lp.add_argument("--annotator")
+    lp = lab.add_parser(
+        "agreement", help="Krippendorff's alpha, Cohen's kappa, percent agreement, intervals"
+    )
+    lp.add_argument("project", metavar="PROJECT")
+    lp.add_argument("--boot", type=int, default=1000, help="bootstrap replicates (1000)")
+    lp.add_argument("--seed", type=int, default=0)
+    lp.add_argument("--json", action="store_true")
+    lp = lab.add_parser("queue", help="glyphs whose annotators disagree, not yet settled")
+    lp.add_argument("project", metavar="PROJECT")
+    lp.add_argument("--json", action="store_true")
+    lp = lab.add_parser("settle", help="settle a glyph's tags as a curator (its consensus)")
+    lp.add_argument("project", metavar="PROJECT")
+    lp.add_argument("glyph", metavar="GLYPH", help="U+XXXX@font")
+    lp.add_argument("tags", nargs="*", metavar="CONCEPT=VALUE", help="none: no tags")
+    lp.add_argument("--note", default="")
+    lp = lab.add_parser("audit", help="who changed what (a lab database's audit trail)")
+    lp.add_argument("project", metavar="PROJECT")
+    lp.add_argument("--limit", type=int, default=50)
+    s.set_defaults(func=cmd_lab)
 
     s = sub.add_parser("polyominoes", help="count or draw every polyomino (2D) or polycube (3D)")
     s.add_argument("--cells", type=int, required=True, help="cells per shape (N)")

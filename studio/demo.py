@@ -38,6 +38,8 @@ def start_block(project: Project) -> str | None:
     name = project.meta(START_BLOCK_META)
     if name:
         return name
+    if project.is_database:
+        return None
     return DEMO_START_BLOCK if project.path.name == DEMO_NAME else None
 
 

@@ -44,6 +44,9 @@ SERVER_OPTIONS = (
     "-c max_connections=200 -c log_min_messages=warning"
 )
 
+#: a lab server's settings: durability on (PostgreSQL's defaults)
+DURABLE_OPTIONS = "-c max_connections=200 -c log_min_messages=warning"
+
 
 class PostgresUnavailable(Exception):
     """PostgreSQL cannot be started here; the message says why."""
@@ -104,6 +107,8 @@ class PgServer:
     port: int
     host: str = "127.0.0.1"
     user: str = SUPERUSER
+    #: server settings: the fast, non-durable ones of a test server unless ``durable``
+    options: str = SERVER_OPTIONS
     _as_server_user: list[str] = field(default_factory=list)
     _names: Iterator[int] = field(default_factory=itertools.count)
 
@@ -193,7 +198,7 @@ class PgServer:
             "-D",
             str(self.datadir),
             "-o",
-            options + SERVER_OPTIONS,
+            options + self.options,
             "-l",
             str(self.logfile),
             "-w",
@@ -213,6 +218,12 @@ class PgServer:
             self._run(
                 str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", "fast", "-w", "stop"
             )
+
+    def restart(self, mode: str = "immediate") -> None:
+        """Stop (``immediate``: as a crash would, no shutdown checkpoint; or ``fast``) and
+        start again on the same port: connected clients lose their sessions."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", mode, "-w", "stop")
+        self.start()
 
 
 def _server_user_prefix(root: Path) -> list[str]:
@@ -241,8 +252,10 @@ def _server_user_prefix(root: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def running_server() -> Iterator[PgServer]:
-    """Starts a throwaway server; stops it and removes its folder on the way out."""
+def running_server(*, durable: bool = False) -> Iterator[PgServer]:
+    """Starts a throwaway server; stops it and removes its folder on the way out. ``durable``:
+    PostgreSQL's own defaults (fsync, synchronous commit), as a lab's server runs — for
+    benchmarks of latency and of what survives a crash."""
     import psycopg  # noqa: F401  (the client must be there too; fail here, not in a test)
 
     bindir = find_bindir()
@@ -250,7 +263,13 @@ def running_server() -> Iterator[PgServer]:
     server: PgServer | None = None
     try:
         prefix = _server_user_prefix(root)
-        server = PgServer(bindir=bindir, root=root, port=_free_port(), _as_server_user=prefix)
+        server = PgServer(
+            bindir=bindir,
+            root=root,
+            port=_free_port(),
+            options=DURABLE_OPTIONS if durable else SERVER_OPTIONS,
+            _as_server_user=prefix,
+        )
         server.initdb()
         # the port was free a moment ago; another process may take it before the server binds
         for attempt in range(3):

@@ -570,10 +570,12 @@ def load_project_set(
     from studio.core.keys import GlyphKey
     from studio.families.glyph_pmp.export import ua_frame
     from studio.splits import annotation_index, glyph_images
+    from studio.store.dbfile import is_database_url, safe_location
     from studio.store.project import Project
 
-    path = Path(project_path)
-    project = Project.open(path)
+    url = is_database_url(project_path)
+    path = Path(safe_location(project_path)) if url else Path(project_path)
+    project = Project.open(str(project_path) if url else path)
     studio = Studio(project)
     try:
         if project.puzzle_set(int(set_id)) is None:
@@ -598,7 +600,8 @@ def load_project_set(
                 progress(k + 1, len(puzzles))
     finally:
         studio.close()
-    source = {"kind": "project-set", "path": str(path.resolve()), "set_id": int(set_id)}
+    where = safe_location(project_path) if url else str(path.resolve())
+    source = {"kind": "project-set", "path": where, "set_id": int(set_id)}
     return _from_puzzles(puzzles, frames, path, source, attributes)
 
 

@@ -44,7 +44,13 @@ REPORT_NAME = "report.json"
 JOB_DEFAULT_MODELS = ("blind", "probes")
 
 
-def _source(params: dict[str, Any], project_path: Path | None) -> dict[str, Any]:
+def _source(
+    params: dict[str, Any], project_path: Path | None, location: str | Path | None = None
+) -> dict[str, Any]:
+    """The job's source with its paths made absolute. A project-set source without
+    ``project`` is the worker's own project: its file, or its lab database (``location``: the
+    URL the worker connected with — a lab database's URL is never stored in the job's
+    parameters, which every client can read)."""
     source = params.get("source")
     if not isinstance(source, dict):
         raise StudioError("the job has no source (expected a split-dir or project-set dict)")
@@ -52,9 +58,10 @@ def _source(params: dict[str, Any], project_path: Path | None) -> dict[str, Any]
     base = project_path.parent if project_path is not None else None
     if source.get("kind") == "project-set":
         if not source.get("project"):
-            if project_path is None:
+            own = project_path if project_path is not None else location
+            if own is None:
                 raise StudioError("a project-set source needs 'project'")
-            source["project"] = str(project_path)
+            source["project"] = str(own)
         elif base is not None and not Path(source["project"]).is_absolute():
             source["project"] = str(base / source["project"])
     elif (
@@ -95,7 +102,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
     from studio.baselines.run import run_baselines
 
     params = dict(ctx.params)
-    source = _source(params, ctx.project_path)
+    source = _source(params, ctx.project_path, getattr(ctx, "location", None))
     ctx.progress(0.0, "loading the puzzles")
     data = load_source(source)
     fingerprint = data.fingerprint()

@@ -61,7 +61,8 @@ def version_rows(project: Project | None = None) -> list[tuple[str, str]]:
 
     rows = [("Analogy Studio", __version__), ("Project format", str(PROJECT_FORMAT))]
     if project is not None:
-        rows.append(("Open project", f"{project.path.name} (format {project.format_version})"))
+        name = project.location if project.is_database else project.path.name
+        rows.append(("Open project", f"{name} (format {project.format_version})"))
         schema = project.schema
         rows.append(("Its schema", f"{schema.id} {schema.version} (edit {project.schema_version})"))
     rows += [

@@ -24,6 +24,7 @@ MENUS: tuple[tuple[str, str], ...] = (
     ("edit", "&Edit"),
     ("tag", "&Tag"),
     ("puzzle", "&Puzzles"),
+    ("lab", "&Lab"),
     ("view", "&View"),
     ("help", "&Help"),
 )
@@ -91,6 +92,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Create a new, empty project", section="project"),
     ActionSpec("file.open_project", "Open project…", "file", "Ctrl+O",
                "Open an existing project", section="project"),
+    ActionSpec("file.open_lab", "Open lab database…", "file", "Ctrl+Shift+O",
+               "Open a lab's shared project on a PostgreSQL server: host, database, your login",
+               section="project"),
     ActionSpec("file.save_copy", "Save a copy…", "file", "Ctrl+Shift+S",
                "Write a consistent copy of the project file; the open project stays open",
                section="project"),
@@ -176,6 +180,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("puzzle.regenerate", "Regenerate puzzle", "puzzle", "G",
                "Replace the selected puzzle by a fresh one of the same rule and concept",
                section="edit"),
+    # ---- Lab (a lab's shared project; a file is a lab of one) ----
+    ActionSpec("lab.agreement", "Compute agreement", "lab", "Ctrl+Shift+K",
+               "Compute Krippendorff's alpha per concept and Cohen's kappa per annotator pair, "
+               "with bootstrap intervals, in the background", section="lab"),
+    ActionSpec("lab.settle", "Settle disagreement", "lab", "Ctrl+Return",
+               "Make the ticked values the selected queue glyph's tags, recorded as settled by "
+               "you (curator)", section="lab"),
     # ---- View ----
     ActionSpec("view.annotator", "Annotator", "view", "Ctrl+1",
                "Show the annotator: schema, glyph grid and inspector", section="mode"),
@@ -185,11 +196,17 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("view.baselines", "Baselines", "view", "Ctrl+4",
                "Show the baselines dashboard: background jobs, their progress, charts and the "
                "puzzles flagged as shortcut-prone", section="mode"),
+    ActionSpec("view.lab", "Lab", "view", "Ctrl+5",
+               "Show the lab: people, assignments, agreement, disagreements and the audit trail",
+               section="mode"),
     ActionSpec("view.find", "Find glyphs…", "view", "Ctrl+F",
                "Search glyphs by name, code point or block", section="find"),
     ActionSpec("view.only_untagged", "Only untagged glyphs", "view", "Ctrl+U",
                "Show only glyphs not yet tagged for this concept", checkable=True,
                section="filter"),
+    ActionSpec("view.hide_others", "Hide others' tags", "view", "Ctrl+Shift+H",
+               "Show only your own tags in the inspector (and the grid), not the other "
+               "annotators'", checkable=True, section="filter"),
     ActionSpec("view.inspector", "Inspector", "view", "Ctrl+Shift+I",
                "Show or hide the glyph inspector", checkable=True, section="panels"),
     # ---- Help ----
@@ -274,7 +291,7 @@ def build_menus(
     actions: Mapping[str, QAction],
     specs: Iterable[ActionSpec] = ACTIONS,
 ) -> dict[str, QMenu]:
-    """Add the File, Edit, Tag, Puzzles, View and Help menus to ``menubar`` and fill them with
+    """Add the File, Edit, Tag, Puzzles, Lab, View and Help menus to ``menubar`` and fill them with
     ``actions`` in declaration order (a separator between sections); returns menus by id."""
     spec_list = list(specs)
     menus: dict[str, QMenu] = {}

@@ -90,19 +90,32 @@ if TYPE_CHECKING:
 __all__ = [
     "DEVICES",
     "JOB_COLUMNS",
+    "THIS_COMPUTER",
     "BaselineDashboard",
     "BaselineJobDialog",
     "JobTableModel",
     "ProgressDelegate",
     "baseline_groups",
+    "job_machine_text",
     "job_seconds_left",
     "time_left_text",
 ]
 
 REPORT_FORMAT = "analogy-studio.baseline-report"
-#: Columns of the job list, in order.
-JOB_COLUMNS = ("ID", "Title", "Status", "Progress", "Device", "Started", "Duration")
-COL_ID, COL_TITLE, COL_STATUS, COL_PROGRESS, COL_DEVICE, COL_STARTED, COL_DURATION = range(7)
+#: Columns of the job list, in order ("Machine": which worker's machine ran the job).
+JOB_COLUMNS = ("ID", "Title", "Status", "Progress", "Device", "Machine", "Started", "Duration")
+(
+    COL_ID,
+    COL_TITLE,
+    COL_STATUS,
+    COL_PROGRESS,
+    COL_DEVICE,
+    COL_MACHINE,
+    COL_STARTED,
+    COL_DURATION,
+) = range(8)
+#: What the Machine column says for a job this computer ran.
+THIS_COMPUTER = "this computer"
 #: Devices a job may ask for (see ``studio.worker.device.choose_device``).
 DEVICES = ("auto", "cpu", "cuda")
 #: Model groups in the order the new-job dialog lists them, and those ticked by default (the
@@ -201,6 +214,21 @@ def time_left_text(job: Any, now: datetime | None = None) -> str:
     return f"{seconds_text(left)} left"
 
 
+def job_machine_text(job: Any, here: str | None = None) -> str:
+    """The machine that claimed a job (``jobs.worker``, "gpu-box-1 · pid 4242"):
+    :data:`THIS_COMPUTER` for this one (``here``: its name, by default the host name), ``""``
+    for a job no worker claimed."""
+    worker = str(getattr(job, "worker", "") or "")
+    if not worker:
+        return ""
+    machine = worker.rsplit(" · pid ", 1)[0]
+    if here is None:
+        import socket
+
+        here = socket.gethostname()
+    return THIS_COMPUTER if machine == here else machine
+
+
 def is_report(result: Any) -> bool:
     """Whether a job's result is a baseline report (the dashboard shows its charts)."""
     return isinstance(result, Mapping) and result.get("format") == REPORT_FORMAT
@@ -241,6 +269,10 @@ class JobTableModel(QAbstractTableModel):
         self.jobs: list[Any] = []
         self._rows: dict[int, int] = {}
         self._now = datetime.now(UTC)
+        #: this computer's name, as workers record it (the Machine column)
+        import socket
+
+        self.machine = socket.gethostname()
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.jobs)
@@ -306,6 +338,8 @@ class JobTableModel(QAbstractTableModel):
                 return " · ".join(b for b in bits if b)
             if col == COL_DEVICE:
                 return job.device or "—"
+            if col == COL_MACHINE:
+                return job_machine_text(job, self.machine) or "—"
             if col == COL_STARTED:
                 return local_time(job.started_at or job.created_at, self._now)
             if col == COL_DURATION:
@@ -320,6 +354,8 @@ class JobTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = [f"Job {job.id} ({job.kind}): {self.status_text(job)}"]
             pid, peak = getattr(job, "pid", None), getattr(job, "peak_rss", None)
+            if getattr(job, "worker", ""):  # which worker claimed it
+                tip.append(f"worker {job.worker}")
             if pid is not None:  # the worker process and the most memory it held
                 tip.append(f"process {pid}" + (f", peak {peak // 2**20} MB" if peak else ""))
             if job.message:
@@ -383,14 +419,16 @@ class BaselineJobDialog(QDialog):
 
     def __init__(
         self,
-        project_path: Path,
+        project_path: Path | None,
         puzzle_sets: Sequence[Any],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("baselineJobDialog")
         self.setWindowTitle("New baseline job")
-        self.project_path = Path(project_path)
+        # None: a lab database (the job then reads the worker's own project, see
+        # studio.baselines.job: a database URL is never put in the job's parameters)
+        self.project_path = None if project_path is None else Path(project_path)
         self.sets = list(puzzle_sets)
 
         self.set_radio = QRadioButton("Puzzle set", objectName="sourceSet")
@@ -508,11 +546,9 @@ class BaselineJobDialog(QDialog):
         if self.dir_radio.isChecked():
             source: dict[str, Any] = {"kind": "split-dir", "path": self.dir_edit.text().strip()}
         else:
-            source = {
-                "kind": "project-set",
-                "project": str(self.project_path),
-                "set_id": int(self.set_combo.currentData()),
-            }
+            source = {"kind": "project-set", "set_id": int(self.set_combo.currentData())}
+            if self.project_path is not None:
+                source["project"] = str(self.project_path)
         epochs = self.epochs_spin.value()
         return {
             "source": source,
@@ -678,7 +714,7 @@ class BaselineDashboard(QWidget):
         fm = self.table.fontMetrics()
         for col, sample in enumerate(
             ("00000", "", "running (attempt 2)", "", "cuda:0 NVIDIA H100 80GB",
-             "30 Nov 14:03", "1 h 02 min")
+             "this computer", "30 Nov 14:03", "1 h 02 min")
         ):  # fmt: skip
             header.resizeSection(col, fm.horizontalAdvance(sample) + 20)
         header.resizeSection(COL_PROGRESS, max(240, fm.horizontalAdvance("0" * 34)))
@@ -780,7 +816,7 @@ class BaselineDashboard(QWidget):
         interrupted (listed in the summary until one is touched)."""
         self._closed = False
         try:
-            self.controller.start(self.studio.project.path)
+            self.controller.start(self.studio.project.target)
         except JOB_ERRORS as e:
             self.summary_label.setText(f"Background jobs are unavailable: {e}")
             self._set_enabled_all(False)
@@ -955,6 +991,9 @@ class BaselineDashboard(QWidget):
             )
         if job.device:
             bits.append(f"device: {_html(job.device)}")
+        machine = job_machine_text(job, self.model.machine)
+        if machine:
+            bits.append(f"machine: {_html(machine)}")
         seconds = job_seconds(job)
         if seconds is not None:
             bits.append(duration_text(seconds))
@@ -1198,7 +1237,8 @@ class BaselineDashboard(QWidget):
         except (StudioError, SQLAlchemyError) as e:
             self._error("Cannot list the puzzle sets", e)
             return None
-        dlg = BaselineJobDialog(self.studio.project.path, sets, self)
+        project = self.studio.project
+        dlg = BaselineJobDialog(None if project.is_database else project.path, sets, self)
         dlg.accepted.connect(lambda: self.submit_baseline(dlg.params(), dlg.job_title()))
         dlg.finished.connect(lambda _r: dlg.deleteLater())
         self.job_dialog = dlg

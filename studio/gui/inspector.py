@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHeaderView,
     QLabel,
+    QListWidget,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -59,7 +60,8 @@ class Inspector(QWidget):
         form.addRow("Font", self.font_label)
         form.addRow("Status", self.status)
         lay.addLayout(form)
-        lay.addWidget(QLabel("<b>Tags</b> (all concepts)"))
+        self.tags_title = QLabel("<b>Tags</b> (all concepts)")
+        lay.addWidget(self.tags_title)
         self.tags = QTableWidget(0, 3)
         self.tags.setObjectName("inspectorTags")
         self.tags.setHorizontalHeaderLabels(["Concept", "Value", "By"])
@@ -71,7 +73,16 @@ class Inspector(QWidget):
         self.remove_button = QPushButton("Remove selected tag")
         self.remove_button.clicked.connect(self._remove_selected)
         lay.addWidget(self.remove_button)
+        # each other person's own tags of the glyph (a lab), unless hidden while tagging
+        self.others_title = QLabel("<b>Others' tags</b>", objectName="inspectorOthersTitle")
+        self.others = QListWidget(objectName="inspectorOthers")
+        self.others.setMaximumHeight(120)
+        self.others.setToolTip("What each other annotator tagged this glyph with "
+                               "(View ▸ Hide others' tags hides them while you tag)")  # fmt: skip
+        lay.addWidget(self.others_title)
+        lay.addWidget(self.others)
         self.show_glyph(None, [])
+        self.show_others(None)
 
     def show_glyph(self, g: GlyphRecord | None, tags: list[TagRecord]) -> None:
         self._record = g
@@ -119,6 +130,29 @@ class Inspector(QWidget):
                 item.setData(Qt.ItemDataRole.UserRole, (t.concept, t.value))
                 self.tags.setItem(i, col, item)
         self.remove_button.setEnabled(bool(tags))
+
+    def show_others(self, lines: list[str] | None, *, hidden: bool = False) -> None:
+        """Others' own tags of the glyph shown, one line each ("bea: shape=round"); None
+        hides the section (nobody else, or no glyph); ``hidden`` says they are hidden."""
+        self.others.clear()
+        if hidden:
+            self.others_title.setText("<b>Others' tags</b> hidden (View ▸ Hide others' tags)")
+            self.others_title.setVisible(True)
+            self.others.setVisible(False)
+            return
+        self.others_title.setText("<b>Others' tags</b>")
+        self.others_title.setVisible(lines is not None)
+        self.others.setVisible(lines is not None)
+        if lines:
+            self.others.addItems(lines)
+        elif lines is not None:
+            self.others.addItem("none yet")
+
+    def others_shown(self) -> list[str]:
+        """The lines of others' tags shown now (empty when hidden)."""
+        if not self.others.isVisibleTo(self):
+            return []
+        return [self.others.item(i).text() for i in range(self.others.count())]
 
     def _remove_selected(self) -> None:
         row = self.tags.currentRow()

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -53,12 +53,16 @@ from studio.gui.glyph_grid import (
     ThumbnailLoader,
 )
 from studio.gui.inspector import Inspector
+from studio.gui.lab_dialog import OpenLabDialog
+from studio.gui.lab_panel import LabPanel, refusal
+from studio.gui.lab_session import LiveChanges, RightsGate, signed_in_text, window_title
 from studio.gui.preferences_dialog import PreferencesDialog
 from studio.gui.preview import PreviewPanel
 from studio.gui.schema_tree import SchemaTree, value_label
 from studio.gui.settings import StudioSettings, ask_annotator_name
 from studio.gui.widgets import refill_combo
-from studio.store.project import GlyphRecord, Project, TagChange
+from studio.store.dbfile import is_database_url
+from studio.store.project import GlyphRecord, Project, TagChange, TagRecord
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: Actions that act on the glyph grid: active only while the annotator is shown.
@@ -93,6 +97,7 @@ class MainWindow(QMainWindow):
         self._open_on_start_block()
         self._restore_state()
         self.settings.restore_window(self)
+        self._start_lab()
 
     # ---- construction ------------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -180,6 +185,15 @@ class MainWindow(QMainWindow):
         self.dashboard.open_puzzle.connect(self.open_flagged_puzzle)
         self.dashboard.flags_changed.connect(self._on_baseline_flags)
         self.tabs.addTab(self.dashboard, "Baselines")
+        # the lab: people, assignments, agreement, disagreements, audit (a file: a lab of one)
+        self.lab = LabPanel(self.studio)
+        self.lab.go_to_glyph.connect(self.go_to_glyph)
+        self.lab.tags_settled.connect(self._on_lab_tags_changed)
+        self.lab.error.connect(self.show_error)
+        self.tabs.addTab(self.lab, "Lab")
+        self.live = LiveChanges(self)
+        self.live.refresh.connect(self._on_live_changes)
+        self.live.state.connect(self._on_live_state)
         self.tabs.currentChanged.connect(lambda _i: self._on_mode_changed())
         self.setCentralWidget(self.tabs)
 
@@ -199,6 +213,9 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.counts_label, 1)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
+        self.lab_label = QLabel(objectName="labStatus")
+        self.lab_label.setVisible(False)
+        sb.addPermanentWidget(self.lab_label)
         sb.addPermanentWidget(self.annotator_button)
         self._show_annotator()
 
@@ -206,6 +223,7 @@ class MainWindow(QMainWindow):
         handlers: dict[str, Callable[[], None]] = {
             "file.new_project": self.new_project,
             "file.open_project": self.open_project,
+            "file.open_lab": self.open_lab_database,
             "file.save_copy": self.save_copy,
             "file.preferences": self.edit_preferences,
             "file.import_annotations": self.import_annotations,
@@ -245,6 +263,10 @@ class MainWindow(QMainWindow):
             "view.annotator": self.show_annotator,
             "view.preview": self.show_preview,
             "view.baselines": self.show_baselines,
+            "view.lab": self.show_lab,
+            "view.hide_others": self._toggle_hide_others,
+            "lab.agreement": self.compute_agreement,
+            "lab.settle": self.lab.settle,
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
@@ -254,6 +276,8 @@ class MainWindow(QMainWindow):
         self.menus = build_menus(self.menuBar(), self.actions)
         self._build_recent_menu()
         self.actions["view.inspector"].setChecked(True)
+        self.actions["view.hide_others"].setChecked(self.settings.hide_others())
+        self.rights = RightsGate(self.actions, self)
         self.board.bind_actions(self.actions)
         self._on_mode_changed()
         self._update_undo_actions()
@@ -308,17 +332,18 @@ class MainWindow(QMainWindow):
             if action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
                 action.setEnabled(annotating)
         self.counts_label.setVisible(annotating)  # glyph counts say nothing about puzzles
+        self.actions["lab.settle"].setEnabled(self.tabs.currentWidget() is self.lab)
         self.board.set_active(self.tabs.currentWidget() is self.board)
 
     # ---- loading -----------------------------------------------------------------------------
     def reload(self) -> None:
         """Read the project into the views (glyphs, tags, schema)."""
         project = self.studio.project
-        self.setWindowTitle(f"{project.path.name} — Analogy Studio")
+        self.setWindowTitle(window_title(project))
         glyphs = project.glyphs()
         tag_sets: dict[GlyphKey, set[tuple[str, str]]] = {}
         by_id = {g.id: g.key for g in glyphs}
-        for gid, pairs in project.tag_map().items():
+        for gid, pairs in self._grid_tag_map().items():
             key = by_id.get(gid)
             if key is not None:
                 tag_sets[key] = set(pairs)
@@ -343,9 +368,7 @@ class MainWindow(QMainWindow):
     # ---- events from the studio --------------------------------------------------------------
     def _on_tags_changed(self, keys: list[GlyphKey]) -> None:
         for key in keys:
-            self.model.update_tags(
-                key, {(t.concept, t.value) for t in self.studio.project.tags_of(key)}
-            )
+            self.model.update_tags(key, self._grid_tags_of(key))
         self.tree.update_counts(self.studio.project.tag_counts())
         self._update_inspector()
         self._update_status()
@@ -433,7 +456,9 @@ class MainWindow(QMainWindow):
             return
         concept, value = self.tree.current()
         assert concept is not None and value is not None
-        n = self.studio.tag(self.selected_keys(), concept, value)
+        n = self._lab_write("Not tagged", self.studio.tag, self.selected_keys(), concept, value)
+        if n is None:
+            return
         self.statusBar().showMessage(self.studio.undo_stack.undo_label + f" ({n} new)", 5000)
 
     def untag_selected(self) -> None:
@@ -442,7 +467,9 @@ class MainWindow(QMainWindow):
             return
         concept, value = self.tree.current()
         assert concept is not None and value is not None
-        n = self.studio.untag(self.selected_keys(), concept, value)
+        n = self._lab_write("Not removed", self.studio.untag, self.selected_keys(), concept, value)
+        if n is None:
+            return
         self.statusBar().showMessage(
             f"Removed {concept} = {value or 'present'} from {n} glyphs"
             if n
@@ -460,7 +487,7 @@ class MainWindow(QMainWindow):
     def _remove_tag_from_current(self, concept: str, value: str) -> None:
         g = self._current_record()
         if g is not None:
-            self.studio.untag([g.key], concept, value)
+            self._lab_write("Not removed", self.studio.untag, [g.key], concept, value)
 
     def undo(self) -> None:
         try:
@@ -516,6 +543,8 @@ class MainWindow(QMainWindow):
         """A project that names a block to open on (the demo: one with real glyphs) shows it."""
         from studio.demo import start_block
 
+        if self.studio.project.is_database:
+            return  # the demo is a file
         name = start_block(self.studio.project)
         i = self.block_combo.findData(name) if name else -1
         if i >= 0:
@@ -540,7 +569,29 @@ class MainWindow(QMainWindow):
 
     def _update_inspector(self) -> None:
         g = self._current_record()
-        self.inspector.show_glyph(g, self.studio.project.tags_of(g.key) if g else [])
+        project = self.studio.project
+        if g is None:
+            self.inspector.show_glyph(None, [])
+            self.inspector.show_others(None)
+            return
+        me = project.user or self.studio.author
+        own = project.own_tags_of(g.key) if project.is_database else []
+        hide = self.actions["view.hide_others"].isChecked()
+        if project.is_database and hide:  # only yours: nothing another person said shows
+            mine = [TagRecord(g.key, t.concept, t.value, t.annotator, t.created_at)
+                    for t in own if t.annotator == me]  # fmt: skip
+            self.inspector.tags_title.setText("<b>Your tags</b> (all concepts)")
+            self.inspector.show_glyph(g, mine)
+        else:
+            what = "the consensus" if project.is_database else "all concepts"
+            self.inspector.tags_title.setText(f"<b>Tags</b> ({what})")
+            self.inspector.show_glyph(g, project.tags_of(g.key))
+        others = [f"{t.annotator}: {t.concept}={t.value or 'present'}" for t in own
+                  if t.annotator != me]  # fmt: skip
+        if not project.is_database:
+            self.inspector.show_others(None)
+        else:
+            self.inspector.show_others(others, hidden=hide)
 
     def _master_image(self, g: GlyphRecord) -> np.ndarray | None:
         try:
@@ -733,9 +784,163 @@ class MainWindow(QMainWindow):
         try:
             project = Project.open(path)
         except StudioError as e:
+            if is_database_url(path):  # a recent lab database: ask for what is missing
+                dlg = self.open_lab_database(path)
+                dlg._say(str(e).splitlines()[0], ok=False)
+                return
             self.show_error("Cannot open the project", e)
             return
         self.switch_project(project)
+
+    # ---- a lab's shared project ------------------------------------------------------------
+    def open_lab_database(self, location: str | None = None) -> OpenLabDialog:
+        """File ▸ Open lab database… (window-modal, not blocking): on OK the dialog opens the
+        project in the background, and the window switches to it."""
+        dlg = OpenLabDialog(self, location)
+        dlg.accepted.connect(lambda: self._lab_dialog_done(dlg))
+        dlg.finished.connect(dlg.deleteLater)
+        self.lab_dialog: OpenLabDialog | None = dlg
+        dlg.open()
+        return dlg
+
+    def _lab_dialog_done(self, dlg: OpenLabDialog) -> None:
+        self.lab_dialog = None
+        if dlg.project is not None:
+            self.switch_project(dlg.project)
+            if dlg.kept_password_problem:
+                self.statusBar().showMessage(dlg.kept_password_problem, 10000)
+
+    def show_lab(self) -> None:
+        self.tabs.setCurrentWidget(self.lab)
+
+    def compute_agreement(self) -> None:
+        self.show_lab()
+        self.lab.tabs.setCurrentIndex(2)
+        self.lab.compute_agreement()
+
+    def go_to_glyph(self, key: object) -> None:
+        """Show a glyph (from the Lab tab) in the annotator: current and selected."""
+        if not isinstance(key, GlyphKey):
+            return
+        self.show_annotator()
+        row = self.model.row_of(key)
+        if row is None:  # hidden by a filter: show every glyph
+            self._reset_panes()
+            row = self.model.row_of(key)
+        if row is None:
+            self._say(f"{key} is not in the grid")
+            return
+        index = self.model.index(row)
+        self.grid.setCurrentIndex(index)
+        self.grid.scrollTo(index)
+
+    def _start_lab(self) -> None:
+        """After opening a project: who signs in, what their role allows, live changes."""
+        project = self.studio.project
+        if project.is_database:
+            self.studio.author = project.user or self.studio.author  # the server's view
+            role = project.role()
+            who = signed_in_text(project)
+            self.lab_label.setText(f"{project.location} · {who}")
+            self.lab_label.setStyleSheet("")
+            self.lab_label.setToolTip("The lab database open, and who the server knows you as")
+            self.live.start(project)
+        else:
+            name = self.settings.annotator_name()
+            if name is not None:
+                self.studio.author = name
+            role = "admin"
+        self.lab_label.setVisible(project.is_database)
+        self.rights.apply(role, self.studio.author)
+        self._on_mode_changed()
+        self._show_annotator()
+
+    def _on_live_changes(self, glyph_ids: set[int], tables: set[str]) -> None:
+        """Another client's commits (coalesced), on the GUI thread: refresh what they touch."""
+        if "*" in tables:  # reconnected: whatever happened meanwhile is unknown
+            self.reload()
+            self.board.project_switched()
+            self.lab.changed_elsewhere()
+            return
+        if tables & {"tags", "annotator_tags", "adjudications", "assignment_items"}:
+            if glyph_ids:
+                ids = set(glyph_ids)
+                keys = [g.key for g in self.model.glyphs if g.id in ids]
+                self._on_lab_tags_changed(keys)
+            else:
+                self.reload()
+            self.lab.changed_elsewhere()
+        if tables & {"puzzles", "puzzle_sets"}:
+            self.board.project_switched()
+        if tables & {"people", "assignments"}:
+            self.lab.changed_elsewhere()
+
+    def _on_lab_tags_changed(self, keys: list[GlyphKey]) -> None:
+        if keys:
+            self.studio.events.tags_changed.emit(list(keys))
+        else:
+            self.reload()
+
+    def _on_live_state(self, text: str) -> None:
+        """The listener lost its connection, or found it again: say so where it stays seen."""
+        lost = text.startswith("lost")
+        self.lab_label.setStyleSheet("color: #b00020; font-weight: bold;" if lost else "")
+        project = self.studio.project
+        self.lab_label.setText(
+            f"{project.location} · connection lost, reconnecting…"
+            if lost
+            else f"{project.location} · {signed_in_text(project)}"
+        )
+        self.statusBar().showMessage(text[0].upper() + text[1:], 0 if lost else 8000)
+
+    def _toggle_hide_others(self) -> None:
+        hide = self.actions["view.hide_others"].isChecked()
+        self.settings.set_hide_others(hide)
+        if self.studio.project.is_database:  # the grid shows your own tags, or the consensus
+            current = self._current_record()
+            selected = self.selected_keys()
+            self.reload()
+            self.grid.select_keys(selected)
+            row = self.model.row_of(current.key) if current is not None else None
+            if row is not None:
+                self.grid.selectionModel().setCurrentIndex(
+                    self.model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate
+                )
+        self._update_inspector()
+        self._say("Others' tags are hidden: you see only yours" if hide
+                  else "Others' tags are shown")  # fmt: skip
+
+    def _grid_tag_map(self) -> dict[int, list[tuple[str, str]]]:
+        """What the grid shows per glyph id: the consensus; on a lab database with others'
+        tags hidden, the login's own tags."""
+        project = self.studio.project
+        if not (project.is_database and self.settings.hide_others()):
+            return project.tag_map()
+        me = project.user
+        out: dict[int, list[tuple[str, str]]] = {}
+        for gid, who, concept, value in project.ratings()[0]:
+            if who == me:
+                out.setdefault(gid, []).append((concept, value))
+        return out
+
+    def _grid_tags_of(self, key: GlyphKey) -> set[tuple[str, str]]:
+        project = self.studio.project
+        if project.is_database and self.settings.hide_others():
+            me = project.user
+            return {(t.concept, t.value) for t in project.own_tags_of(key) if t.annotator == me}
+        return {(t.concept, t.value) for t in project.tags_of(key)}
+
+    def _lab_write(self, title: str, fn: Callable[..., int], *args: object) -> int | None:
+        """Run a write; a refusal (a right the login lacks, a lock held elsewhere, a lost
+        connection) is shown as a message and gives None."""
+        try:
+            return fn(*args)
+        except Exception as e:
+            message = refusal(e)
+            if message is None:
+                raise
+            self.show_error(title, StudioError(message))
+            return None
 
     # ---- recent projects, a copy ----------------------------------------------------------------
     def _build_recent_menu(self) -> None:
@@ -759,15 +964,17 @@ class MainWindow(QMainWindow):
         Clear."""
         menu = self.recent_menu
         menu.clear()
-        current = self.studio.project.path.absolute()
+        project = self.studio.project
+        current = project.location if project.is_database else project.path.absolute()
         recent = self.settings.recent_projects()
         for n, path in enumerate(recent, start=1):
             here = path == current
-            text = f"&{n}  {path.name}" if n < 10 else path.name
+            name = path if isinstance(path, str) else path.name  # a lab database: its URL
+            text = f"&{n}  {name}" if n < 10 else name
             action = menu.addAction(text.replace("&", "&&") if n >= 10 else text)
             action.setObjectName(f"recent_{n}")
             action.setData(str(path))
-            exists = path.exists()
+            exists = isinstance(path, str) or path.exists()
             action.setToolTip(str(path) if exists else f"{path} (not found)")
             action.setStatusTip(str(path) if exists else f"{path} — not found")
             action.setEnabled(exists and not here)
@@ -792,6 +999,15 @@ class MainWindow(QMainWindow):
         when None); the open project stays open and unchanged. Returns the copy's path."""
         from studio.gui.project_copy import save_project_copy
 
+        if self.studio.project.is_database:
+            self.show_error(
+                "No copy made",
+                StudioError(
+                    f"{self.studio.project.location} is a lab database: copy it with "
+                    "`analogy-studio copy URL FILE.studio` (or ask the lab's IT for a backup)"
+                ),
+            )
+            return None
         source = self.studio.project.path
         if path is None:
             start = Path(self.settings.dialog_dir("projects")) / f"{source.stem} copy.studio"
@@ -815,16 +1031,19 @@ class MainWindow(QMainWindow):
         if self.job_running():
             self.cancel_job()
         self.save_state()  # the closing project's concept and filters, for its next opening
+        self.live.stop()
         self.studio.close()
         self.studio.project = project
         self.studio.undo_stack.clear()
-        self.settings.add_recent_project(project.path)
+        self.settings.add_recent_project(project.location if project.is_database else project.path)
         self._reset_panes()
         self.reload()
         self._open_on_start_block()
         self._restore_state()
         self.board.project_switched()
         self.dashboard.project_switched()
+        self.lab.project_switched()
+        self._start_lab()
 
     def _reset_panes(self) -> None:
         """Nothing of the closed project stays on screen: selection, inspector, search,
@@ -850,7 +1069,9 @@ class MainWindow(QMainWindow):
         """A settings key of the open project's view state (per project file)."""
         import hashlib
 
-        digest = hashlib.sha1(str(self.studio.project.path.absolute()).encode()).hexdigest()
+        project = self.studio.project
+        where = project.location if project.is_database else str(project.path.absolute())
+        digest = hashlib.sha1(where.encode()).hexdigest()
         return f"state/{digest[:16]}/{name}"
 
     def save_state(self) -> None:
@@ -1065,6 +1286,7 @@ class MainWindow(QMainWindow):
             from PySide6.QtCore import QThreadPool
 
             QThreadPool.globalInstance().waitForDone(5000)  # a few milliseconds of work
+        self.live.stop()
         self.loader.stop()
         self.board.shutdown()
         self.preview.shutdown()

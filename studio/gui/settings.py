@@ -27,6 +27,7 @@ _FEATURE_GRADE = "board/feature_warning_min"
 #: Image-feature warnings are graded; the board shows a warning at or above this grade.
 FEATURE_GRADES = ("low", "medium", "high")
 _RECENT = "projects/recent"
+_HIDE_OTHERS = "tagging/hide_others"
 _VERSION = "settings_version"
 
 #: ``MIGRATIONS[n]`` turns a version-``n`` settings store into version ``n + 1``.
@@ -89,25 +90,36 @@ class StudioSettings:
         self.qsettings.sync()
 
     # ---- recent projects ----------------------------------------------------------------
-    def recent_projects(self) -> list[Path]:
-        """Recently opened projects, most recent first (at most MAX_RECENT_PROJECTS)."""
-        return [Path(p) for p in _as_str_list(self.qsettings.value(_RECENT))]
+    def recent_projects(self) -> list[Path | str]:
+        """Recently opened projects, most recent first (at most MAX_RECENT_PROJECTS): files
+        as Paths, lab databases as their URL without password (a str)."""
+        return [_recent_entry(p) for p in _as_str_list(self.qsettings.value(_RECENT))]
 
     def add_recent_project(self, path: str | os.PathLike[str]) -> None:
-        """Put ``path`` first in the recent list (once; the oldest fall off the end)."""
-        new = Path(path).expanduser().absolute()
+        """Put ``path`` first in the recent list (once; the oldest fall off the end). A
+        database URL is stored without any password."""
+        new = _recent_entry(path)
         paths = [new] + [p for p in self.recent_projects() if p != new]
         self._set_recent(paths[:MAX_RECENT_PROJECTS])
 
     def remove_recent_project(self, path: str | os.PathLike[str]) -> None:
-        gone = Path(path).expanduser().absolute()
+        gone = _recent_entry(path)
         self._set_recent([p for p in self.recent_projects() if p != gone])
 
     def clear_recent_projects(self) -> None:
         self._set_recent([])
 
-    def _set_recent(self, paths: list[Path]) -> None:
+    def _set_recent(self, paths: list[Path | str]) -> None:
         self.qsettings.setValue(_RECENT, [str(p) for p in paths])
+        self.qsettings.sync()
+
+    # ---- tagging with others --------------------------------------------------------------
+    def hide_others(self) -> bool:
+        """Whether the tagger shows only the user's own tags (View ▸ Hide others' tags)."""
+        return str(self.qsettings.value(_HIDE_OTHERS, "false")).lower() == "true"
+
+    def set_hide_others(self, hide: bool) -> None:
+        self.qsettings.setValue(_HIDE_OTHERS, "true" if hide else "false")
         self.qsettings.sync()
 
     # ---- folders the file dialogs start in ------------------------------------------------
@@ -167,6 +179,15 @@ class StudioSettings:
         if isinstance(window, QMainWindow) and isinstance(state, QByteArray):
             window.restoreState(state)
         return ok
+
+
+def _recent_entry(location: str | os.PathLike[str]) -> Path | str:
+    """A recent-list entry: a lab database's URL without password, or a file's absolute path."""
+    from studio.store.dbfile import is_database_url, safe_location
+
+    if isinstance(location, str) and is_database_url(location):
+        return safe_location(location)
+    return Path(location).expanduser().absolute()
 
 
 def default_documents_dir() -> str:

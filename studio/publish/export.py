@@ -414,7 +414,11 @@ def export_set(
     digest = annotation_hash(inputs.rows)
     provenance: dict[str, Any] = {
         "studio_version": __version__,
-        "project": {"name": project.path.name, "path": str(project.path.resolve())},
+        "project": (
+            {"name": project.location.rsplit("/", 1)[-1], "path": project.location}
+            if project.is_database
+            else {"name": project.path.name, "path": str(project.path.resolve())}
+        ),
         "set": {
             "id": rec.id,
             "name": rec.name,

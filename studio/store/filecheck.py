@@ -17,12 +17,13 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import Connection, create_engine, text
 
 from studio.core.errors import ProjectError, SchemaError
 from studio.core.keys import MAX_CODEPOINT, GlyphKey
 from studio.core.schema import schema_from_text
-from studio.store.dbfile import DAMAGED, read_only_connection, read_project_meta
+from studio.store.dbfile import APPLICATION_ID, DAMAGED, read_only_connection, read_project_meta
+from studio.store.dialect import column_names, table_names
 from studio.store.migrations import (
     FORMAT_1_DDL,
     FORMAT_VERSION,
@@ -43,7 +44,7 @@ class ProjectFileCheck:
     meta: dict[str, str]
 
 
-def parse_format_version(value: str | None, path: Path) -> int:
+def parse_format_version(value: str | None, path: str | Path) -> int:
     """The ``format_version`` meta value as a number; ProjectError for anything but digits."""
     if value is None:
         raise ProjectError(f"has no project format version. {DAMAGED}", path)
@@ -234,4 +235,74 @@ def check_project_file(path: Path) -> ProjectFileCheck:
             _check_schema(con, path)
         except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
             raise ProjectError(f"the project file is damaged ({e}). {DAMAGED}", path) from None
+    return ProjectFileCheck(version, meta)
+
+
+#: What a lab database with damage is told (no file to restore: the server keeps the data).
+DB_DAMAGED = "It was not changed; restore it from a pg_dump backup or ask the lab's administrator."
+
+
+def check_database(conn: Connection, location: str) -> ProjectFileCheck:
+    """:func:`check_project_file` for a PostgreSQL lab database, on an open connection (run it
+    in a read-only transaction: nothing is written): a studio ``meta`` table with a format
+    this build can open, every table and column of that format, glyph code points and
+    statuses and puzzle statuses in range, a valid stored schema. Cell types need no check
+    (PostgreSQL's columns are strictly typed) and neither does the storage (the server's job).
+    ``location`` is the URL without its password, for messages."""
+    tables = set(table_names(conn))
+    if "meta" not in tables:
+        if tables:
+            listing = ", ".join(sorted(tables)[:8])
+            raise ProjectError(
+                f"is a PostgreSQL database but not an Analogy Studio project (it has the "
+                f"tables {listing} and no studio 'meta' table)",
+                location,
+            )
+        raise ProjectError(
+            "is an empty database, not an Analogy Studio project yet; create one in it with "
+            "`analogy-studio init URL --schema FILE` or copy a project into it with "
+            "`analogy-studio copy PROJECT URL`",
+            location,
+        )
+    meta = {str(k): str(v) for k, v in conn.execute(text("SELECT key, value FROM meta"))}
+    if meta.get("application") != APPLICATION_ID:
+        raise ProjectError("is a PostgreSQL database but not an Analogy Studio project", location)
+    version = parse_format_version(meta.get("format_version"), location)
+    for table, columns in layout(version).items():
+        if table not in tables:
+            raise ProjectError(
+                f"has no table {table!r} (format {version} has one). {DB_DAMAGED}", location
+            )
+        present = set(column_names(conn, table))
+        for column, _kind, _nn in columns:
+            if column not in present:
+                raise ProjectError(
+                    f"table {table!r} has no column {column!r} (format {version} has one). "
+                    f"{DB_DAMAGED}",
+                    location,
+                )
+    ranges = [
+        ("glyphs", "id", f"codepoint BETWEEN 0 AND {MAX_CODEPOINT}", "code point outside Unicode"),
+        (
+            "glyphs",
+            "id",
+            f"status IN ({', '.join(repr(s) for s in GLYPH_STATUSES)})",
+            f"status is not one of {', '.join(GLYPH_STATUSES)}",
+        ),
+    ]
+    for table, key, test, what in ranges:
+        row = conn.execute(
+            text(f"SELECT {key} FROM {table} WHERE NOT coalesce({test}, false) LIMIT 1")
+        ).first()
+        if row is not None:
+            raise ProjectError(f"table {table!r}, row {row[0]}: {what}. {DB_DAMAGED}", location)
+    row = conn.execute(
+        text("SELECT version, json FROM schema_versions ORDER BY version DESC LIMIT 1")
+    ).first()
+    if row is None:
+        raise ProjectError("holds no concept schema", location)
+    try:
+        schema_from_text(str(row[1]), f"{location} (schema version {row[0]})")
+    except SchemaError as e:
+        raise ProjectError(f"its stored schema is invalid: {e}", location) from None
     return ProjectFileCheck(version, meta)

@@ -1,11 +1,17 @@
 """Project file formats and the migration from each to the next.
 
-``FORMAT_VERSION`` is the layout this build writes. A project of an older format is migrated one
-step at a time on a copy; only when every step succeeded (and the result has the current layout)
-is the original kept as ``<name>.bak-format<N>`` and the copy put in its place. A failed
-migration leaves the file as it was and no backup. Every step is idempotent (it creates only
-what is missing), so a step re-run on a file that already has its tables changes nothing. A
-project of a newer format is refused with a message, never touched.
+The DDL is written once, in SQLite's flavour; on PostgreSQL :mod:`studio.store.dialect`
+translates it (identity ids, BIGINT, BYTEA, DOUBLE PRECISION, ``TEXT COLLATE "C"``, plpgsql
+triggers), so both dialects replay the same steps. A lab database is migrated in place in one
+transaction (PostgreSQL's DDL is transactional) under an advisory lock, with no backup file:
+its administrator backs it up with ``pg_dump`` (see docs/lab-server.md).
+
+``FORMAT_VERSION`` is the layout this build writes. A project file of an older format is
+migrated one step at a time on a copy; only when every step succeeded (and the result has the
+current layout) is the original kept as ``<name>.bak-format<N>`` and the copy put in its place.
+A failed migration leaves the file as it was and no backup. Every step is idempotent
+(it creates only what is missing), so a step re-run on a file that already has its tables
+changes nothing. A project of a newer format is refused with a message, never touched.
 
 Format history
 - 1: first layout: schema versions, fonts, glyphs (with substitution), tags without provenance.
@@ -32,6 +38,13 @@ Format history
   since when it is stalled (``jobs.stalled_at``: no progress for the job's stall time; shown,
   not ended; progress clears it). Jobs migrated from format 5 have them all NULL. The step adds
   only the columns a file lacks, so running it twice changes nothing.
+- 7: a lab's shared project (:mod:`studio.store.labschema`): ``people`` and their roles,
+  ``assignments`` / ``assignment_items`` (with an overlap share tagged by two or more people),
+  ``annotator_tags`` (each person's own tags; ``tags`` is now their consensus, derived),
+  ``adjudications`` (a curator settling a glyph), ``audit_log``; ``jobs.worker`` and
+  ``jobs.claimed_at`` (which machine ran a job). Tags migrated from format 6 become their
+  authors' own tags, so the consensus equals the tags of before. On PostgreSQL the step also
+  installs the roles, grants, row-level security and triggers.
 """
 
 from __future__ import annotations
@@ -40,7 +53,10 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
-FORMAT_VERSION = 6
+from studio.store.dialect import add_column, create_missing, dialect_of, translate
+from studio.store.labschema import upgrade as _v6_to_v7
+
+FORMAT_VERSION = 7
 
 # The format-1 layout, kept verbatim so tests can write a real format-1 project and open it.
 FORMAT_1_DDL = (
@@ -64,18 +80,15 @@ FORMAT_1_DDL = (
 
 def _add_column(conn: Connection, table: str, column: str, ddl: str) -> None:
     """``ALTER TABLE table ADD COLUMN column ddl`` unless the table has the column already:
-    a step re-run on a file that has it (tampered with, or half-migrated) changes nothing."""
-    have = {row[1] for row in conn.execute(text(f"PRAGMA table_info({table})"))}
-    if column not in have:
-        conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}"))
+    a step re-run on a file that has it (tampered with, or half-migrated) changes nothing.
+    Both dialects (see :func:`studio.store.dialect.add_column`)."""
+    add_column(conn, table, column, ddl)
 
 
 def _create_missing(conn: Connection, ddls: tuple[str, ...]) -> None:
-    """Run CREATE TABLE / INDEX / TRIGGER statements as ``IF NOT EXISTS`` (idempotent)."""
-    for ddl in ddls:
-        for kind in ("TABLE", "INDEX", "TRIGGER"):
-            ddl = ddl.replace(f"CREATE {kind} ", f"CREATE {kind} IF NOT EXISTS ", 1)
-        conn.execute(text(ddl))
+    """Run CREATE TABLE / INDEX / TRIGGER statements so that only what is missing is created
+    (idempotent), in either dialect (see :func:`studio.store.dialect.create_missing`)."""
+    create_missing(conn, ddls)
 
 
 def _v1_to_v2(conn: Connection) -> None:
@@ -174,12 +187,15 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     3: _v3_to_v4,
     4: _v4_to_v5,
     5: _v5_to_v6,
+    6: _v6_to_v7,
 }
 
 
 def create_current(conn: Connection) -> None:
-    """Create the current layout by replaying format 1 and every migration: one code path."""
+    """Create the current layout by replaying format 1 and every migration: one code path
+    (and one for both dialects: the DDL is translated for PostgreSQL)."""
     for ddl in FORMAT_1_DDL:
-        conn.execute(text(ddl))
+        for statement in translate(ddl, dialect_of(conn)):
+            conn.execute(text(statement))
     for version in range(1, FORMAT_VERSION):
         MIGRATIONS[version](conn)

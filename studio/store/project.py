@@ -1,10 +1,12 @@
-"""A project is one SQLite database file: the schema (versioned), fonts, glyphs and tags, and the
-puzzle sets under curation (with an append-only log of every curation edit).
+"""A project is one database: the schema (versioned), fonts, glyphs and tags, and the puzzle
+sets under curation (with an append-only log of every curation edit). It lives in an SQLite file
+or in a PostgreSQL database (a lab's shared server): one code path, the same SQL text for both
+(see :mod:`studio.store.dialect` for the DDL).
 
 Every public method that changes data runs in its own transaction and commits before it returns,
-so killing the process loses at most the edit in flight. The file is in WAL mode with
-``synchronous=FULL``. Opening checks the file before anything is written to it: a damaged or
-foreign file raises ProjectError and stays as it was.
+so killing the process loses at most the edit in flight. A file is in WAL mode with
+``synchronous=FULL``. Opening checks the project before anything is written to it: a damaged or
+foreign file or database raises ProjectError and stays as it was.
 """
 
 from __future__ import annotations
@@ -28,9 +30,19 @@ from studio.core.annotations import TagRow
 from studio.core.errors import ProjectError, SchemaError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema, schema_from_text
-from studio.store.dbfile import APPLICATION_ID, open_engine, read_only_connection
-from studio.store.filecheck import check_project_file
+from studio.store import lab
+from studio.store.dbfile import (
+    APPLICATION_ID,
+    is_database_url,
+    location_dialect,
+    open_engine,
+    read_only_connection,
+    safe_location,
+)
+from studio.store.dialect import fix_identity, is_postgres, table_names, translate
+from studio.store.filecheck import check_database, check_project_file
 from studio.store.jobs import JobQueue
+from studio.store.labproject import LabProjectMixin
 from studio.store.migrations import FORMAT_VERSION, MIGRATIONS, PUZZLE_STATUSES, create_current
 
 
@@ -280,21 +292,140 @@ def _migrate_file(path: Path, version: int) -> None:
     work.replace(path)
 
 
-class Project:
-    """Open with :meth:`open` or :meth:`create`; close when done (or use as a context manager)."""
+#: ``pg_advisory_xact_lock`` key of a migration or creation: two clients never run one at once
+MIGRATION_LOCK = 0x616E616C6F677931  # "analogy1"
+#: how long a migration waits for other clients' open transactions on the tables it alters
+MIGRATION_LOCK_TIMEOUT = "60s"
+PG_DUMP_HINT = (
+    "Back the database up with pg_dump before a newer studio migrates it (docs/lab-server.md)."
+)
 
-    def __init__(self, path: Path, engine: Engine) -> None:
-        self.path = path
+
+def _database_error(e: SQLAlchemyError) -> str:
+    """The first line of a driver error's message (no SQL, no parameters)."""
+    orig = getattr(e, "orig", None) or e
+    lines = str(orig).strip().splitlines()
+    return lines[0] if lines else type(orig).__name__
+
+
+def _check_database(engine: Engine, location: str) -> int:
+    """:func:`~studio.store.filecheck.check_database` in a read-only transaction; the format."""
+    with engine.connect() as conn:
+        conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+        version = check_database(conn, location).format_version
+        conn.rollback()
+    return version
+
+
+def _migrate_database(engine: Engine, location: str) -> None:
+    """Bring a lab database to ``FORMAT_VERSION`` in place, in one transaction under an
+    advisory lock (another client that opens it meanwhile waits, then finds it current). Its
+    DDL is transactional: a failed step leaves the database exactly as it was. No backup file
+    is made: that is pg_dump's job (:data:`PG_DUMP_HINT`)."""
+    step = 0
+    version = 0
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+            conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'")
+            version = step = check_database(conn, location).format_version
+            while step < FORMAT_VERSION:
+                MIGRATIONS[step](conn)
+                _set_meta(conn, "format_version", str(step + 1))
+                step += 1
+            check_database(conn, location)
+    except (ProjectError, SQLAlchemyError) as e:
+        problem = e.problem if isinstance(e, ProjectError) else _database_error(e)
+        raise ProjectError(
+            f"cannot be migrated from project format {version} to {FORMAT_VERSION} (at the step "
+            f"to format {min(step + 1, FORMAT_VERSION)}: {problem}). It was not changed "
+            f"(the migration is one transaction). {PG_DUMP_HINT}",
+            location,
+        ) from e
+
+
+def _create_database(engine: Engine, location: str, schema: Schema, author: str) -> None:
+    """A new project in an EMPTY PostgreSQL database (its default schema), in one transaction;
+    a database that has tables is refused, naming them (the studio never drops a lab's data)."""
+    with engine.begin() as conn:
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+        tables = table_names(conn)
+        if tables:
+            listing = ", ".join(tables[:12]) + (" …" if len(tables) > 12 else "")
+            raise ProjectError(
+                f"is not empty (it has the tables {listing}); a new project needs an empty "
+                "database. Create one (createdb) or open this one if it is a studio project",
+                location,
+            )
+        _create_layout(conn, schema, author)
+
+
+def _create_layout(conn: Connection, schema: Schema, author: str) -> None:
+    create_current(conn)
+    _set_meta(conn, "application", APPLICATION_ID)
+    _set_meta(conn, "format_version", str(FORMAT_VERSION))
+    _set_meta(conn, "created_at", now_iso())
+    _set_meta(conn, "created_by", f"analogy-studio {__version__}")
+    conn.execute(
+        text(
+            "INSERT INTO schema_versions (version, json, created_at, author, note)"
+            " VALUES (1, :j, :t, :a, 'created')"
+        ),
+        {"j": schema.dumps(), "t": now_iso(), "a": author},
+    )
+
+
+class Project(LabProjectMixin):
+    """Open with :meth:`open` or :meth:`create`; close when done (or use as a context manager).
+
+    ``location`` is where it lives as it may be shown (a file's path, or a database URL
+    without its password); ``dialect`` is ``"sqlite"`` or ``"postgresql"``; ``path`` is the
+    file of an SQLite project (a lab database has none: asking for it raises ProjectError)."""
+
+    def __init__(self, location: str | Path, engine: Engine) -> None:
+        # the location as given (a URL may carry a password): only ever handed to engines
+        self._target: str | Path = str(location) if is_database_url(location) else Path(location)
+        self.location = safe_location(location)
+        self.dialect = location_dialect(location)
         self._engine = engine
         self._schema: Schema | None = None
         self._schema_version = 0
         self._jobs: JobQueue | None = None
+
+    @property
+    def path(self) -> Path:
+        """The project file (SQLite). A lab database has no file: ProjectError."""
+        if isinstance(self._target, Path):
+            return self._target
+        raise ProjectError("is a lab database, not a file", self.location)
+
+    @property
+    def target(self) -> str | Path:
+        """The location as given, for what opens its own connection (the job queue, worker
+        processes): a URL may carry a password here, so never show or store it — use
+        :attr:`location`."""
+        return self._target
+
+    @property
+    def is_database(self) -> bool:
+        """Whether the project lives on a PostgreSQL server (not in a file)."""
+        return self.dialect == "postgresql"
 
     # ---- lifecycle -------------------------------------------------------------------------
     @classmethod
     def create(
         cls, path: str | Path, schema: Schema, *, author: str = "", overwrite: bool = False
     ) -> Project:
+        """A new project at ``path``: a file (``overwrite`` replaces an existing one) or a
+        PostgreSQL URL, whose database must be empty (``overwrite`` does not apply: the studio
+        never drops a lab's tables); everything is created in one transaction."""
+        if is_database_url(path):
+            engine = open_engine(path)
+            try:
+                _create_database(engine, safe_location(path), schema, author)
+            finally:
+                engine.dispose()
+            return cls.open(path)
         p = Path(path)
         if p.exists() and not overwrite:
             raise ProjectError("already exists; choose another name or open it", p)
@@ -304,18 +435,7 @@ class Project:
         p.parent.mkdir(parents=True, exist_ok=True)
         engine = open_engine(tmp)
         with engine.begin() as conn:
-            create_current(conn)
-            _set_meta(conn, "application", APPLICATION_ID)
-            _set_meta(conn, "format_version", str(FORMAT_VERSION))
-            _set_meta(conn, "created_at", now_iso())
-            _set_meta(conn, "created_by", f"analogy-studio {__version__}")
-            conn.execute(
-                text(
-                    "INSERT INTO schema_versions (version, json, created_at, author, note)"
-                    " VALUES (1, :j, :t, :a, 'created')"
-                ),
-                {"j": schema.dumps(), "t": now_iso(), "a": author},
-            )
+            _create_layout(conn, schema, author)
         with engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         engine.dispose()
@@ -331,7 +451,11 @@ class Project:
     def open(cls, path: str | Path) -> Project:
         """Open a project, migrating an older format (see :func:`_migrate_file`). Everything
         the studio relies on is checked first, read-only: a file that is refused with
-        ProjectError is left exactly as it was."""
+        ProjectError is left exactly as it was. A PostgreSQL URL: checked in a read-only
+        transaction, an older format migrated in place in one transaction
+        (:func:`_migrate_database`)."""
+        if is_database_url(path):
+            return cls._open_database(str(path))
         p = Path(path)
         version = _precheck(p)
         if version < FORMAT_VERSION:
@@ -341,6 +465,24 @@ class Project:
             project._load_schema()
         except BaseException:
             project.close()
+            raise
+        return project
+
+    @classmethod
+    def _open_database(cls, url: str) -> Project:
+        location = safe_location(url)
+        engine = open_engine(url)
+        try:
+            try:
+                version = _check_database(engine, location)
+            except SQLAlchemyError as e:
+                raise ProjectError(f"cannot be read: {_database_error(e)}", location) from e
+            if version < FORMAT_VERSION:
+                _migrate_database(engine, location)
+            project = cls(url, engine)
+            project._load_schema()
+        except BaseException:
+            engine.dispose()
             raise
         return project
 
@@ -354,8 +496,9 @@ class Project:
             self._jobs.close()
             self._jobs = None
         # closing must not fail: should the checkpoint fail, the WAL still holds the edits
-        with suppress(Exception), self._engine.connect() as conn:
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        if self.dialect == "sqlite":
+            with suppress(Exception), self._engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         self._engine.dispose()
 
     def __enter__(self) -> Project:
@@ -374,7 +517,7 @@ class Project:
         """The background jobs' queue, logs and flags in this file (made on first use; the
         worker processes open their own)."""
         if self._jobs is None:
-            self._jobs = JobQueue(self.path)
+            self._jobs = JobQueue(self._target)
         return self._jobs
 
     @property
@@ -397,11 +540,11 @@ class Project:
                 text("SELECT version, json FROM schema_versions ORDER BY version DESC LIMIT 1")
             ).first()
         if row is None:
-            raise ProjectError("holds no concept schema", self.path)
+            raise ProjectError("holds no concept schema", self.location)
         try:
-            self._schema = schema_from_text(row[1], f"{self.path} (schema version {row[0]})")
+            self._schema = schema_from_text(row[1], f"{self.location} (schema version {row[0]})")
         except SchemaError as e:
-            raise ProjectError(f"its stored schema is invalid: {e}", self.path) from None
+            raise ProjectError(f"its stored schema is invalid: {e}", self.location) from None
         self._schema_version = int(row[0])
 
     @property
@@ -433,7 +576,32 @@ class Project:
         Tags that would no longer fit the new schema (and are not covered by a removal in
         ``tag_changes``) make the call fail with SchemaError: no tag silently vanishes.
         """
+        try:
+            version = self._write_schema(schema, author, note, tag_changes)
+        except _SchemaRace as race:
+            self._load_schema()
+            raise ProjectError(
+                f"its schema was changed meanwhile by {race.author or 'another client'} "
+                f"(now version {race.version}); the new version is loaded: redo the edit on it",
+                self.location,
+            ) from None
+        self._schema = schema
+        self._schema_version = version
+        return version
+
+    def _write_schema(
+        self, schema: Schema, author: str, note: str, tag_changes: Sequence[TagChange]
+    ) -> int:
         with self._tx() as conn:
+            # one writer of schema versions at a time (PostgreSQL; SQLite has one writer anyway)
+            # and the version this edit was made on must still be the newest
+            if is_postgres(conn):
+                conn.exec_driver_sql("LOCK TABLE schema_versions IN EXCLUSIVE MODE")
+            newest = conn.execute(
+                text("SELECT version, author FROM schema_versions ORDER BY version DESC LIMIT 1")
+            ).first()
+            if newest is not None and int(newest[0]) != self._schema_version:
+                raise _SchemaRace(int(newest[0]), str(newest[1]))
             for ch in tag_changes:
                 _apply_tag_change(conn, ch)
             orphans = _orphan_tags(conn, schema)
@@ -453,8 +621,6 @@ class Project:
                 ),
                 {"v": version, "j": schema.dumps(), "t": now_iso(), "a": author, "n": note},
             )
-        self._schema = schema
-        self._schema_version = version
         return version
 
     # ---- fonts -----------------------------------------------------------------------------
@@ -522,10 +688,7 @@ class Project:
         """Add (key, render_font, status, reason) glyphs; existing keys are left as they are.
         Returns how many were new."""
         with self._tx() as conn:
-            before = conn.execute(text("SELECT COUNT(*) FROM glyphs")).scalar_one()
-            _insert_glyphs(conn, glyphs)
-            after = conn.execute(text("SELECT COUNT(*) FROM glyphs")).scalar_one()
-        return int(after - before)
+            return _insert_glyphs(conn, glyphs)
 
     def set_glyph_status(self, updates: Iterable[tuple[GlyphKey, str, str | None]]) -> None:
         """Record render verdicts: (key, status, reason) — ``ok`` or ``missing`` with a reason."""
@@ -570,74 +733,74 @@ class Project:
                 None, "$", f"{concept}={value!r} is not a concept value of the project's schema"
             )
 
+    def _glyph_id_of(self, conn: Connection, key: GlyphKey, *, create: bool) -> int | None:
+        """The glyph's id; with ``create``, a glyph not in the project is added as pending
+        (on a lab database only a curator or admin may add glyphs: an annotator is told so)."""
+        find = text("SELECT id FROM glyphs WHERE codepoint=:cp AND font=:f")
+        params = {"cp": key.codepoint, "f": key.font}
+        row = conn.execute(find, params).first()
+        if row is None and create:
+            if self.is_database:
+                lab.require_role(conn, self.user, "curator", f"add glyph {key} to the project")
+            conn.execute(
+                text(
+                    "INSERT INTO glyphs (codepoint, font) VALUES (:cp, :f) ON CONFLICT DO NOTHING"
+                ),
+                params,
+            )
+            row = conn.execute(find, params).first()
+        return None if row is None else int(row[0])
+
     def add_tags(
         self, keys: Iterable[GlyphKey], concept: str, value: str, author: str
     ) -> list[GlyphKey]:
-        """Tag glyphs (adding unknown glyphs as pending). Returns the keys that were newly tagged,
-        which is exactly what an undo must remove."""
+        """Tag glyphs as ``author`` (adding unknown glyphs as pending): the tag joins the
+        author's own tags and the glyphs' consensus follows (see :mod:`studio.store.lab`; on a
+        lab database the author is the login, whatever ``author`` says). Returns the keys the
+        author newly tagged, which is exactly what an undo must remove."""
         self._check_tag(concept, value)
         keys = list(dict.fromkeys(keys))
+        who = self.author_for(author)
         t = now_iso()
-        added: list[GlyphKey] = []
         with self._tx() as conn:
-            for k in keys:
-                conn.execute(
-                    text("INSERT OR IGNORE INTO glyphs (codepoint, font) VALUES (:cp, :f)"),
-                    {"cp": k.codepoint, "f": k.font},
-                )
-                res = conn.execute(
-                    text(
-                        "INSERT OR IGNORE INTO tags (glyph_id, concept, value, author, created_at)"
-                        " SELECT id, :c, :v, :a, :t FROM glyphs WHERE codepoint=:cp AND font=:f"
-                    ),
-                    {"c": concept, "v": value, "a": author, "t": t, "cp": k.codepoint, "f": k.font},
-                )
-                if res.rowcount:
-                    added.append(k)
-        return added
+            ids = {k: self._glyph_id_of(conn, k, create=True) for k in keys}
+            by_id = {gid: k for k, gid in ids.items() if gid is not None}
+            added = lab.add_own_tags(conn, who, list(by_id), concept, value, t)
+        return [by_id[g] for g in added]
 
-    def remove_tags(self, keys: Iterable[GlyphKey], concept: str, value: str) -> list[TagRecord]:
-        """Remove a tag from glyphs. Returns the removed records (with author and time) so that
+    def remove_tags(
+        self, keys: Iterable[GlyphKey], concept: str, value: str, author: str | None = None
+    ) -> list[TagRecord]:
+        """Remove a tag from glyphs: ``author``'s own (on a lab database always the login's);
+        with no author, on a project file, everyone's — its single user removing the tag
+        outright. Returns the removed records (each person's, with author and time) so that
         an undo can put them back exactly."""
-        removed: list[TagRecord] = []
+        who = self.user or author
+        keys = list(dict.fromkeys(keys))
         with self._tx() as conn:
-            for k in dict.fromkeys(keys):
-                row = conn.execute(
-                    text(
-                        "SELECT t.id, t.author, t.created_at FROM tags t JOIN glyphs g"
-                        " ON g.id=t.glyph_id WHERE g.codepoint=:cp AND g.font=:f AND"
-                        " t.concept=:c AND t.value=:v"
-                    ),
-                    {"cp": k.codepoint, "f": k.font, "c": concept, "v": value},
-                ).first()
-                if row is None:
-                    continue
-                conn.execute(text("DELETE FROM tags WHERE id=:i"), {"i": row[0]})
-                removed.append(TagRecord(k, concept, value, row[1], row[2]))
-        return removed
+            ids = {k: self._glyph_id_of(conn, k, create=False) for k in keys}
+            by_id = {gid: k for k, gid in ids.items() if gid is not None}
+            # what the DELETE removed, not what a SELECT saw before: another client may
+            # remove the same tag meanwhile, and then this undo record is empty
+            rows = lab.remove_own_tags(conn, who, list(by_id), concept, value)
+        return [TagRecord(by_id[g], concept, value, a, at) for g, a, at in rows]
 
     def restore_tags(self, records: Iterable[TagRecord]) -> None:
         """Put back tags removed earlier, keeping their author and time."""
         with self._tx() as conn:
+            touched: set[int] = set()
             for r in records:
-                conn.execute(
-                    text("INSERT OR IGNORE INTO glyphs (codepoint, font) VALUES (:cp, :f)"),
-                    {"cp": r.key.codepoint, "f": r.key.font},
-                )
+                gid = self._glyph_id_of(conn, r.key, create=True)
+                assert gid is not None
                 conn.execute(
                     text(
-                        "INSERT OR IGNORE INTO tags (glyph_id, concept, value, author, created_at)"
-                        " SELECT id, :c, :v, :a, :t FROM glyphs WHERE codepoint=:cp AND font=:f"
+                        "INSERT INTO annotator_tags (glyph_id, concept, value, annotator,"
+                        " created_at) VALUES (:g, :c, :v, :a, :t) ON CONFLICT DO NOTHING"
                     ),
-                    {
-                        "c": r.concept,
-                        "v": r.value,
-                        "a": r.author,
-                        "t": r.created_at,
-                        "cp": r.key.codepoint,
-                        "f": r.key.font,
-                    },
+                    {"g": gid, "c": r.concept, "v": r.value, "a": r.author, "t": r.created_at},
                 )
+                touched.add(gid)
+            lab.refresh_consensus(conn, touched)
 
     def import_rows(
         self,
@@ -678,7 +841,8 @@ class Project:
         with self._engine.connect() as conn:
             try:
                 for ddl in _STAGING_DDL:
-                    conn.exec_driver_sql(ddl)
+                    for statement in translate(ddl, self.dialect):
+                        conn.exec_driver_sql(statement)
                 for table, columns, chunk_rows in (
                     ("import_glyphs", "(codepoint, font, render_font, status, reason)"
                      " VALUES (:cp, :f, :rf, :s, :r)", glyph_rows),
@@ -687,7 +851,7 @@ class Project:
                 ):  # fmt: skip
                     for start in range(0, len(chunk_rows), _STAGING_CHUNK):
                         conn.execute(
-                            text(f"INSERT INTO temp.{table} {columns}"),
+                            text(f"INSERT INTO {table} {columns}"),
                             chunk_rows[start : start + _STAGING_CHUNK],
                         )
                         conn.commit()  # temp tables only: the project is not locked
@@ -696,7 +860,7 @@ class Project:
                 if conn.in_transaction():
                     conn.rollback()
                 for table in ("import_glyphs", "import_tags"):
-                    conn.exec_driver_sql(f"DROP TABLE IF EXISTS temp.{table}")
+                    conn.exec_driver_sql(f"DROP TABLE IF EXISTS {_TEMP[self.dialect]}{table}")
                 conn.commit()
         return counts
 
@@ -765,21 +929,25 @@ class Project:
             _check_status(p.status)
         t = now_iso()
         with self._tx() as conn:
-            res = conn.execute(
-                text(
-                    "INSERT INTO puzzle_sets (id, name, params, summary, created_at, author)"
-                    " VALUES (:id, :n, :p, :s, :t, :a)"
-                ),
-                {
-                    "id": set_id,
-                    "n": name,
-                    "p": _dumps(dict(params)),
-                    "s": _dumps(dict(summary)),
-                    "t": t,
-                    "a": author,
-                },
+            columns = "name, params, summary, created_at, author"
+            values = ":n, :p, :s, :t, :a"
+            if set_id is not None:  # a redone import keeps its id
+                columns, values = f"id, {columns}", f":id, {values}"
+            new_id = int(
+                conn.execute(
+                    text(f"INSERT INTO puzzle_sets ({columns}) VALUES ({values}) RETURNING id"),
+                    {
+                        "id": set_id,
+                        "n": name,
+                        "p": _dumps(dict(params)),
+                        "s": _dumps(dict(summary)),
+                        "t": t,
+                        "a": author,
+                    },
+                ).scalar_one()
             )
-            new_id = int(set_id if set_id is not None else res.lastrowid)
+            if set_id is not None:
+                fix_identity(conn, "puzzle_sets")
             if puzzles:
                 conn.execute(
                     text(
@@ -820,7 +988,7 @@ class Project:
                 text("SELECT name FROM puzzle_sets WHERE id=:i"), {"i": set_id}
             ).first()
             if row is None:
-                raise ProjectError(f"has no puzzle set {set_id}", self.path)
+                raise ProjectError(f"has no puzzle set {set_id}", self.location)
             conn.execute(text("DELETE FROM puzzles WHERE set_id=:i"), {"i": set_id})
             conn.execute(text("DELETE FROM puzzle_sets WHERE id=:i"), {"i": set_id})
             _log(conn, set_id, "", now_iso(), author, event, {"name": row[0]})
@@ -928,7 +1096,8 @@ class Project:
         where, params = self._puzzle_where(set_id, rule, concept, status, findings, split)
         if ids is not None:
             names = [f"p{i}" for i in range(len(ids))]
-            where += f" AND puzzle_id IN ({', '.join(':' + n for n in names)})" if ids else " AND 0"
+            in_list = ", ".join(":" + n for n in names)
+            where += f" AND puzzle_id IN ({in_list})" if ids else " AND FALSE"
             params.update(zip(names, ids, strict=True))
         q = (
             "SELECT set_id, puzzle_id, position, layout, rule, concept, split, status, comment,"
@@ -1010,7 +1179,7 @@ class Project:
                 )
                 if res.rowcount != 1:
                     raise ProjectError(
-                        f"has no puzzle {ch.puzzle_id!r} in puzzle set {set_id}", self.path
+                        f"has no puzzle {ch.puzzle_id!r} in puzzle set {set_id}", self.location
                     )
                 _log(conn, set_id, ch.puzzle_id, t, author, ch.kind, dict(ch.detail))
 
@@ -1037,20 +1206,36 @@ class Project:
         """glyph id → [(concept, value), …] for every tagged glyph (one query, for views)."""
         out: dict[int, list[tuple[str, str]]] = {}
         with self._engine.connect() as conn:
-            for gid, c, v in conn.execute(text("SELECT glyph_id, concept, value FROM tags")):
+            for gid, c, v in conn.execute(
+                text("SELECT glyph_id, concept, value FROM tags ORDER BY glyph_id, concept, value")
+            ):
                 out.setdefault(int(gid), []).append((c, v))
         return out
 
 
 _STAGING_CHUNK = 5000
+# ``seq`` keeps staging order (PostgreSQL has no rowid); unqualified names find the temporary
+# tables first in both dialects, but DROP names the temporary schema to be sure
 _STAGING_DDL = (
-    "CREATE TEMP TABLE IF NOT EXISTS import_glyphs (codepoint INTEGER NOT NULL,"
-    " font TEXT NOT NULL, render_font TEXT, status TEXT NOT NULL, reason TEXT)",
-    "CREATE TEMP TABLE IF NOT EXISTS import_tags (codepoint INTEGER NOT NULL,"
-    " font TEXT NOT NULL, concept TEXT NOT NULL, value TEXT NOT NULL)",
-    "DELETE FROM temp.import_glyphs",
-    "DELETE FROM temp.import_tags",
+    "CREATE TEMP TABLE IF NOT EXISTS import_glyphs (seq INTEGER PRIMARY KEY,"
+    " codepoint INTEGER NOT NULL, font TEXT NOT NULL, render_font TEXT, status TEXT NOT NULL,"
+    " reason TEXT)",
+    "CREATE TEMP TABLE IF NOT EXISTS import_tags (seq INTEGER PRIMARY KEY,"
+    " codepoint INTEGER NOT NULL, font TEXT NOT NULL, concept TEXT NOT NULL,"
+    " value TEXT NOT NULL)",
+    "DELETE FROM import_glyphs",
+    "DELETE FROM import_tags",
 )
+_TEMP = {"sqlite": "temp.", "postgresql": "pg_temp."}
+
+
+class _SchemaRace(Exception):
+    """Another client stored a schema version after the one this edit was made on."""
+
+    def __init__(self, version: int, author: str) -> None:
+        super().__init__(version, author)
+        self.version = version
+        self.author = author
 
 
 @dataclass(frozen=True, slots=True)
@@ -1064,47 +1249,81 @@ class ImportCounts:
 def _copy_staged(conn: Connection, author: str, at: str) -> ImportCounts:
     """Copy the staged glyphs and tags into the project in one short write transaction (in
     staging order, as row-by-row inserts would) and commit; returns what was new."""
-    conn.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock now: no stale snapshot
+    if not is_postgres(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")  # take the write lock now: no stale snapshot
+    # (PostgreSQL: a plain transaction; the counts are each statement's own rowcount, exact
+    # under concurrency.) SQLite needs the WHERE before ON CONFLICT after a SELECT.
     new_glyphs = conn.execute(
         text(
-            "INSERT OR IGNORE INTO glyphs (codepoint, font, render_font, status, reason)"
-            " SELECT codepoint, font, render_font, status, reason FROM temp.import_glyphs"
-            " ORDER BY rowid"
+            "INSERT INTO glyphs (codepoint, font, render_font, status, reason)"
+            " SELECT codepoint, font, render_font, status, reason FROM import_glyphs"
+            " WHERE true ORDER BY seq ON CONFLICT DO NOTHING"
         )
     ).rowcount
     new_glyphs += conn.execute(
         text(
-            "INSERT OR IGNORE INTO glyphs (codepoint, font)"
-            " SELECT codepoint, font FROM temp.import_tags ORDER BY rowid"
+            "INSERT INTO glyphs (codepoint, font)"
+            " SELECT codepoint, font FROM import_tags WHERE true ORDER BY seq"
+            " ON CONFLICT DO NOTHING"
         )
     ).rowcount
-    new_tags = conn.execute(
+    # the importer's own tags; then the consensus of every glyph they touch. "New tags" are
+    # those the project gained: its consensus on those glyphs, before and after.
+    touched = [
+        int(r[0])
+        for r in conn.execute(
+            text(
+                "SELECT DISTINCT g.id FROM glyphs g JOIN import_tags s"
+                " ON g.codepoint = s.codepoint AND g.font = s.font"
+            )
+        )
+    ]
+    before = _consensus_count(conn, touched)
+    conn.execute(
         text(
-            "INSERT OR IGNORE INTO tags (glyph_id, concept, value, author, created_at)"
+            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at)"
             " SELECT (SELECT g.id FROM glyphs g WHERE g.codepoint = s.codepoint"
             " AND g.font = s.font), s.concept, s.value, :a, :t"
-            " FROM temp.import_tags s ORDER BY s.rowid"
+            " FROM import_tags s WHERE true ORDER BY s.seq ON CONFLICT DO NOTHING"
         ),
         {"a": author, "t": at},
-    ).rowcount
+    )
+    lab.refresh_consensus(conn, touched)
+    new_tags = max(0, _consensus_count(conn, touched) - before)
     conn.commit()
     return ImportCounts(int(new_tags), int(new_glyphs))
 
 
+def _consensus_count(conn: Connection, glyph_ids: Sequence[int]) -> int:
+    n = 0
+    for start in range(0, len(glyph_ids), 500):
+        chunk = ",".join(str(i) for i in glyph_ids[start : start + 500])
+        n += int(
+            conn.execute(
+                text(f"SELECT COUNT(*) FROM tags WHERE glyph_id IN ({chunk})")
+            ).scalar_one()
+        )
+    return n
+
+
 def _insert_glyphs(
     conn: Connection, glyphs: Iterable[tuple[GlyphKey, str | None, str, str | None]]
-) -> None:
+) -> int:
+    """Inserts the glyphs not there yet; returns how many this statement inserted (exact
+    under concurrency, unlike a count before and after)."""
     rows = [
         {"cp": k.codepoint, "f": k.font, "rf": rf, "s": st, "r": rs} for k, rf, st, rs in glyphs
     ]
-    if rows:
-        conn.execute(
-            text(
-                "INSERT OR IGNORE INTO glyphs (codepoint, font, render_font, status, reason)"
-                " VALUES (:cp, :f, :rf, :s, :r)"
-            ),
-            rows,
-        )
+    if not rows:
+        return 0
+    res = conn.execute(
+        text(
+            "INSERT INTO glyphs (codepoint, font, render_font, status, reason)"
+            " VALUES (:cp, :f, :rf, :s, :r) ON CONFLICT DO NOTHING"
+        ),
+        rows,
+    )
+    return int(res.rowcount)
 
 
 def _log(
@@ -1136,23 +1355,27 @@ def _set_meta(conn: Connection, key: str, value: str) -> None:
 
 
 def _apply_tag_change(conn: Connection, ch: TagChange) -> None:
-    if ch.kind == "rename_concept":
-        conn.execute(
-            text("UPDATE tags SET concept=:n WHERE concept=:c"), {"n": ch.new_name, "c": ch.concept}
-        )
-    elif ch.kind == "remove_concept":
-        conn.execute(text("DELETE FROM tags WHERE concept=:c"), {"c": ch.concept})
-    elif ch.kind == "rename_value":
-        conn.execute(
-            text("UPDATE tags SET value=:n WHERE concept=:c AND value=:v"),
-            {"n": ch.new_name, "c": ch.concept, "v": ch.value},
-        )
-    elif ch.kind == "remove_value":
-        conn.execute(
-            text("DELETE FROM tags WHERE concept=:c AND value=:v"), {"c": ch.concept, "v": ch.value}
-        )
-    else:
+    """A schema edit carried to the consensus and to every person's own tags alike."""
+    if ch.kind not in ("rename_concept", "remove_concept", "rename_value", "remove_value"):
         raise ValueError(f"unknown tag change {ch.kind!r}")
+    for table in ("tags", "annotator_tags"):
+        if ch.kind == "rename_concept":
+            conn.execute(
+                text(f"UPDATE {table} SET concept=:n WHERE concept=:c"),
+                {"n": ch.new_name, "c": ch.concept},
+            )
+        elif ch.kind == "remove_concept":
+            conn.execute(text(f"DELETE FROM {table} WHERE concept=:c"), {"c": ch.concept})
+        elif ch.kind == "rename_value":
+            conn.execute(
+                text(f"UPDATE {table} SET value=:n WHERE concept=:c AND value=:v"),
+                {"n": ch.new_name, "c": ch.concept, "v": ch.value},
+            )
+        else:
+            conn.execute(
+                text(f"DELETE FROM {table} WHERE concept=:c AND value=:v"),
+                {"c": ch.concept, "v": ch.value},
+            )
 
 
 def _orphan_tags(conn: Connection, schema: Schema) -> Counter[tuple[str, str]]:

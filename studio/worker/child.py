@@ -1,11 +1,15 @@
 """The worker child: one process runs one job that the host has claimed for it, then exits.
 
-``python -m studio.worker run PROJECT JOB_ID [--parent-pid PID [--die-with-parent]]``
-(``analogy-studio worker run ...`` in the bundle). The host claims the job with this process's
-pid before (or just after) it starts; the child waits a moment for that claim and leaves a job
-it does not own untouched. It runs the kind's function with a
-:class:`~studio.worker.context.DbContext` whose work folder is ``<project>.jobs/<job_id>/``, and
-records the end itself:
+``python -m studio.worker run PROJECT JOB_ID [--parent-pid PID [--die-with-parent]]
+[--device DEVICE]`` (``analogy-studio worker run ...`` in the bundle). PROJECT is a project file
+or a database URL; a URL that carries a password comes in the environment
+(:data:`~studio.worker.host.LOCATION_ENV`), never on the command line. The host claims the job
+and hands it to this process's pid just after it starts; the child waits a moment for that and
+leaves a job it does not own untouched. It runs the kind's function with a
+:class:`~studio.worker.context.DbContext` whose work folder is
+:func:`~studio.store.jobs.job_work_dir` (``<project>.jobs/<job_id>/`` beside a file), and
+records the end itself (only while the job is still this process's: a job requeued as lost and
+claimed by another worker is not ended here):
 
 - ``done`` with the function's result (its ``puzzle_flags`` stored with it);
 - ``cancelled`` on :class:`~studio.worker.context.JobCancelled` (the job saw the database flag
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import StudioError
+from studio.store.dbfile import is_database_url, safe_location
 from studio.store.jobs import JobQueue, JobRecord
 from studio.worker.context import DbContext, JobCancelled
 from studio.worker.kinds import resolve_kind
@@ -80,9 +85,25 @@ def _wait_for_claim(queue: JobQueue, job_id: int, timeout: float) -> JobRecord |
             return None
         if job.status == "running" and job.pid == me:
             return job
-        if job.status != "queued" or time.monotonic() > deadline:
+        # queued, or claimed by the host and not yet handed over (no pid): wait for it
+        waiting = job.status == "queued" or (job.status == "running" and job.pid is None)
+        if not waiting or time.monotonic() > deadline:
             return None
         time.sleep(0.02)
+
+
+def resolve_location(project: str | Path) -> str | Path:
+    """The project a child was given: a file path as is; a URL without its password is
+    completed from :data:`~studio.worker.host.LOCATION_ENV` when that names the same database
+    (the host puts a URL with a password there, off the command line)."""
+    from studio.worker.host import LOCATION_ENV
+
+    full = os.environ.get(LOCATION_ENV, "")
+    if is_database_url(str(project)):
+        if full and safe_location(full) == safe_location(str(project)):
+            return full
+        return str(project)
+    return Path(project)
 
 
 def run_claimed_job(
@@ -92,9 +113,11 @@ def run_claimed_job(
     parent_pid: int | None = None,
     claim: bool = False,
     claim_timeout: float = 15.0,
+    device: str | None = None,
 ) -> int:
-    """Run job ``job_id`` of the project in this process and record how it ended; returns the
-    exit code. With ``claim`` the child claims the job itself (to run one by hand)."""
+    """Run job ``job_id`` of the project (a file or a database URL) in this process and record
+    how it ended; returns the exit code. With ``claim`` the child claims the job itself (to
+    run one by hand). ``device``: what the job gets when it asks for ``auto``."""
     try:
         queue = JobQueue(project_path)
     except StudioError as e:
@@ -107,14 +130,20 @@ def run_claimed_job(
         if job is None:
             print(f"worker: job {job_id} was not handed to process {os.getpid()}", flush=True)
             return EXIT_NOT_MINE
-        return _run(queue, job, Path(project_path), parent_pid)
+        return _run(queue, job, project_path, parent_pid, device)
     finally:
         queue.close()
 
 
-def _run(queue: JobQueue, job: JobRecord, project_path: Path, parent_pid: int | None) -> int:
+def _run(
+    queue: JobQueue,
+    job: JobRecord,
+    project_path: str | Path,
+    parent_pid: int | None,
+    device: str | None = None,
+) -> int:
     reserve: bytearray | None = bytearray(_RESERVE_BYTES)
-    ctx = DbContext(queue, job, queue.work_dir(job.id), project_path)
+    ctx = DbContext(queue, job, queue.work_dir(job.id), project_path, default_device=device)
     previous = {
         sig: signal.signal(sig, lambda *_: ctx.request_stop("cancelled"))
         for sig in (signal.SIGTERM, signal.SIGINT)
@@ -154,10 +183,10 @@ def _run(queue: JobQueue, job: JobRecord, project_path: Path, parent_pid: int | 
     except Exception as e:  # the peak is bookkeeping; the end below is what matters
         print(f"worker: could not record the peak memory: {e}", file=sys.stderr, flush=True)
     try:
-        _finish(queue, job.id, status, result, error)
+        _finish(queue, job, status, result, error)
     except StudioError as e:  # a result that is not JSON, a malformed flag
         status = "failed"
-        _finish(queue, job.id, "failed", None, f"the job's result cannot be stored: {e}")
+        _finish(queue, job, "failed", None, f"the job's result cannot be stored: {e}")
     print(f"worker: job {job.id} {status}", flush=True)
     return EXIT_DONE if status == "done" else EXIT_ENDED
 
@@ -169,19 +198,19 @@ def _print_err(text: str) -> None:
 
 
 def _finish(
-    queue: JobQueue, job_id: int, status: str, result: dict[str, Any] | None, error: str
+    queue: JobQueue, job: JobRecord, status: str, result: dict[str, Any] | None, error: str
 ) -> None:
     """Record the end, once more after a garbage collection when memory or the file failed
     (a locked file, an allocation); a second failure leaves it to the host, which records how
     the process ended and the tail of worker.log."""
     try:
-        queue.finish(job_id, status, result, error, pid=os.getpid())
+        queue.finish(job.id, status, result, error, pid=os.getpid(), worker=job.worker)
     except StudioError:
         raise
     except Exception:
         gc.collect()
         time.sleep(0.2)
-        queue.finish(job_id, status, result, error, pid=os.getpid())
+        queue.finish(job.id, status, result, error, pid=os.getpid(), worker=job.worker)
 
 
 def job_lines(project_path: str | Path, limit: int | None = 50) -> list[str]:
@@ -220,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a job the studio claimed for this process")
-    run.add_argument("project", type=Path)
+    run.add_argument("project", help="the project file or database URL")
     run.add_argument("job_id", type=int)
     run.add_argument(
         "--parent-pid",
@@ -236,13 +265,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument(
         "--claim", action="store_true", help="claim the queued job here (to run one by hand)"
     )
+    run.add_argument(
+        "--device", default=None, help="what a job asking for 'auto' gets (the worker's device)"
+    )
+    from studio.worker.serve import add_serve_arguments
+
+    serving = sub.add_parser(
+        "serve", help="serve a project's job queue from this machine (a lab's GPU server)"
+    )
+    add_serve_arguments(serving)
     listing = sub.add_parser("list", help="the project's jobs: pid, peak memory, stalled")
-    listing.add_argument("project", type=Path)
+    listing.add_argument("project", help="the project file or database URL")
     listing.add_argument("--limit", type=int, default=50)
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.command == "serve":
+        from studio.worker.serve import cmd_serve
+
+        try:
+            return cmd_serve(args)
+        except StudioError as e:
+            print(f"analogy-studio: error: {e}", file=sys.stderr)
+            return EXIT_NO_PROJECT
     if args.command == "list":
         try:
-            print("\n".join(job_lines(args.project, args.limit)))
+            print("\n".join(job_lines(resolve_location(args.project), args.limit)))
         except StudioError as e:
             print(f"worker: {e}", file=sys.stderr)
             return EXIT_NO_PROJECT
@@ -253,6 +299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.getppid() != args.parent_pid:  # the studio died while this process started
             print(f"worker: the studio (process {args.parent_pid}) is gone", flush=True)
             _exit_now(EXIT_NOT_MINE)
-    code = run_claimed_job(args.project, args.job_id, parent_pid=args.parent_pid, claim=args.claim)
+    code = run_claimed_job(
+        resolve_location(args.project),
+        args.job_id,
+        parent_pid=args.parent_pid,
+        claim=args.claim,
+        device=args.device,
+    )
     _exit_now(code)
     return code  # not reached

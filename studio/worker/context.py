@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from studio.core.errors import StudioError
+from studio.store.dbfile import is_database_url
 from studio.store.jobs import JobQueue, JobRecord
 
 __all__ = ["INTERRUPT_GRACE", "DbContext", "JobCancelled", "JobContext", "LocalContext"]
@@ -57,7 +58,7 @@ class JobContext(Protocol):
     params: dict[str, Any]
     device: str  # requested: "auto" | "cpu" | "cuda"
     work_dir: Path  # a folder for artifacts (checkpoints, PNGs, report.json)
-    project_path: Path | None
+    project_path: Path | None  # the project file (None: no project, or a database URL)
 
     def progress(self, fraction: float, message: str = "") -> None: ...
     def log(self, line: str, level: str = "info") -> None: ...
@@ -94,6 +95,7 @@ class LocalContext:
     ) -> None:
         self.job_id: int | None = None
         self.project_path: Path | None = None
+        self.location: str | Path | None = None
         self.params = dict(params)
         self.device = device
         if work_dir is None:
@@ -155,14 +157,23 @@ class DbContext:
         *,
         flush_interval: float = 0.2,
         echo: TextIO | None = None,
+        default_device: str | None = None,
     ) -> None:
+        """``project_path``: the project file or database URL (:attr:`location`; a URL
+        leaves :attr:`project_path` None). ``default_device``: what a job whose ``device``
+        parameter is ``auto`` (or absent) gets: the worker's ``--device``."""
         self.queue = queue
         self.job_id: int | None = job.id
         self.params = dict(job.params)
         self.device = str(self.params.get("device", "auto"))
+        if self.device == "auto" and default_device:
+            self.device = default_device
         self.work_dir = Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self.project_path: Path | None = Path(project_path)
+        url = is_database_url(project_path)
+        self.location: str | Path | None = str(project_path) if url else Path(project_path)
+        self.project_path: Path | None = None if url else Path(project_path)
+        self._worker = job.worker
         self._id = job.id
         self._checkpoint = copy.deepcopy(job.checkpoint)
         self._flush_interval = flush_interval
@@ -270,7 +281,7 @@ class DbContext:
         with suppress(Exception):
             self.flush()
         with suppress(Exception):
-            self.queue.finish(self._id, "interrupted", pid=os.getpid())
+            self.queue.finish(self._id, "interrupted", pid=os.getpid(), worker=self._worker)
         with suppress(OSError, ValueError):
             print(
                 f"worker: job {self._id} did not stop {INTERRUPT_GRACE:.0f} s after the studio "

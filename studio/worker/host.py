@@ -27,7 +27,18 @@ No child outlives or wedges the studio:
   marked stalled (``stalled_at``): shown, not ended; it can be cancelled, and progress clears
   it.
 - **Lingering.** A child whose job record has ended but whose process is still there
-  :data:`LINGER_AFTER` seconds later (hung in a library's exit) is killed.
+  :data:`LINGER_AFTER` seconds later (hung in a library's exit) is killed; one whose job was
+  requeued as lost and claimed by another worker is killed at once.
+
+**Several hosts, several machines.** A host is a *worker* named "machine · pid N"
+(:func:`~studio.store.jobs.worker_name`): it claims the oldest queued job with
+:meth:`~studio.store.jobs.JobQueue.claim_next` (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), then
+hands it to the child it starts. Every :data:`HEARTBEAT_EVERY` seconds it heartbeats its running
+jobs (the database's clock); with ``dead_after`` (``worker serve``) it also puts back in the
+queue the jobs of workers with no heartbeat for that long. On start it records only THIS
+machine's jobs whose process is gone (a pid means nothing elsewhere), and adopts only children
+whose host is gone. A project is a file path or a database URL (``postgresql://…``); a URL's
+work folders are in this user's cache (see :func:`~studio.store.jobs.job_work_dir`).
 """
 
 from __future__ import annotations
@@ -47,18 +58,23 @@ from typing import Any
 
 import psutil
 
-from studio.store.jobs import JobQueue, JobRecord
+from studio.store.dbfile import is_database_url, safe_location
+from studio.store.jobs import JobQueue, JobRecord, machine_name, worker_machine, worker_name
 from studio.worker.limits import MB, default_memory_limit, mb, tree_rss
 
 __all__ = [
     "DEFAULT_STALL_AFTER",
+    "HEARTBEAT_EVERY",
     "KILL_AFTER",
     "LINGER_AFTER",
+    "LOCATION_ENV",
     "WatchedJob",
     "WorkerHost",
     "death_text",
+    "location_argument",
     "worker_alive",
     "worker_command",
+    "worker_pid",
 ]
 
 #: Seconds between SIGTERM (the child records the cancel) and SIGKILL (it did not in time).
@@ -69,6 +85,11 @@ DEFAULT_STALL_AFTER = 300.0
 LINGER_AFTER = 5.0
 #: Seconds between two reads of the children's memory.
 MEMORY_EVERY = 0.1
+#: Seconds between two heartbeats of a host's running jobs (``worker serve --heartbeat``).
+HEARTBEAT_EVERY = 5.0
+#: The environment variable that hands a child the full database URL when it carries a
+#: password (the command line, which ``ps`` shows everyone, gets the URL without it).
+LOCATION_ENV = "ANALOGY_STUDIO_LOCATION"
 _TAIL_LINES = 20
 
 
@@ -79,6 +100,22 @@ def worker_command() -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable, "worker"]
     return [sys.executable, "-m", "studio.worker"]
+
+
+def location_argument(location: str | Path) -> str:
+    """How a child's command line names the project: a file's resolved path, or the URL
+    without its password (see :data:`LOCATION_ENV`)."""
+    if is_database_url(location):
+        return safe_location(location)
+    return str(Path(location).resolve())
+
+
+def worker_pid(worker: str) -> int | None:
+    """The process id in a ``jobs.worker`` value (``"machine · pid N"``), or None."""
+    try:
+        return int(worker.rsplit(" · pid ", 1)[1])
+    except (IndexError, ValueError):
+        return None
 
 
 def worker_alive(pid: int, project_path: str | Path) -> bool:
@@ -93,7 +130,16 @@ def worker_alive(pid: int, project_path: str | Path) -> bool:
         return False
     except psutil.AccessDenied:  # cannot tell: do not declare a live process dead
         return True
-    return "run" in cmdline and str(Path(project_path).resolve()) in cmdline
+    return "run" in cmdline and location_argument(project_path) in cmdline
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return True
 
 
 def death_text(returncode: int) -> str:
@@ -176,19 +222,49 @@ class WorkerHost:
         command: Sequence[str] | None = None,
         memory_limit: int | None = None,
         stall_after: float = DEFAULT_STALL_AFTER,
+        machine: str | None = None,
+        heartbeat_every: float = HEARTBEAT_EVERY,
+        dead_after: float | None = None,
+        requeue_lost: bool = False,
+        device: str | None = None,
     ) -> None:
-        """``memory_limit``: bytes a job's process tree may hold unless the job's
-        ``memory_limit_mb`` says (default: half the machine's memory); ``stall_after``: seconds
-        without progress before a job is marked stalled unless its ``stall_seconds`` says."""
-        self.project_path = Path(project_path).resolve()
+        """``project_path``: a project file or a database URL. ``memory_limit``: bytes a job's
+        process tree may hold unless the job's ``memory_limit_mb`` says (default: half the
+        machine's memory); ``stall_after``: seconds without progress before a job is marked
+        stalled unless its ``stall_seconds`` says. ``machine``: this worker's machine name
+        (default: the host name); ``heartbeat_every``: seconds between heartbeats of its
+        running jobs; ``dead_after``: requeue other workers' jobs with no heartbeat for that
+        long (None: never, as in the studio's window); ``requeue_lost``: jobs this machine
+        lost (a dead host found on start, a :meth:`shutdown`) go back to the queue rather
+        than being recorded interrupted; ``device``: what a job asking for ``auto`` gets."""
+        self.is_url = is_database_url(project_path)
+        self.project_path: str | Path = (
+            str(project_path) if self.is_url else Path(project_path).resolve()
+        )
+        self.where = location_argument(project_path)
         self.queue = JobQueue(self.project_path)
         self.max_running = max(1, int(max_running))
         self.command = list(command) if command is not None else worker_command()
         self.memory_limit = int(memory_limit) if memory_limit else default_memory_limit()
         self.stall_after = float(stall_after)
+        self.machine = machine or machine_name()
+        self.worker = worker_name(os.getpid(), self.machine)
+        self.heartbeat_every = max(0.1, float(heartbeat_every))
+        self.dead_after = None if dead_after is None else max(0.1, float(dead_after))
+        self.requeue_lost = bool(requeue_lost)
+        self.device = device
+        #: what happened, one line each ("claimed job 3 …", "lost worker …"), for a log; the
+        #: caller drains it (:meth:`take_events`)
+        self.events: list[str] = []
         self._children: dict[int, _Child] = {}
         self._closed = False
         self._memory_read_at = 0.0
+        self._beat_at = time.monotonic()
+
+    def take_events(self) -> list[str]:
+        """The event lines since the last call (claims, ends, lost workers), oldest first."""
+        events, self.events = self.events, []
+        return events
 
     def _limits(self, params: dict[str, Any]) -> tuple[int, float]:
         """The memory limit (bytes) and stall time (seconds) of a job with these parameters."""
@@ -201,20 +277,33 @@ class WorkerHost:
 
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self) -> list[int]:
-        """Jobs left running by a studio that is gone become interrupted (their ids are
-        returned); a job whose worker still runs (the studio crashed, its child did not) is
-        adopted: counted, cancellable, and recorded when it dies."""
-        ids = self.queue.mark_interrupted(self._alive)
-        for job_id, pid, _cancel in self.queue.running():
-            if pid is not None and job_id not in self._children:
-                work_dir = self.queue.work_dir(job_id)
-                log = work_dir / "worker.log"
-                offset = log.stat().st_size if log.exists() else 0
-                job = self.queue.job(job_id)
-                limit, stall = self._limits(job.params if job is not None else {})
-                if job is not None and job.memory_limit:
-                    limit = job.memory_limit
-                self._children[job_id] = _Child(job_id, pid, None, log, offset, limit, stall)
+        """This machine's jobs left running by a host that is gone become interrupted (with
+        ``requeue_lost``: queued again; their ids are returned); another machine's are left to
+        their heartbeats. A job whose child still runs while its host is gone (the studio
+        crashed, its child did not) is adopted: counted, cancellable, heartbeated, and
+        recorded when it dies. Children of another live host on this machine are its own."""
+        ids = self.queue.mark_interrupted(
+            self._alive, machine=self.machine, requeue=self.requeue_lost
+        )
+        for state in self.queue.running_state():
+            job_id, pid = state.id, state.pid
+            if pid is None or job_id in self._children:
+                continue
+            if state.worker and worker_machine(state.worker) != self.machine:
+                continue
+            owner = worker_pid(state.worker)
+            if owner is not None and owner != os.getpid() and _process_alive(owner):
+                continue  # a live host here (a `worker serve` beside the studio) runs it
+            if not self.queue.adopt(job_id, pid, state.worker, self.worker):
+                continue
+            work_dir = self.queue.work_dir(job_id)
+            log = work_dir / "worker.log"
+            offset = log.stat().st_size if log.exists() else 0
+            job = self.queue.job(job_id)
+            limit, stall = self._limits(job.params if job is not None else {})
+            if job is not None and job.memory_limit:
+                limit = job.memory_limit
+            self._children[job_id] = _Child(job_id, pid, None, log, offset, limit, stall)
         return ids
 
     def watched(self) -> list[WatchedJob]:
@@ -237,12 +326,29 @@ class WorkerHost:
             if self._exited(child):
                 self._reap(child)
                 changed.append(child.job_id)
+        now = time.monotonic()
+        if now - self._beat_at >= self.heartbeat_every:
+            self._beat_at = now
+            if self._children:
+                self.queue.heartbeat_worker(self.worker)
+            if self.dead_after is not None:
+                for job_id, lost in self.queue.requeue_dead(self.dead_after, keep=self.worker):
+                    self.events.append(
+                        f"job {job_id}: worker {lost or '(unknown)'} lost (no heartbeat for "
+                        f"{self.dead_after:g} s); back in the queue"
+                    )
+                    changed.append(job_id)
         if self._children:
-            now = time.monotonic()
             running = {r.id: r for r in self.queue.running_state()}
             for child in list(self._children.values()):
                 state = running.get(child.job_id)
-                if state is None or state.pid != child.pid:
+                if state is not None and state.worker != self.worker and not child.killed:
+                    # requeued as lost, and another worker runs it now: stop ours at once
+                    self.events.append(f"job {child.job_id}: taken over by {state.worker}")
+                    child.killed = True
+                    self._signal(child, signal.SIGKILL, group=True)
+                    continue
+                if state is None or state.pid != child.pid or state.worker != self.worker:
                     self._linger(child, now)  # its record ended: it should be leaving
                     continue
                 if state.cancel_requested:
@@ -254,7 +360,7 @@ class WorkerHost:
                 for child in list(self._children.values()):
                     self._check_memory(child)
         for _ in range(len(self._children), self.max_running):
-            job = self.queue.next_queued()
+            job = self.queue.claim_next(self.worker)
             if job is None:
                 break
             self._spawn(job)
@@ -270,9 +376,12 @@ class WorkerHost:
         if child is not None:
             self._enforce_cancel(child, time.monotonic())
 
-    def shutdown(self) -> None:
+    def shutdown(self, *, requeue: bool | None = None) -> None:
         """The studio closes: kill every child, and record their jobs as interrupted (or
-        cancelled, when a cancel was pending), resumable from their checkpoints."""
+        cancelled, when a cancel was pending), resumable from their checkpoints. With
+        ``requeue`` (default: the host's ``requeue_lost``, as ``worker serve`` stops) they go
+        back to the queue instead, for the next worker to resume."""
+        requeue = self.requeue_lost if requeue is None else requeue
         if self._closed:
             return
         self._closed = True
@@ -285,36 +394,49 @@ class WorkerHost:
             if child.peak > child.peak_recorded:
                 self.queue.record_peak_memory(child.job_id, child.peak)
             job = self.queue.job(child.job_id)
-            if job is not None and job.status == "running":
-                status = "cancelled" if job.cancel_requested else "interrupted"
-                self.queue.finish(child.job_id, status, pid=child.pid)
+            if job is None or job.status != "running":
+                continue
+            if requeue and not job.cancel_requested:
+                if self.queue.requeue(child.job_id, pid=child.pid, worker=self.worker):
+                    self.events.append(f"job {child.job_id}: back in the queue (worker stopped)")
+                continue
+            status = "cancelled" if job.cancel_requested else "interrupted"
+            self.queue.finish(child.job_id, status, pid=child.pid, worker=self.worker)
         self._children.clear()
         self.queue.close()
 
     # ---- internals -------------------------------------------------------------------------
     def _spawn(self, job: JobRecord) -> None:
+        """Start the child for a job this host has just claimed (no pid yet) and hand the job
+        to it; a child that cannot start fails the job, one whose job was taken meanwhile
+        (cancelled) is killed."""
         work_dir = self.queue.work_dir(job.id)
         log_path = work_dir / "worker.log"
         memory_limit, stall_after = self._limits(job.params)
         cmd = [
             *self.command,
             "run",
-            str(self.project_path),
+            self.where,
             str(job.id),
             "--parent-pid",
             str(os.getpid()),
         ]
+        if self.device:
+            cmd += ["--device", self.device]
         if threading.current_thread() is threading.main_thread():
             # the kernel's parent-death signal follows the thread that started the child: only
             # the main thread lives as long as the studio
             cmd.append("--die-with-parent")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.pop(LOCATION_ENV, None)
+        if str(self.project_path) != self.where and self.is_url:
+            env[LOCATION_ENV] = str(self.project_path)  # the password stays off the command line
         try:
             work_dir.mkdir(parents=True, exist_ok=True)
             with open(log_path, "ab") as log:
                 offset = log.tell()
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-                log.write(f"=== {stamp} attempt {job.attempts + 1}: {' '.join(cmd)}\n".encode())
+                log.write(f"=== {stamp} attempt {job.attempts}: {' '.join(cmd)}\n".encode())
                 log.flush()
                 proc = subprocess.Popen(
                     cmd,
@@ -325,12 +447,21 @@ class WorkerHost:
                     env=env,
                 )
         except OSError as e:
-            self.queue.finish(job.id, "failed", error=f"the worker process could not start: {e}")
+            self.queue.finish(
+                job.id,
+                "failed",
+                error=f"the worker process could not start: {e}",
+                worker=self.worker,
+            )
+            self.events.append(f"job {job.id}: the worker process could not start: {e}")
             return
-        if not self.queue.claim(job.id, proc.pid, memory_limit=memory_limit):
+        if not self.queue.attach(job.id, self.worker, proc.pid, memory_limit=memory_limit):
             proc.kill()  # cancelled or taken meanwhile
             proc.wait()
             return
+        self.events.append(
+            f"job {job.id} ({job.kind}, attempt {job.attempts}) claimed; runs in process {proc.pid}"
+        )
         self._children[job.id] = _Child(
             job.id, proc.pid, proc, log_path, offset, memory_limit, stall_after
         )
@@ -370,10 +501,12 @@ class WorkerHost:
             self._signal(child, signal.SIGKILL, group=True)
 
     def _check_stall(self, child: _Child, last_progress_at: str) -> None:
+        # a cheap look with this machine's clock first (no write on every poll); the database
+        # decides with its own clock (the job rows' times are the server's on PostgreSQL)
         cutoff = datetime.now(UTC) - timedelta(seconds=child.stall_after)
         cutoff_text = cutoff.isoformat(timespec="milliseconds")
         if last_progress_at <= cutoff_text:  # same ISO format as the job rows: text order
-            self.queue.mark_stalled(child.job_id, cutoff_text)
+            self.queue.mark_stalled(child.job_id, child.stall_after)
 
     def _linger(self, child: _Child, now: float) -> None:
         if child.ended_at is None:
@@ -388,19 +521,24 @@ class WorkerHost:
             self.queue.record_peak_memory(child.job_id, child.peak)
         job = self.queue.job(child.job_id)
         if job is None or job.status != "running" or job.pid != child.pid:
-            return  # the child recorded its end (the usual case)
+            if job is not None:  # the child recorded its end (the usual case)
+                self.events.append(f"job {job.id} {job.status}")
+            return
+        self.events.append(f"job {job.id}: its process ended without recording its end")
         if child.oom_error:
             tail = _tail(child.log_path, child.log_offset)
             error = child.oom_error + (
                 f"\n\nLast lines of {child.log_path}:\n{tail}" if tail else ""
             )
-            self.queue.finish(child.job_id, "failed", error=error, pid=child.pid)
+            self.queue.finish(
+                child.job_id, "failed", error=error, pid=child.pid, worker=self.worker
+            )
             return
         if job.cancel_requested:
-            self.queue.finish(child.job_id, "cancelled", pid=child.pid)
+            self.queue.finish(child.job_id, "cancelled", pid=child.pid, worker=self.worker)
             return
         if child.proc is None:  # adopted: its exit status is not ours to read
-            self.queue.finish(child.job_id, "interrupted", pid=child.pid)
+            self.queue.finish(child.job_id, "interrupted", pid=child.pid, worker=self.worker)
             return
         error = death_text(child.proc.returncode)
         tail = _tail(child.log_path, child.log_offset)
@@ -408,7 +546,7 @@ class WorkerHost:
             error = f"out of memory: the job could not allocate memory; {error}"
         if tail:
             error += f"\n\nLast lines of {child.log_path}:\n{tail}"
-        self.queue.finish(child.job_id, "failed", error=error, pid=child.pid)
+        self.queue.finish(child.job_id, "failed", error=error, pid=child.pid, worker=self.worker)
 
     def _enforce_cancel(self, child: _Child, now: float) -> None:
         if child.term_at is None:

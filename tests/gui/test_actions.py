@@ -123,6 +123,7 @@ def test_build_actions_and_menus(qtbot) -> None:
         "&Edit",
         "&Tag",
         "&Puzzles",
+        "&Lab",
         "&View",
         "&Help",
     ]
@@ -172,7 +173,7 @@ def shown_rows(dialog: ShortcutsDialog) -> dict[str, list[tuple[str, str]]]:
 
 def test_every_action_is_listed_with_its_shortcut(shortcuts: ShortcutsDialog) -> None:
     rows = shown_rows(shortcuts)
-    assert list(rows) == ["File", "Edit", "Tag", "Puzzles", "View", "Help"]
+    assert list(rows) == ["File", "Edit", "Tag", "Puzzles", "Lab", "View", "Help"]
     for a in ACTIONS:
         native = ", ".join(QKeySequence(k).toString(NATIVE) for k in a.shortcuts)
         assert (a.text, native) in rows[menu_title(a.menu)]

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import IntegrityError
 
 from studio.core.errors import ProjectError
 from studio.core.schema import Schema
+from studio.store.dbfile import open_engine
 from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION, MIGRATIONS
 from studio.store.project import NewPuzzle, Project, PuzzleChange
 
@@ -35,8 +37,9 @@ def record(pid: str, rule: str = "constant", concept: str = "aspect") -> dict:
 
 
 @pytest.fixture
-def project(tmp_path: Path, ua_schema: Schema) -> Project:
-    p = Project.create(tmp_path / "p.studio", ua_schema, author="ann")
+def project(project_location: str, ua_schema: Schema) -> Iterator[Project]:
+    """A new project, in a file and in a PostgreSQL database (see tests/store/conftest.py)."""
+    p = Project.create(project_location, ua_schema, author="ann")
     yield p
     p.close()
 
@@ -135,19 +138,26 @@ def test_changes_are_logged_and_all_or_nothing(project: Project) -> None:
         project.change_puzzles(set_id, [PuzzleChange("test-00001", "status", status="ok")], "b")
 
 
-def test_log_is_append_only_and_outlives_removed_sets(project: Project) -> None:
+def test_log_is_append_only_and_outlives_removed_sets(
+    project: Project, project_location: str
+) -> None:
     set_id = project.add_puzzle_set("s", {}, {}, [NewPuzzle(record("test-00000"))], "ann")
     project.remove_puzzle_set(set_id, "ann", event="undo-import")
     assert project.puzzle_sets() == [] and project.stored_puzzles(set_id) == []
     assert [e.kind for e in project.puzzle_events(set_id)] == ["import", "undo-import"]
     # a redone import keeps its id
     assert project.add_puzzle_set("s", {}, {}, [], "ann", set_id=set_id) == set_id
-    con = sqlite3.connect(project.path)
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        con.execute("UPDATE puzzle_events SET author='mallory'")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        con.execute("DELETE FROM puzzle_events")
-    con.close()
+    # ... and the next plain import takes a new id after it (PostgreSQL: the identity moved)
+    assert project.add_puzzle_set("t", {}, {}, [], "ann") == set_id + 1
+    engine = open_engine(project_location)
+    refused = ["UPDATE puzzle_events SET author='mallory'", "DELETE FROM puzzle_events"]
+    if project.dialect == "postgresql":
+        refused.append("TRUNCATE puzzle_events")  # row triggers do not see TRUNCATE
+    for statement in refused:
+        with pytest.raises(IntegrityError, match="append-only"), engine.begin() as conn:
+            conn.execute(text(statement))
+    engine.dispose()
+    assert len(project.puzzle_events()) == 4
 
 
 def write_format_2(path: Path, schema: Schema) -> None:
@@ -191,9 +201,11 @@ def test_format_2_project_is_backed_up_and_migrated(tmp_path: Path, ua_schema: S
         assert b.format_version == FORMAT_VERSION
 
 
-def test_status_edits_survive_being_killed(tmp_path: Path, ua_schema: Schema) -> None:
+def test_status_edits_survive_being_killed(
+    tmp_path: Path, project_location: str, ua_schema: Schema
+) -> None:
     """A process changing statuses in a loop is killed; every acknowledged edit is there."""
-    path = tmp_path / "kill.studio"
+    path = project_location
     n = 3000
     with Project.create(path, ua_schema) as p:
         set_id = p.add_puzzle_set(

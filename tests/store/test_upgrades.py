@@ -125,7 +125,26 @@ def test_fixture_opens_migrates_with_backup_and_keeps_its_data(
         )
         assert tags == want["tags"]
         authors = Counter(t[4] for t in tags)
-        assert authors == {("unknown" if version == 1 else "fixture-maker"): 40}
+        if version < 7:
+            assert authors == {("unknown" if version == 1 else "fixture-maker"): 40}
+            # format 7: the tags of before become their authors' own; the consensus is them
+            own = sorted(
+                (t.key.codepoint, t.key.font, t.concept, t.value, t.annotator, t.created_at)
+                for k in {t.key for t in project.all_tags()}
+                for t in project.own_tags_of(k)
+            )
+            assert own == tags
+        else:  # the format-7 fixture's lab: a curator settled one glyph
+            assert authors == {"fixture-maker": 39, "cur": 1}
+            assert [(p.name, p.role) for p in project.people()] == [
+                ("ann", "annotator"),
+                ("bea", "annotator"),
+                ("cur", "curator"),
+            ]
+            assert len(project.adjudications()) == 1 and project.disagreement_queue() == []
+            ratings, annotated = project.ratings()
+            assert Counter(r[1] for r in ratings) == {"fixture-maker": 40, "ann": 3, "bea": 3}
+            assert {a for _, a in annotated} == {"fixture-maker", "ann", "bea"}
 
         sets = project.puzzle_sets()
         assert [(s.id, s.name, s.author) for s in sets] == want.get("sets", [])
@@ -203,6 +222,7 @@ def test_info_reports_the_migration_and_the_counts(
         "puzzles": 6,
         "jobs": 2,
         "schema": "ua 1.0",
+        "dialect": "sqlite",
     }
     assert backup.read_bytes() == fixture_bytes(4)
     # a second look: already current, nothing migrated

@@ -17,10 +17,15 @@ from studio.worker.host import WorkerHost
 DEADLINE = 20.0  # generous: the machine may be busy; the tests wait on conditions, not times
 
 
+def create_project(location: str | Path) -> None:
+    """A fresh project (file or database URL) with the bundled schema."""
+    Project.create(location, load_schema(bundled_schema_path()), author="ann").close()
+
+
 @pytest.fixture
 def project_path(tmp_path: Path) -> Path:
     path = tmp_path / "jobs.studio"
-    Project.create(path, load_schema(bundled_schema_path()), author="ann").close()
+    create_project(path)
     return path
 
 

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import create_engine
 
 from studio.store.jobs import JobQueue
-from studio.store.migrations import MIGRATIONS
+from studio.store.migrations import FORMAT_VERSION, MIGRATIONS
 from studio.store.project import Project
 from studio.worker.child import job_lines
 from studio.worker.host import WorkerHost
@@ -291,7 +291,7 @@ def test_format_6_migration_adds_the_columns_once(project_path: Path, tmp_path: 
     con.commit()
     con.close()
     with Project.open(old) as p:
-        assert p.format_version == 6
+        assert p.format_version == FORMAT_VERSION
     with JobQueue(old) as q:
         [job] = q.jobs()
         assert (job.peak_rss, job.memory_limit, job.stalled_at, job.stalled) == (

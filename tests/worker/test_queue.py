@@ -20,13 +20,15 @@ from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION, MIGRATIONS
 from studio.store.project import Project
 
 
-def test_format_6_has_the_job_tables_and_flag_reasons(project_path: Path) -> None:
-    assert FORMAT_VERSION == 6 and 3 in MIGRATIONS and 4 in MIGRATIONS and 5 in MIGRATIONS
+def test_the_job_tables_flag_reasons_and_workers(project_path: Path) -> None:
+    assert FORMAT_VERSION >= 7 and all(v in MIGRATIONS for v in (3, 4, 5, 6))
     con = sqlite3.connect(project_path)
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"jobs", "job_logs", "baseline_flags"} <= tables
     columns = {r[1]: r for r in con.execute("PRAGMA table_info(baseline_flags)")}
     assert columns["reason"][2:5] == ("TEXT", 1, "''")  # type, NOT NULL, default
+    jobs = {r[1]: r for r in con.execute("PRAGMA table_info(jobs)")}
+    assert jobs["worker"][2:5] == ("TEXT", 1, "''") and jobs["claimed_at"][2] == "TEXT"
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         con.execute("INSERT INTO jobs (kind, status, created_at) VALUES ('x', 'bogus', 'now')")
     con.close()
@@ -349,7 +351,7 @@ def test_format_4_project_migrates_and_its_flags_gain_an_empty_reason(tmp_path: 
         JobQueue(path)  # the queue never migrates: the project does
     assert path.read_bytes() == before  # and a refused file is left as it was
     with Project.open(path) as p:
-        assert p.format_version == FORMAT_VERSION == 6
+        assert p.format_version == FORMAT_VERSION
         [t] = p.all_tags()
         assert (t.concept, t.value, t.author) == ("aspect", "tall", "ann")
         stored = p.stored_puzzle(1, "test-00000")

@@ -1,0 +1,422 @@
+"""Format 7's lab tables on both databases: assignments, each person's tags, the consensus
+rule, adjudication; and on PostgreSQL what the server enforces (roles, row-level security,
+the append-only audit trail), change notifications and concurrent tagging without loss."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy.exc import DBAPIError
+
+from studio.core.errors import StudioError
+from studio.store import lab
+from studio.store.migrations import create_current
+from tests.pgserver import PgServer
+
+N_GLYPHS = 40
+
+
+def _engine(kind: str, request: pytest.FixtureRequest) -> tuple[Engine, str]:
+    if kind == "sqlite":
+        path = request.getfixturevalue("tmp_path") / "lab.db"
+        return create_engine(f"sqlite:///{path}"), f"sqlite:///{path}"
+    server: PgServer = request.getfixturevalue("pg_server")
+    url = server.fresh_database("lab")
+    return create_engine(url), url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest) -> Iterator[tuple[Engine, str]]:
+    engine, url = _engine(request.param, request)
+    with engine.begin() as conn:
+        create_current(conn)
+        conn.execute(
+            text("INSERT INTO glyphs (codepoint, font) VALUES (:cp, 'f')"),
+            [{"cp": 0x4E00 + i} for i in range(N_GLYPHS)],
+        )
+    yield engine, url
+    engine.dispose()
+
+
+def _ids(conn: Connection) -> list[int]:
+    return [int(r[0]) for r in conn.execute(text("SELECT id FROM glyphs ORDER BY id"))]
+
+
+def _consensus(conn: Connection) -> set[tuple[int, str, str]]:
+    return {
+        (int(r[0]), str(r[1]), str(r[2]))
+        for r in conn.execute(text("SELECT glyph_id, concept, value FROM tags"))
+    }
+
+
+def _reference_consensus(conn: Connection) -> set[tuple[int, str, str]]:
+    """The rule of labschema.CONSENSUS_RULE, written plainly in Python from the tables."""
+    own: dict[int, dict[str, set[tuple[str, str]]]] = defaultdict(lambda: defaultdict(set))
+    for g, a, c, v in conn.execute(
+        text("SELECT glyph_id, annotator, concept, value FROM annotator_tags")
+    ):
+        own[int(g)][str(a)].add((str(c), str(v)))
+    assigned: dict[int, set[str]] = defaultdict(set)
+    done: dict[int, set[str]] = defaultdict(set)
+    for g, a, d in conn.execute(text("SELECT glyph_id, annotator, done_at FROM assignment_items")):
+        assigned[int(g)].add(str(a))
+        if d is not None:
+            done[int(g)].add(str(a))
+    adjudicated = lab.adjudicated_glyphs(conn)
+    settled = {
+        (int(r[0]), str(r[1]), str(r[2]))
+        for r in conn.execute(text("SELECT glyph_id, concept, value FROM tags"))
+        if int(r[0]) in adjudicated
+    }
+    out = set(settled)
+    for g, by_person in own.items():
+        if g in adjudicated:
+            continue
+        if len(assigned[g]) < 2:
+            out |= {(g, c, v) for tags in by_person.values() for c, v in tags}
+        else:
+            participants = set(by_person) | done[g]
+            agreed = set.intersection(*(by_person.get(p, set()) for p in participants))
+            out |= {(g, c, v) for c, v in agreed}
+    return out
+
+
+def test_assign_balances_loads_and_overlap(db: tuple[Engine, str]) -> None:
+    engine, _ = db
+    with engine.begin() as conn:
+        ids = _ids(conn)
+        summary = lab.assign(
+            conn, ids, ["ann", "bea", "cyd"], "2026-11-24T00:00:00", overlap=0.25, seed=3
+        )
+        rows = conn.execute(text("SELECT glyph_id, annotator FROM assignment_items")).all()
+    people: dict[int, set[str]] = defaultdict(set)
+    for g, a in rows:
+        people[int(g)].add(str(a))
+    assert set(people) == set(ids)
+    assert sum(len(p) >= 2 for p in people.values()) == summary.overlap == 10
+    assert all(len(p) in (1, 2) for p in people.values())
+    assert sum(summary.per_person.values()) == len(rows) == N_GLYPHS + 10
+    assert max(summary.per_person.values()) - min(summary.per_person.values()) <= 1
+    with engine.begin() as conn:  # the same seed gives the same division
+        again = lab.assign(conn, ids, ["ann", "bea", "cyd"], "t", overlap=0.25, seed=3)
+        first = conn.execute(
+            text(
+                "SELECT glyph_id, annotator FROM assignment_items WHERE assignment_id = :a"
+                " ORDER BY 1, 2"
+            ),
+            {"a": summary.id},
+        ).all()
+        second = conn.execute(
+            text(
+                "SELECT glyph_id, annotator FROM assignment_items WHERE assignment_id = :a"
+                " ORDER BY 1, 2"
+            ),
+            {"a": again.id},
+        ).all()
+    assert first == second
+
+
+def test_assign_refuses_impossible_overlap(db: tuple[Engine, str]) -> None:
+    engine, _ = db
+    with engine.begin() as conn, pytest.raises(StudioError, match="only 1 annotators"):
+        lab.assign(conn, _ids(conn), ["solo"], "t", overlap=0.5)
+
+
+def test_consensus_follows_the_rule_under_random_edits(db: tuple[Engine, str]) -> None:
+    """Random adds, removals, done marks and adjudications: after each, ``tags`` equals the
+    rule computed from scratch in Python."""
+    engine, _ = db
+    rng = random.Random(17)
+    people = ["ann", "bea", "cyd"]
+    values = [("shape", "round"), ("shape", "square"), ("count", "1"), ("count", "2")]
+    with engine.begin() as conn:
+        ids = _ids(conn)
+        lab.assign(conn, ids, people, "t0", overlap=0.5, seed=1)
+    for step in range(60):
+        with engine.begin() as conn:
+            op = rng.random()
+            g = rng.sample(ids, rng.randint(1, 4))
+            who = rng.choice(people)
+            c, v = rng.choice(values)
+            if op < 0.55:
+                lab.add_own_tags(conn, who, g, c, v, f"t{step}")
+            elif op < 0.75:
+                lab.remove_own_tags(conn, who, g, c, v)
+            elif op < 0.9:
+                lab.mark_done(conn, who, g, f"t{step}")
+            else:
+                lab.adjudicate(conn, g[0], "cur", rng.sample(values, 2), f"t{step}")
+            assert _consensus(conn) == _reference_consensus(conn), f"step {step}"
+    with engine.begin() as conn:
+        assert _consensus(conn)  # the scenario did produce a consensus to compare
+
+
+def test_overlap_glyph_keeps_only_agreed_tags_until_adjudicated(db: tuple[Engine, str]) -> None:
+    engine, _ = db
+    with engine.begin() as conn:
+        g = _ids(conn)[0]
+        lab.assign(conn, [g], ["ann", "bea"], "t", overlap=1.0)
+        lab.add_own_tags(conn, "ann", [g], "shape", "round", "t1")
+        assert _consensus(conn) == {(g, "shape", "round")}  # one person so far
+        lab.mark_done(conn, "bea", [g], "t2")  # bea: nothing of the kind
+        assert _consensus(conn) == set()
+        lab.add_own_tags(conn, "bea", [g], "shape", "round", "t3")
+        assert _consensus(conn) == {(g, "shape", "round")}
+        lab.add_own_tags(conn, "bea", [g], "count", "2", "t4")
+        assert _consensus(conn) == {(g, "shape", "round")}
+        lab.adjudicate(conn, g, "cur", [("count", "2"), ("shape", "round")], "t5", "bea is right")
+        assert _consensus(conn) == {(g, "count", "2"), (g, "shape", "round")}
+        lab.remove_own_tags(conn, "bea", [g], "count", "2")  # a settled glyph stays settled
+        assert _consensus(conn) == {(g, "count", "2"), (g, "shape", "round")}
+        authors = {str(r[0]) for r in conn.execute(text("SELECT author FROM tags"))}
+        assert authors == {"cur"}
+        assert lab.adjudicated_glyphs(conn) == {g: ("cur", "t5")}
+
+
+def test_ratings_include_done_marks(db: tuple[Engine, str]) -> None:
+    engine, _ = db
+    with engine.begin() as conn:
+        a, b = _ids(conn)[:2]
+        lab.assign(conn, [a, b], ["ann", "bea"], "t", overlap=1.0)
+        lab.add_own_tags(conn, "ann", [a], "shape", "round", "t1")
+        lab.mark_done(conn, "bea", [a, b], "t2")
+        tags, annotated = lab.ratings(conn)
+    assert tags == [(a, "ann", "shape", "round")]
+    assert annotated == {(a, "ann"), (a, "bea"), (b, "bea")}
+
+
+# ---- PostgreSQL: what the server enforces -------------------------------------------------
+@pytest.fixture
+def lab_pg(pg_server: PgServer) -> Iterator[tuple[Engine, str]]:
+    url = pg_server.fresh_database("labpg")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        create_current(conn)
+        conn.execute(
+            text("INSERT INTO glyphs (codepoint, font) VALUES (:cp, 'f')"),
+            [{"cp": 0x4E00 + i} for i in range(N_GLYPHS)],
+        )
+        conn.execute(
+            text(
+                "INSERT INTO puzzle_sets (name, created_at) VALUES ('s', 't');"
+                " INSERT INTO puzzles (set_id, puzzle_id, position, record, layout, rule,"
+                " concept, split, updated_at) VALUES (1, 'p1', 0, '{}', 'l', 'r', 'c', 'test', 't')"
+            )
+        )
+        for name, role in (("ann", "annotator"), ("bea", "annotator"), ("cur", "curator")):
+            lab.add_person(conn, name, role, "t", password=f"pw-of-{name}")
+    yield engine, url
+    engine.dispose()
+
+
+def _as(url: str, user: str) -> Engine:
+    return create_engine(url.replace("//postgres@", f"//{user}@"))
+
+
+def _refused(engine: Engine, sql: str) -> str:
+    with pytest.raises(DBAPIError) as info, engine.begin() as conn:
+        conn.execute(text(sql))
+    return str(info.value.orig)
+
+
+def test_annotator_rights_are_enforced_by_the_server(lab_pg: tuple[Engine, str]) -> None:
+    _, url = lab_pg
+    ann = _as(url, "ann")
+    try:
+        assert "permission denied" in _refused(ann, "UPDATE puzzles SET status = 'approved'")
+        assert "permission denied" in _refused(
+            ann, "INSERT INTO schema_versions (version, json, created_at) VALUES (9, '{}', 't')"
+        )
+        assert "permission denied" in _refused(
+            ann, "INSERT INTO tags (glyph_id, concept, value) VALUES (1, 'shape', 'round')"
+        )
+        assert "row-level security" in _refused(
+            ann,
+            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator)"
+            " VALUES (1, 'shape', 'round', 'bea')",
+        )
+        assert "permission denied" in _refused(ann, "DELETE FROM audit_log")
+        assert "permission denied" in _refused(
+            ann, "INSERT INTO people VALUES ('x', 'admin', '', 't')"
+        )
+        with ann.begin() as conn:  # its own tags: yes, and the consensus follows
+            assert lab.add_own_tags(conn, "ann", [1, 2], "shape", "round", "t") == [1, 2]
+            assert _consensus(conn) == {(1, "shape", "round"), (2, "shape", "round")}
+        bea = _as(url, "bea")
+        with bea.begin() as conn:  # another's rows are invisible to DELETE
+            assert lab.remove_own_tags(conn, None, [1, 2], "shape", "round") == []
+        bea.dispose()
+        with pytest.raises(lab.RightsError, match="ann is an annotator"), ann.begin() as conn:
+            lab.require_role(conn, "ann", "curator", "approve puzzles")
+    finally:
+        ann.dispose()
+    cur = _as(url, "cur")
+    try:
+        with cur.begin() as conn:  # a curator approves and adjudicates
+            conn.execute(text("UPDATE puzzles SET status = 'approved'"))
+            lab.adjudicate(conn, 1, "cur", [("shape", "square")], "t")
+        assert "permission denied" in _refused(cur, "DELETE FROM adjudications")
+        assert "permission denied" in _refused(
+            cur, "INSERT INTO schema_versions (version, json, created_at) VALUES (9, '{}', 't')"
+        )
+    finally:
+        cur.dispose()
+    owner, _ = lab_pg  # not even the owner rewrites the record
+    assert "append-only" in _refused(owner, "DELETE FROM adjudications")
+    assert "append-only" in _refused(owner, "UPDATE audit_log SET who = 'someone else'")
+
+
+def test_audit_names_the_login_and_passwords_are_hashed(lab_pg: tuple[Engine, str]) -> None:
+    engine, url = lab_pg
+    ann = _as(url, "ann")
+    with ann.begin() as conn:
+        lab.add_own_tags(conn, "ann", [3], "shape", "round", "t")
+    ann.dispose()
+    with engine.begin() as conn:
+        entries = lab.audit_entries(conn)
+        stored = conn.execute(
+            text("SELECT rolpassword FROM pg_authid WHERE rolname = 'ann'")
+        ).scalar_one()
+        everything = " ".join(
+            str(r)
+            for t in ("people", "audit_log", "meta")
+            for r in conn.execute(text(f"SELECT * FROM {t}"))
+        )
+    mine = [e for e in entries if e.who == "ann" and e.target == "annotator_tags"]
+    assert mine and mine[0].action == "insert" and mine[0].detail["rows"] == 1
+    assert mine[0].detail["sample"][0]["annotator"] == "ann"
+    assert str(stored).startswith("SCRAM-SHA-256$")
+    assert "pw-of-ann" not in everything and "pw-of-ann" not in str(stored)
+
+
+def test_role_change_moves_between_groups(lab_pg: tuple[Engine, str]) -> None:
+    engine, url = lab_pg
+    with engine.begin() as conn:
+        lab.add_person(conn, "ann", "curator", "t")
+        assert lab.role_of(conn, "ann") == "curator"
+        assert lab.role_of(conn, "postgres") == "admin"  # the database owner
+        assert lab.role_of(conn, "nobody") is None
+    ann = _as(url, "ann")
+    try:
+        with ann.begin() as conn:
+            conn.execute(text("UPDATE puzzles SET status = 'approved'"))
+    finally:
+        ann.dispose()
+    with engine.begin() as conn, pytest.raises(StudioError, match="cannot be a login name"):
+        lab.add_person(conn, 'x"; DROP TABLE tags; --', "admin", "t")
+
+
+def test_other_clients_hear_of_changes(lab_pg: tuple[Engine, str]) -> None:
+    from studio.store.listen import listener_for
+
+    _, url = lab_pg
+    heard: list[dict[str, object]] = []
+    arrived = threading.Event()
+
+    def on_change(change: dict[str, object]) -> None:
+        heard.append(change)
+        arrived.set()
+
+    listener = listener_for(url, on_change)
+    assert listener is not None
+    try:
+        assert listener.wait_listening(20)
+        bea = _as(url, "bea")
+        with bea.begin() as conn:
+            lab.add_own_tags(conn, "bea", [5], "count", "2", "t")
+        bea.dispose()
+        assert arrived.wait(20)
+    finally:
+        listener.stop()
+    assert {"table": "annotator_tags", "op": "insert", "who": "bea", "glyphs": [5]} in heard
+    assert listener_for("/tmp/a-file.studio", on_change) is None
+
+
+def test_concurrent_tagging_loses_nothing(lab_pg: tuple[Engine, str]) -> None:
+    """Six people tag the same overlap glyphs at once, each from its own connection: every
+    tag is stored and the consensus is exactly the rule's, whatever the interleaving."""
+    engine, url = lab_pg
+    people = [f"p{i}" for i in range(6)]
+    with engine.begin() as conn:
+        for p in people:
+            lab.add_person(conn, p, "annotator", "t")
+        ids = _ids(conn)[:8]
+        lab.assign(conn, ids, people, "t", overlap=1.0, per_overlap_glyph=6)
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(people))
+
+    def work(person: str) -> None:
+        eng = _as(url, person)
+        rng = random.Random(person)
+        try:
+            start.wait()
+            for i in range(30):
+                with eng.begin() as conn:
+                    c, v = rng.choice([("shape", "round"), ("count", "1"), ("count", str(i % 3))])
+                    lab.add_own_tags(conn, person, rng.sample(ids, 3), c, v, f"{time.time()}")
+        except BaseException as e:
+            errors.append(e)
+        finally:
+            eng.dispose()
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    with engine.begin() as conn:
+        assert _consensus(conn) == _reference_consensus(conn)
+        n = conn.execute(text("SELECT COUNT(DISTINCT annotator) FROM annotator_tags")).scalar()
+    assert n == len(people)
+
+
+# ---- the same through Project, as two people signed in to one lab database -----------------
+def test_project_tags_as_logins(pg_server: PgServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.keys import GlyphKey
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.project import Project
+
+    url = pg_server.fresh_database("labproj")
+    k1, k2 = GlyphKey(0x25CC, "symbola"), GlyphKey(0x25CB, "symbola")
+    with Project.create(url, load_schema(bundled_schema_path()), author="admin") as admin:
+        assert admin.user == "postgres" and admin.role() == "admin"
+        admin.add_person("ann", "annotator")
+        admin.add_person("bob", "annotator")
+        admin.add_tags([k1, k2], "aspect", "tall", "ignored: the login is the author")
+        admin.assign([k1, k2], ["ann", "bob"], overlap=1.0)
+    ann = Project.open(url.replace("//postgres@", "//ann@"))
+    bob = Project.open(url.replace("//postgres@", "//bob@"))
+    try:
+        assert ann.user == "ann" and ann.role() == "annotator"
+        assert ann.add_tags([k1], "aspect", "tall", "bob") == [k1]  # written as ann
+        assert [t.annotator for t in ann.own_tags_of(k1)] == ["ann", "postgres"]
+        assert bob.add_tags([k1], "closure", "circle", "x") == [k1]
+        # k1 is in the overlap: only what everyone who tagged it agrees on
+        assert [(t.concept, t.value) for t in bob.tags_of(k1)] == []
+        assert bob.add_tags([k1], "aspect", "tall", "x") == [k1]
+        assert [(t.concept, t.value) for t in ann.tags_of(k1)] == [("aspect", "tall")]
+        queue = ann.disagreement_queue()
+        assert [(k, d.concepts) for k, d in queue] == [(k1, ("closure",))]
+        with pytest.raises(lab.RightsError, match="ann is an annotator"):
+            ann.adjudicate(k1, [("closure", "circle")], "ann")
+        assert ann.remove_tags([k1], "aspect", "tall")[0].author == "ann"  # only ann's own
+        assert [t.annotator for t in bob.own_tags_of(k1) if t.concept == "aspect"] == [
+            "bob",
+            "postgres",
+        ]
+    finally:
+        ann.close()
+        bob.close()
+    with Project.open(url) as admin:
+        admin.adjudicate(k1, [("closure", "circle")], "ignored")
+        assert admin.disagreement_queue() == []
+        assert [(t.concept, t.author) for t in admin.tags_of(k1)] == [("closure", "postgres")]
+        report = admin.agreement(n_boot=50)
+        assert set(report.annotators) == {"bob", "postgres"}  # ann took hers back
