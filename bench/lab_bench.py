@@ -294,6 +294,51 @@ def phase_tagging(url: str, n_people: int, tags: int, tmp: Path, seed: int) -> d
     }
 
 
+def phase_reference(url: str, n: int = 300) -> dict[str, Any]:
+    """One client, one at a time: ``Project.add_tags`` (own tag, consensus refresh, audit and
+    notify triggers, in one transaction) against the simplest write the same person could
+    make — a bare INSERT of the same row and a commit — on the same server, same run."""
+    from sqlalchemy import text
+
+    from studio.store.project import Project
+
+    who = "p00"
+    with Project.open(_as(url, who)) as project:
+        spec = json.loads(_specs(project, [who], Path(tempfile.mkdtemp()))[who].read_text())
+        from studio.core.keys import GlyphKey
+
+        glyphs = [(GlyphKey(int(cp), str(f)), int(g)) for g, cp, f in spec["glyphs"]]
+        values = [(c.id, v) for c in project.schema.concepts for v in c.value_ids]
+        rng = random.Random(1)
+        studio_ms, bare_ms = [], []
+        engine = project._engine
+        for i in range(n):
+            key, gid = glyphs[i % len(glyphs)]
+            concept, value = rng.choice(values)
+            t0 = time.perf_counter()
+            project.add_tags([key], concept, value, who)
+            studio_ms.append(1000 * (time.perf_counter() - t0))
+            t0 = time.perf_counter()
+            with engine.begin() as conn:
+                conn.execute(
+                    text(
+                        "INSERT INTO annotator_tags (glyph_id, concept, value, annotator,"
+                        " created_at) VALUES (:g, :c, :v, :a, :t) ON CONFLICT DO NOTHING"
+                    ),
+                    {"g": gid, "c": concept, "v": f"bare-{i}", "a": who, "t": "t"},
+                )
+            bare_ms.append(1000 * (time.perf_counter() - t0))
+        with engine.begin() as conn:  # the reference's rows are not tags of the schema
+            conn.execute(text("DELETE FROM annotator_tags WHERE value LIKE 'bare-%'"))
+    p50_studio, p50_bare = _pct(studio_ms, 50) or 0.0, _pct(bare_ms, 50) or 1e-9
+    return {
+        "tags": n,
+        "add_tags_ms": {"p50": round(p50_studio, 2), "p99": round(_pct(studio_ms, 99) or 0, 2)},
+        "bare_insert_ms": {"p50": round(p50_bare, 2), "p99": round(_pct(bare_ms, 99) or 0, 2)},
+        "ratio_p50": round(p50_studio / p50_bare, 2),
+    }
+
+
 def phase_worker_kill(url: str, tmp: Path) -> dict[str, Any]:
     from studio.store.project import Project
 
@@ -413,6 +458,7 @@ def main() -> int:
         url = server.create_database("lab")
         out["server"] = "PostgreSQL (local, durable: fsync and synchronous commit on)"
         out["tagging"] = phase_tagging(url, args.annotators, args.tags, tmp, args.seed)
+        out["one_client_vs_bare_insert"] = phase_reference(url)
         if "agreement" not in skip:
             from lab_agreement import measure
 

@@ -691,6 +691,15 @@ class BaselineDashboard(QWidget):
         self.export_button.setToolTip("Write report.json and the charts (PNG) to a folder")
         self.export_button.clicked.connect(lambda: self.export_report())
         self.summary_label = QLabel(objectName="jobsSummary")
+        # a lab database's jobs run on the lab's workers unless this computer joins in
+        self.run_here_check = QCheckBox("Run jobs on this computer too", objectName="runHere")
+        self.run_here_check.setToolTip(
+            "A lab database's queued jobs are run by its workers (analogy-studio worker serve "
+            "on the lab's GPU servers). Tick to let this computer claim them as well."
+        )
+        self.run_here_check.setChecked(StudioSettings().run_lab_jobs_here())
+        self.run_here_check.toggled.connect(self._run_here_toggled)
+        self.run_here_check.setVisible(False)
 
         top = QHBoxLayout()
         for b in (self.new_button, self.cancel_button, self.rerun_button, self.resume_button,
@@ -698,6 +707,7 @@ class BaselineDashboard(QWidget):
             top.addWidget(b)
         top.addSpacing(12)
         top.addWidget(self.summary_label, 1)
+        top.addWidget(self.run_here_check)
 
         self.model = JobTableModel(self)
         self.table = QTableView(objectName="jobTable")
@@ -815,11 +825,20 @@ class BaselineDashboard(QWidget):
         """Start driving the open project's jobs: jobs a closed studio left running become
         interrupted (listed in the summary until one is touched)."""
         self._closed = False
+        lab = self.studio.project.is_database
+        self.run_here_check.setVisible(lab)
         try:
-            self.controller.start(self.studio.project.target)
+            self.controller.start(
+                self.studio.project.target, run_jobs=not lab or self.run_here_check.isChecked()
+            )
         except JOB_ERRORS as e:
             self.summary_label.setText(f"Background jobs are unavailable: {e}")
             self._set_enabled_all(False)
+
+    def _run_here_toggled(self, run: bool) -> None:
+        StudioSettings().set_run_lab_jobs_here(run)
+        if self.controller.host is not None and self.studio.project.is_database:
+            self.controller.host.max_running = 1 if run else 0
 
     def shutdown(self) -> None:
         """The window closes or the project changes: stop polling, kill running children and

@@ -88,10 +88,12 @@ class JobController(QObject):
         self.timer.timeout.connect(lambda: self.refresh(force=False))
 
     # ---- lifecycle -------------------------------------------------------------------------
-    def start(self, project_path: str | Path) -> None:
+    def start(self, project_path: str | Path, *, run_jobs: bool = True) -> None:
         """Start driving a project's jobs and its clock: jobs a closed studio left running
-        become interrupted (:attr:`interrupted`). Raises one of :data:`JOB_ERRORS` (and then
-        drives nothing) when the project's jobs cannot be opened."""
+        become interrupted (:attr:`interrupted`). ``run_jobs`` False: list and cancel jobs,
+        run none here (a lab database's jobs, left to its workers). Raises one of
+        :data:`JOB_ERRORS` (and then drives nothing) when the project's jobs cannot be
+        opened."""
         from studio.worker.host import WorkerHost
 
         self.shutdown()
@@ -99,7 +101,9 @@ class JobController(QObject):
         self._statuses = {}
         self._seen_once = False
         try:
-            self.host = WorkerHost(project_path, command=self.worker_command)
+            self.host = WorkerHost(
+                project_path, command=self.worker_command, max_running=1 if run_jobs else 0
+            )
             self.interrupted = self.host.start()
         except JOB_ERRORS:
             self.host = None

@@ -28,6 +28,7 @@ _FEATURE_GRADE = "board/feature_warning_min"
 FEATURE_GRADES = ("low", "medium", "high")
 _RECENT = "projects/recent"
 _HIDE_OTHERS = "tagging/hide_others"
+_LAB_JOBS_HERE = "jobs/run_lab_jobs_here"
 _VERSION = "settings_version"
 
 #: ``MIGRATIONS[n]`` turns a version-``n`` settings store into version ``n + 1``.
@@ -120,6 +121,15 @@ class StudioSettings:
 
     def set_hide_others(self, hide: bool) -> None:
         self.qsettings.setValue(_HIDE_OTHERS, "true" if hide else "false")
+        self.qsettings.sync()
+
+    def run_lab_jobs_here(self) -> bool:
+        """Whether this window also runs a lab database's queued jobs (default: no, its
+        workers do — ``analogy-studio worker serve`` on the lab's GPU servers)."""
+        return str(self.qsettings.value(_LAB_JOBS_HERE, "false")).lower() == "true"
+
+    def set_run_lab_jobs_here(self, run: bool) -> None:
+        self.qsettings.setValue(_LAB_JOBS_HERE, "true" if run else "false")
         self.qsettings.sync()
 
     # ---- folders the file dialogs start in ------------------------------------------------

@@ -243,7 +243,9 @@ class WorkerHost:
         )
         self.where = location_argument(project_path)
         self.queue = JobQueue(self.project_path)
-        self.max_running = max(1, int(max_running))
+        # 0: a host that claims nothing (a studio window on a lab database whose jobs are for
+        # the lab's workers) but still reads and cancels
+        self.max_running = max(0, int(max_running))
         self.command = list(command) if command is not None else worker_command()
         self.memory_limit = int(memory_limit) if memory_limit else default_memory_limit()
         self.stall_after = float(stall_after)

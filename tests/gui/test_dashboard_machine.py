@@ -68,3 +68,33 @@ def test_the_machine_column_names_the_worker_s_machine(qtbot, dashboard) -> None
     dash.controller.refresh()
     qtbot.waitUntil(lambda: model.row_of(3) is not None, timeout=WAIT)
     assert machine(3) == "—"  # never claimed
+
+
+def test_a_lab_database_s_jobs_wait_for_its_workers(qtbot, pg_server, ua_schema: Schema) -> None:
+    """On a lab database the window claims nothing unless "Run jobs on this computer too" is
+    ticked: a job queued from a laptop is for the lab's GPU servers."""
+    from studio.gui.settings import StudioSettings
+
+    StudioSettings().set_run_lab_jobs_here(False)
+    url = pg_server.fresh_database("dashlab")
+    Project.create(url, ua_schema, author="setup").close()
+    with JobQueue(url) as queue:
+        job = queue.submit("diagnostic", {"seconds": 0.1, "steps": 1}, "for a lab worker")
+    studio = Studio(Project.open(url), author="ann")
+    dash = BaselineDashboard(studio, poll_interval=50)
+    qtbot.addWidget(dash)
+    try:
+        dash.show()
+        qtbot.waitUntil(lambda: dash.model.row_of(job) is not None, timeout=WAIT)
+        assert dash.run_here_check.isVisible() and not dash.run_here_check.isChecked()
+        qtbot.wait(1500)  # many polls: still nobody has claimed it
+        assert dash.model.job(dash.model.row_of(job)).status == "queued"
+        qtbot.mouseClick(dash.run_here_check, Qt.MouseButton.LeftButton)
+        assert StudioSettings().run_lab_jobs_here()
+        qtbot.waitUntil(
+            lambda: dash.model.job(dash.model.row_of(job)).status == "done", timeout=WAIT
+        )
+    finally:
+        dash.shutdown()
+        studio.close()
+        StudioSettings().set_run_lab_jobs_here(False)
