@@ -125,6 +125,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Remove the selected value's tag from the selected glyphs", alternates=("Del",),
                section="apply"),
     *_TAG_VALUE_ACTIONS,
+    ActionSpec("tag.mark_done", "Mark selected glyphs done", "tag", "Ctrl+D",
+               "Mark the selected glyphs of your assignment done (a glyph done without a tag of "
+               "a concept says \"none\" for it); again: not done", section="apply"),
     ActionSpec("tag.next_concept", "Next concept", "tag", "Alt+Down",
                "Go to the next concept of the schema", alternates=("]",), section="navigate"),
     ActionSpec("tag.prev_concept", "Previous concept", "tag", "Alt+Up",
@@ -203,6 +206,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Search glyphs by name, code point or block", section="find"),
     ActionSpec("view.only_untagged", "Only untagged glyphs", "view", "Ctrl+U",
                "Show only glyphs not yet tagged for this concept", checkable=True,
+               section="filter"),
+    ActionSpec("view.my_assignment", "Only my assignment", "view", "Ctrl+Shift+M",
+               "Show only the glyphs assigned to you (Lab ▸ Assignments)", checkable=True,
                section="filter"),
     ActionSpec("view.hide_others", "Hide others' tags", "view", "Ctrl+Shift+H",
                "Show only your own tags in the inspector (and the grid), not the other "

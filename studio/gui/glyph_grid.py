@@ -83,6 +83,8 @@ class GridFilter:
     #: hide the placeholders of glyphs without an image: no installed font covers them (most
     #: are private-use code points of fonts that are not installed) or the font draws nothing
     hide_missing: bool = True
+    #: only these glyphs (the user's assignment), or None for all
+    keys: frozenset[GlyphKey] | None = None
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,8 @@ class GlyphGridModel(QAbstractListModel):
         names = self.names() if text else None
         rows = []
         for i, g in enumerate(self.glyphs):
+            if f.keys is not None and g.key not in f.keys:
+                continue
             if f.font and g.key.font != f.font:
                 continue
             if f.block and self._blocks[i] != f.block:

@@ -66,7 +66,13 @@ from studio.store.project import GlyphRecord, Project, TagChange, TagRecord
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: Actions that act on the glyph grid: active only while the annotator is shown.
-ANNOTATOR_ACTIONS = ("edit.select_all", "view.find", "view.only_untagged", "view.inspector")
+ANNOTATOR_ACTIONS = (
+    "edit.select_all",
+    "view.find",
+    "view.only_untagged",
+    "view.my_assignment",
+    "view.inspector",
+)
 #: The author :class:`~studio.app.Studio` records when it was given no name.
 UNKNOWN_AUTHOR = "unknown"
 
@@ -247,6 +253,8 @@ class MainWindow(QMainWindow):
             "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
             "view.find": self._focus_search,
             "view.only_untagged": self._toggle_only_untagged,
+            "view.my_assignment": self._apply_filter,
+            "tag.mark_done": self.mark_selected_done,
             "view.inspector": self._toggle_inspector,
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
@@ -526,12 +534,48 @@ class MainWindow(QMainWindow):
                 text=self.search.text(),
                 tag_state=self.state_combo.currentData() or "all",
                 hide_missing=self.hide_missing.isChecked(),
+                keys=self._my_assignment()
+                if self.actions["view.my_assignment"].isChecked()
+                else None,
             )
         )
         self.grid.select_keys(selected)
         self.actions["view.only_untagged"].setChecked(
             self.state_combo.currentData() == "untagged_concept"
         )
+
+    def _me(self) -> str:
+        """Who tags here: the login on a lab database, else the annotator of the settings."""
+        return self.studio.project.author_for(self.studio.author)
+
+    def _my_assignment(self) -> frozenset[GlyphKey]:
+        try:
+            return frozenset(k for k, _ in self.studio.project.assigned(self._me()))
+        except StudioError as e:
+            self._say(f"Cannot read your assignment: {e}")
+            return frozenset()
+
+    def mark_selected_done(self) -> None:
+        """Mark the selected glyphs of the user's assignment done (all done already: not done)."""
+        keys = self.selected_keys()
+        if not keys:
+            self._say("Select the glyphs you are done with first")
+            return
+        project = self.studio.project
+        try:
+            done = dict(project.assigned(self._me()))
+            mine = [k for k in keys if k in done]
+            if not mine:
+                self._say("None of the selected glyphs is in your assignment (Lab ▸ Assignments)")
+                return
+            undo = all(done[k] is not None for k in mine)
+            n = project.mark_done(mine, self._me(), done=not undo)
+        except StudioError as e:
+            self.show_error("Cannot mark glyphs done", e)
+            return
+        what = "not done any more" if undo else "done"
+        self._say(f"{n} of your glyphs marked {what}")
+        self.lab.refresh()
 
     def _flush_search(self) -> None:
         """Apply a search still waiting for its debounce (Down/Enter leave the field)."""
@@ -874,6 +918,8 @@ class MainWindow(QMainWindow):
             self.board.project_switched()
         if tables & {"people", "assignments"}:
             self.lab.changed_elsewhere()
+        if "assignment_items" in tables and self.actions["view.my_assignment"].isChecked():
+            self._apply_filter()  # a curator gave me more glyphs (or took some back)
 
     def _on_lab_tags_changed(self, keys: list[GlyphKey]) -> None:
         if keys:

@@ -49,6 +49,12 @@ __all__ = [
 #: never smuggle SQL into CREATE ROLE (it is also quoted).
 _LOGIN_NAME = re.compile(r"^[a-z_][a-z0-9_.\-]{0,62}$")
 _CHUNK = 500
+#: The glyphs whose consensus is not simply everyone's tags: given to two or more people, or
+#: settled by a curator (an SQL subquery of glyph ids).
+RULED_GLYPHS = (
+    "SELECT glyph_id FROM assignment_items GROUP BY glyph_id"
+    " HAVING COUNT(DISTINCT annotator) >= 2 UNION SELECT glyph_id FROM adjudications"
+)
 
 
 class RightsError(StudioError):
@@ -313,18 +319,21 @@ def add_own_tags(
     """Add ``annotator``'s tag to glyphs; returns the glyph ids that were newly tagged by them.
     Concurrent adds of the same tag by two people are two rows (neither lost); the same
     person adding it twice is one (a unique key, ``ON CONFLICT DO NOTHING``)."""
-    added: list[int] = []
-    for chunk in _chunks(list(dict.fromkeys(int(i) for i in glyph_ids))):
-        for g in chunk:
-            got = conn.execute(
-                text(
-                    "INSERT INTO annotator_tags (glyph_id, concept, value, annotator,"
-                    " created_at) VALUES (:g, :c, :v, :a, :t) ON CONFLICT DO NOTHING"
-                ),
-                {"g": g, "c": concept, "v": value, "a": annotator, "t": at},
-            ).rowcount
-            if got:
-                added.append(g)
+    wanted = list(dict.fromkeys(int(i) for i in glyph_ids))
+    new: set[int] = set()
+    for chunk in _chunks(wanted):
+        # one statement per chunk: one audit entry and one notification for a bulk tag
+        rows = conn.execute(
+            text(
+                "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at)"
+                " SELECT id, :c, :v, :a, :t FROM glyphs"
+                f" WHERE id IN ({','.join(str(i) for i in chunk)}) ORDER BY id"
+                " ON CONFLICT DO NOTHING RETURNING glyph_id"
+            ),
+            {"c": concept, "v": value, "a": annotator, "t": at},
+        ).all()
+        new.update(int(r[0]) for r in rows)
+    added = [g for g in wanted if g in new]
     refresh_consensus(conn, added)
     return added
 

@@ -1269,6 +1269,48 @@ def _copy_staged(conn: Connection, author: str, at: str) -> ImportCounts:
     ).rowcount
     # the importer's own tags; then the consensus of every glyph they touch. "New tags" are
     # those the project gained: its consensus on those glyphs, before and after.
+    conn.execute(
+        text(
+            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at)"
+            " SELECT (SELECT g.id FROM glyphs g WHERE g.codepoint = s.codepoint"
+            " AND g.font = s.font), s.concept, s.value, :a, :t"
+            " FROM import_tags s WHERE true ORDER BY s.seq ON CONFLICT DO NOTHING"
+        ),
+        {"a": author, "t": at},
+    )
+    if is_postgres(conn):
+        return _refresh_imported(conn, new_glyphs)
+    # Adding tags to a glyph under the union rule (no overlap, not settled) only adds to
+    # its consensus: one set-wise insert, exactly what the rule gives. The other glyphs
+    # get the full rule. (100,000 rows: 2.4 s, against 2.9 s refreshing every glyph and 1.7 s
+    # before format 7 kept each person's tags apart.)
+    new_tags = conn.execute(
+        text(
+            "INSERT INTO tags (glyph_id, concept, value, author, created_at)"
+            " SELECT g.id, s.concept, s.value, :a, :t FROM import_tags s JOIN glyphs g"
+            " ON g.codepoint = s.codepoint AND g.font = s.font"
+            f" WHERE g.id NOT IN ({lab.RULED_GLYPHS}) ORDER BY s.seq ON CONFLICT DO NOTHING"
+        ),
+        {"a": author, "t": at},
+    ).rowcount
+    ruled = conn.execute(
+        text(
+            "SELECT DISTINCT g.id FROM glyphs g JOIN import_tags s ON g.codepoint ="
+            f" s.codepoint AND g.font = s.font WHERE g.id IN ({lab.RULED_GLYPHS})"
+        )
+    ).all()
+    ids = [int(r[0]) for r in ruled]
+    before = _consensus_count(conn, ids)
+    lab.refresh_consensus(conn, ids)
+    new_tags += max(0, _consensus_count(conn, ids) - before)
+    conn.commit()
+    return ImportCounts(int(new_tags), int(new_glyphs))
+
+
+def _refresh_imported(conn: Connection, new_glyphs: int) -> ImportCounts:
+    """PostgreSQL: the consensus of every glyph the import touched, through the server's
+    function (an annotator may import its own tags, not write the consensus); the new tags are
+    what the project's consensus gained on them. The own tags are in already; commits."""
     touched = [
         int(r[0])
         for r in conn.execute(
@@ -1279,15 +1321,6 @@ def _copy_staged(conn: Connection, author: str, at: str) -> ImportCounts:
         )
     ]
     before = _consensus_count(conn, touched)
-    conn.execute(
-        text(
-            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at)"
-            " SELECT (SELECT g.id FROM glyphs g WHERE g.codepoint = s.codepoint"
-            " AND g.font = s.font), s.concept, s.value, :a, :t"
-            " FROM import_tags s WHERE true ORDER BY s.seq ON CONFLICT DO NOTHING"
-        ),
-        {"a": author, "t": at},
-    )
     lab.refresh_consensus(conn, touched)
     new_tags = max(0, _consensus_count(conn, touched) - before)
     conn.commit()

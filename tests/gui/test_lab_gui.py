@@ -321,3 +321,38 @@ def test_another_clients_tag_appears_in_the_open_window(
     )
     window.close()
     assert not window.live.listening
+
+
+def test_an_annotator_works_through_her_assignment(
+    qtbot, lab_url: str, catalog, render_cache
+) -> None:
+    """Only my assignment (Ctrl+Shift+M) shows the glyphs given to the login; Ctrl+D marks
+    the selected ones done (again: not done), which the agreement reads as "none" given."""
+    with Project.open(lab_url) as admin:  # a few more glyphs, given to nobody
+        admin.add_glyphs(
+            [(GlyphKey(0x2700 + i, "symbola"), None, "pending", None) for i in range(4)]
+        )
+    window = open_window(qtbot, as_user(lab_url, "ann"), catalog, render_cache)
+    window.show_annotator()
+    window.hide_missing.setChecked(False)
+    everything = window.model.rowCount()
+    mine = {k for k, _ in window.studio.project.assigned("ann")}
+    assert mine and everything > len(mine)
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_M,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert window.actions["view.my_assignment"].isChecked()
+    shown = {window.model.record(r).key for r in range(window.model.rowCount())}
+    assert shown == mine
+    window.grid.selectAll()
+    qtbot.keyClick(window.grid, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    assert all(done is not None for _, done in window.studio.project.assigned("ann"))
+    assert "marked done" in window.statusBar().currentMessage()
+    _, annotated = window.studio.project.ratings()
+    assert {a for _, a in annotated} >= {"ann"}  # done marks count as annotated
+    qtbot.keyClick(window.grid, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    assert all(done is None for _, done in window.studio.project.assigned("ann"))
+    window.actions["view.my_assignment"].trigger()
+    assert window.model.rowCount() == everything

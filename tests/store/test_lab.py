@@ -420,3 +420,33 @@ def test_project_tags_as_logins(pg_server: PgServer, tmp_path) -> None:  # type:
         assert [(t.concept, t.author) for t in admin.tags_of(k1)] == [("closure", "postgres")]
         report = admin.agreement(n_boot=50)
         assert set(report.annotators) == {"bob", "postgres"}  # ann took hers back
+
+
+def test_an_import_gives_the_rule_s_consensus(project_location: str) -> None:
+    """An import adds the importer's own tags; overlap and settled glyphs keep the rule (the
+    fast union insert on a file must agree with the rule computed from scratch)."""
+    from studio.core.annotations import TagRow
+    from studio.core.keys import GlyphKey
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.project import Project
+
+    keys = [GlyphKey(0x4E00 + i, "symbola") for i in range(10)]
+    with Project.create(project_location, load_schema(bundled_schema_path())) as p:
+        p.add_glyphs([(k, None, "pending", None) for k in keys])
+        p.assign(keys[:6], ["ann", "bea"], overlap=1.0)
+        p.add_tags(keys[:2], "closed", "full", "ann")  # an overlap glyph's first tagger
+        p.adjudicate(keys[5], [("aspect", "wide")], "cur")
+        rows = [TagRow.of("closed", "empty", k) for k in keys] + [
+            TagRow.of("closed", "full", k) for k in keys[::2]
+        ]
+        counts = p.import_tags(rows, "ua")
+        with p._engine.connect() as conn:
+            assert _consensus(conn) == _reference_consensus(conn)
+            consensus = _consensus(conn)
+        ids = {k: g for g, k in enumerate(keys, start=1)}
+        assert (ids[keys[5]], "aspect", "wide") in consensus  # settled: untouched
+        assert (ids[keys[5]], "closed", "empty") not in consensus
+        assert (ids[keys[8]], "closed", "empty") in consensus  # no overlap: union
+        assert (ids[keys[1]], "closed", "empty") not in consensus  # ann and ua disagree
+        assert counts.new_tags == len(consensus) - 3  # what the project gained
+        assert p.import_tags(rows, "ua").new_tags == 0
