@@ -1173,13 +1173,35 @@ class Project(LabProjectMixin):
                     sets += ["warnings=:w", "n_warnings=:nw"]
                     params["w"] = _dumps(list(ch.warnings))
                     params["nw"] = len(ch.warnings)
+                # No lost update between curators: a decision or comment made from what the
+                # curator saw ("old") is refused when someone else changed it meanwhile.
+                where = "set_id=:s AND puzzle_id=:p"
+                guard = _GUARDED.get(ch.kind)
+                if guard is not None and "old" in ch.detail:
+                    where += f" AND {guard}=:expected"
+                    params["expected"] = ch.detail["old"]
                 res = conn.execute(
-                    text(f"UPDATE puzzles SET {', '.join(sets)} WHERE set_id=:s AND puzzle_id=:p"),
-                    params,
+                    text(f"UPDATE puzzles SET {', '.join(sets)} WHERE {where}"), params
                 )
                 if res.rowcount != 1:
-                    raise ProjectError(
-                        f"has no puzzle {ch.puzzle_id!r} in puzzle set {set_id}", self.location
+                    now = conn.execute(
+                        text(
+                            "SELECT status, comment, author, updated_at FROM puzzles"
+                            " WHERE set_id=:s AND puzzle_id=:p"
+                        ),
+                        {"s": set_id, "p": ch.puzzle_id},
+                    ).first()
+                    if now is None:
+                        raise ProjectError(
+                            f"has no puzzle {ch.puzzle_id!r} in puzzle set {set_id}",
+                            self.location,
+                        )
+                    current = now[0] if guard == "status" else now[1]
+                    raise PuzzleConflict(
+                        f"puzzle {ch.puzzle_id} was changed by {now[2] or 'someone'} at "
+                        f"{now[3]} meanwhile (its {guard} is now {current!r}, not "
+                        f"{ch.detail['old']!r}): nothing was changed; look at it again",
+                        self.location,
                     )
                 _log(conn, set_id, ch.puzzle_id, t, author, ch.kind, dict(ch.detail))
 
@@ -1325,6 +1347,16 @@ def _refresh_imported(conn: Connection, new_glyphs: int) -> ImportCounts:
     new_tags = max(0, _consensus_count(conn, touched) - before)
     conn.commit()
     return ImportCounts(int(new_tags), int(new_glyphs))
+
+
+#: Curation edits checked against what the curator saw: kind -> the column ``detail["old"]``
+#: must still hold.
+_GUARDED = {"status": "status", "comment": "comment"}
+
+
+class PuzzleConflict(ProjectError):
+    """Another curator changed the puzzle since this one looked (a lab database's lost
+    update, refused)."""
 
 
 def _consensus_count(conn: Connection, glyph_ids: Sequence[int]) -> int:

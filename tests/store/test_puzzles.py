@@ -280,3 +280,50 @@ def test_close_leaves_a_complete_file(tmp_path: Path, ua_schema: Schema) -> None
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     with Project.open(path) as again:
         assert again.stored_puzzle(set_id, "test-00000") is not None
+
+
+def test_two_curators_cannot_overwrite_each_other(project: Project) -> None:
+    """A decision made from a stale view (or an undo after someone else's decision) is refused
+    with who changed the puzzle, and nothing of the batch is written: no lost update."""
+    from studio.store.project import PuzzleConflict
+
+    set_id = project.add_puzzle_set(
+        "s", {}, {}, [NewPuzzle(record("test-00000")), NewPuzzle(record("test-00001"))], "ann"
+    )
+    other = Project.open(project.target)  # a second client: another curator's studio
+    try:
+        other.change_puzzles(
+            set_id,
+            [
+                PuzzleChange(
+                    "test-00000", "status", {"old": "draft", "new": "rejected"}, status="rejected"
+                )
+            ],
+            "bob",
+        )
+        stale = [
+            PuzzleChange("test-00001", "status", {"old": "draft", "new": "approved"},
+                         status="approved"),
+            PuzzleChange("test-00000", "status", {"old": "draft", "new": "approved"},
+                         status="approved"),
+        ]  # fmt: skip
+        with pytest.raises(PuzzleConflict, match=r"test-00000 was changed by .* 'rejected'"):
+            project.change_puzzles(set_id, stale, "ann")
+        statuses = {p.puzzle_id: p.status for p in project.stored_puzzles(set_id)}
+        assert statuses == {"test-00000": "rejected", "test-00001": "draft"}  # all or nothing
+        # from what is there now, it goes through
+        project.change_puzzles(
+            set_id,
+            [
+                PuzzleChange(
+                    "test-00000",
+                    "status",
+                    {"old": "rejected", "new": "approved"},
+                    status="approved",
+                )
+            ],
+            "ann",
+        )
+        assert other.stored_puzzle(set_id, "test-00000").status == "approved"
+    finally:
+        other.close()
