@@ -826,6 +826,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
                 f" by two or more, {report.ratings} tags; intervals: {report.n_boot} bootstrap"
                 " replicates over glyphs"
             )
+            if report.pairable_glyphs == 0:
+                print("no agreement to measure yet: no glyph was annotated by two or more people")
+                return 0
             for c in report.concepts:
                 print(
                     f"{c.concept}: alpha {_interval(c.alpha)}; agreement"

@@ -234,23 +234,28 @@ def assign(
         for p in chosen:
             load[p] += 1
             items.append({"g": gid, "p": p})
-    params = {"overlap": overlap, "per_overlap_glyph": per_overlap_glyph, "seed": seed}
+    settings = {"overlap": overlap, "per_overlap_glyph": per_overlap_glyph, "seed": seed}
     new_id = int(
         conn.execute(
             text(
                 "INSERT INTO assignments (name, created_at, created_by, params)"
                 " VALUES (:n, :t, :b, :p) RETURNING id"
             ),
-            {"n": name or f"assignment of {at[:10]}", "t": at, "b": by, "p": json.dumps(params)},
+            {"n": name or f"assignment of {at[:10]}", "t": at, "b": by, "p": json.dumps(settings)},
         ).scalar_one()
     )
-    if items:
+    for start in range(0, len(items), _CHUNK):
+        # one statement per chunk (not one per row): one audit entry, one notification
+        chunk = items[start : start + _CHUNK]
+        values = ", ".join(f"({new_id}, :g{i}, :p{i})" for i in range(len(chunk)))
+        bound: dict[str, Any] = {}
+        for i, item in enumerate(chunk):
+            bound[f"g{i}"], bound[f"p{i}"] = item["g"], item["p"]
         conn.execute(
             text(
-                "INSERT INTO assignment_items (assignment_id, glyph_id, annotator)"
-                f" VALUES ({new_id}, :g, :p)"
+                f"INSERT INTO assignment_items (assignment_id, glyph_id, annotator) VALUES {values}"
             ),
-            items,
+            bound,
         )
     refresh_consensus(conn, ids)
     return AssignmentSummary(

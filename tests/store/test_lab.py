@@ -450,3 +450,23 @@ def test_an_import_gives_the_rule_s_consensus(project_location: str) -> None:
         assert (ids[keys[1]], "closed", "empty") not in consensus  # ann and ua disagree
         assert counts.new_tags == len(consensus) - 3  # what the project gained
         assert p.import_tags(rows, "ua").new_tags == 0
+
+
+def test_a_bulk_edit_is_one_audit_entry(lab_pg: tuple[Engine, str]) -> None:
+    """An assignment of 40 glyphs, or one tag given to 40 glyphs, is one statement: one audit
+    entry with its row count (and one notification), not forty."""
+    engine, url = lab_pg
+    with engine.begin() as conn:
+        ids = _ids(conn)
+        lab.assign(conn, ids, ["ann", "bea"], "t", overlap=0.0)
+    ann = _as(url, "ann")
+    with ann.begin() as conn:
+        mine = [g for g, _ in lab.assigned_glyphs(conn, "ann")]
+        assert lab.add_own_tags(conn, "ann", mine, "shape", "round", "t") == mine
+    ann.dispose()
+    with engine.begin() as conn:
+        entries = lab.audit_entries(conn, 500)
+    items = [e for e in entries if e.target == "assignment_items"]
+    own = [e for e in entries if e.target == "annotator_tags"]
+    assert [e.detail["rows"] for e in items] == [N_GLYPHS]
+    assert [(e.who, e.detail["rows"]) for e in own] == [("ann", len(mine))]
