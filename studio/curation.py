@@ -51,6 +51,7 @@ from studio.store.migrations import PUZZLE_STATUSES
 from studio.store.project import (
     NewPuzzle,
     PuzzleChange,
+    PuzzleConflict,
     PuzzleSetRecord,
     PuzzleSummary,
     StoredPuzzle,
@@ -751,9 +752,18 @@ class Curator:
         return list(ids)
 
     # ---- status and comments ---------------------------------------------------------------
-    def set_status(self, ids: Sequence[str], status: str, comment: str | None = None) -> None:
+    def set_status(
+        self,
+        ids: Sequence[str],
+        status: str,
+        comment: str | None = None,
+        *,
+        seen: Mapping[str, str] | None = None,
+    ) -> None:
         """Approve, reject, flag or return puzzles to draft (undoable). ``comment`` replaces
-        the puzzles' comments (None keeps them)."""
+        the puzzles' comments (None keeps them). ``seen``: the statuses the curator decided
+        from (the board's rows); on a lab database, a puzzle another curator changed since is
+        then refused (:class:`~studio.store.project.PuzzleConflict`) instead of overwritten."""
         if status not in STATUSES:
             raise StudioError(f"unknown status {status!r}; one of {', '.join(STATUSES)}")
         ids = list(dict.fromkeys(ids))
@@ -761,6 +771,15 @@ class Curator:
             return
         set_id = self._need_set()
         old = {pid: self._stored(pid) for pid in ids}
+        for pid, shown in (seen or {}).items():
+            now = self._effective(old[pid]) if pid in old else None
+            if now is not None and now.status != shown:
+                raise PuzzleConflict(
+                    f"puzzle {pid} was changed by {now.author or 'someone'} at {now.updated_at}"
+                    f" meanwhile (it is now {now.status!r}, not {shown!r} as shown): nothing was"
+                    " changed; look at it again",
+                    self.project.location,
+                )
         forward = [
             PuzzleChange(
                 pid,

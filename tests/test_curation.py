@@ -422,3 +422,35 @@ def test_approve_clean_is_one_step_and_skips_errors_and_decisions(curated: Curat
     assert studio.undo_stack.undo_label == before
     assert not [c for c in curated.puzzles() if c.status == "approved"]
     assert curated.approve_clean([pid]) == []
+
+
+def test_a_second_curator_s_decision_is_not_overwritten(curated: Curator) -> None:
+    """Two curators on one project (two studios on the file here; a lab database the same):
+    one decides from what the board showed, the other had decided meanwhile — refused, not
+    overwritten; and an undo after the other's decision is refused too."""
+    from studio.store.project import PuzzleConflict
+
+    studio = curated.studio
+    other = Studio(Project.open(studio.project.target), author="bob")
+    try:
+        bob = Curator(other)
+        bob.open_set(curated.set_id)
+        first, second = (c.id for c in curated.puzzles(PuzzleFilter(status="draft"))[:2])
+        shown = {first: "draft"}  # what cur's board shows
+        bob.set_status([first], "rejected", "two answers fit")
+        with pytest.raises(PuzzleConflict, match=f"puzzle {first} was changed by bob"):
+            curated.set_status([first], "approved", seen=shown)
+        assert curated.puzzle(first).status == "rejected"
+        assert studio.undo_stack.undo_label != f"Approve puzzle {first}"  # nothing pushed
+        curated.set_status([second], "approved", seen={second: "draft"})
+        bob.set_status([second], "flagged")
+        with pytest.raises(PuzzleConflict, match="changed by bob"):
+            studio.undo_stack.undo()  # cur's undo would silently drop bob's flag
+        assert studio.project.stored_puzzle(curated.set_id, second).status == "flagged"
+        # a status the board shows differently from the stored one (a flag whose warnings do
+        # not count reads "draft") is no conflict
+        shown_now = curated.puzzle(second).status
+        curated.set_status([second], "rejected", seen={second: shown_now})
+        assert curated.puzzle(second).status == "rejected"
+    finally:
+        other.close()

@@ -1343,8 +1343,14 @@ class CuratorBoard(QWidget):
         if 0 <= after < self.model.rowCount():
             self.select_row(after)
 
+        # what the curator saw: a puzzle another curator decided meanwhile is refused, not
+        # overwritten (lab database), and the board then shows its new state
+        seen = {
+            i: self.model.puzzle(r).status for i in ids if (r := self.model.row_of(i)) is not None
+        }
+
         def apply() -> bool:
-            self.curator.set_status(ids, status, comment)
+            self.curator.set_status(ids, status, comment, seen=seen)
             return True
 
         if self._run(title, apply):
