@@ -144,6 +144,14 @@ if [ -f tests/fixtures/projects/format-5.studio ]; then
 fi
 check "3D: KiVA trials (frozen, pyrender)" "$EXE" -q generate "$TMP/kiva" --family kiva --n 2 --seed 1
 
+# ------------------------------------------------------------------------------ lab database
+# the bundle's psycopg, keyring and the server-side rules, against a throwaway PostgreSQL
+if [ -x "$PY" ]; then
+  "$PY" packaging/lab_smoke.py "$EXE"
+  rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then failures=$((failures + 1)); fi
+fi
+
 # ------------------------------------------------------------------------------ GUI
 t0=$(now)
 QT_QPA_PLATFORM=offscreen timeout "$GUI_SECONDS" "$EXE" gui --demo >"$TMP/gui.out" 2>&1
