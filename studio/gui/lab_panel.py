@@ -11,6 +11,7 @@ server refuses anyway is shown as a message (:func:`refusal`), never as a traceb
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -43,6 +44,8 @@ from studio.app import Studio
 from studio.core.agreement import AgreementReport, Disagreement, Estimate
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
+from studio.store.lab import AuditEntry, Person
+from studio.store.project import Project
 
 __all__ = ["ROLE_RANK", "LabPanel", "estimate_text", "refusal"]
 
@@ -116,6 +119,19 @@ def _when(at: str | None) -> str:
     return (at or "")[:19].replace("T", " ")
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    """What the People, Assignments, Disagreements and Audit tabs show, read in one go."""
+
+    role: str
+    user: str
+    people: list[Person]
+    assigned: dict[str, list[tuple[GlyphKey, str | None]]]
+    mine: list[tuple[GlyphKey, str | None]]
+    queue: list[tuple[GlyphKey, Disagreement]]
+    audit: list[AuditEntry]
+
+
 class LabPanel(QWidget):
     """People, Assignments, Agreement, Disagreements and Audit of the open project.
 
@@ -134,6 +150,8 @@ class LabPanel(QWidget):
         self._role = "admin"
         self._user = ""
         self._agreement_worker: Any = None
+        self._reader: Any = None  # the live refresh's worker thread, while it reads
+        self._read_again = False
         self._agreement_stale = False
         self._queue: list[tuple[GlyphKey, Disagreement]] = []
         self._loaded = False
@@ -344,18 +362,69 @@ class LabPanel(QWidget):
         if self.isVisible():
             self.refresh()
 
+    def _read(self, user: str, project: Project) -> _Snapshot:
+        """Everything the tabs show but the agreement, read from ``project``: no widget is
+        touched, so a live refresh runs it on a worker thread."""
+        people = project.people()
+        return _Snapshot(
+            role=project.role(),
+            user=user,
+            people=people,
+            assigned={p.name: project.assigned(p.name) for p in people},
+            mine=project.assigned(user) if user else [],
+            queue=project.disagreement_queue(),
+            audit=project.audit(200),
+        )
+
     def refresh(self) -> None:
-        """Read people, assignments, the queue and the audit trail again (another client's
-        change, a switch of project); the agreement is recomputed only on request."""
-        project = self.studio.project
+        """Read people, assignments, the queue and the audit trail again (after this
+        person's own edit, a switch of project); the agreement is recomputed only on request."""
         self._loaded = True
         try:
-            self._role = project.role()
-            self._user = self.user
-            people = project.people()
+            snapshot = self._read(self.user, self.studio.project)
         except Exception as e:
-            self.header.setText(f"<span style='color:#b00020'>The lab cannot be read: {e}</span>")
+            self._unreadable(e)
             return
+        self._show(snapshot)
+
+    def _unreadable(self, error: BaseException) -> None:
+        self.header.setText(f"<span style='color:#b00020'>The lab cannot be read: {error}</span>")
+
+    def _refresh_in_background(self) -> None:
+        """A live refresh: another client's commits arrive many times a second while people
+        tag, and the queue is computed over everyone's tags, so the reads run on a worker
+        thread (one at a time; a change arriving meanwhile reads once more afterwards)."""
+        if self._reader is not None:
+            self._read_again = True
+            return
+        self._loaded = True
+        project = self.studio.project
+        worker = create_worker(
+            self._read,
+            self.user,
+            project,
+            _start_thread=False,
+            _connect={"errored": self._unreadable},
+        )
+        # a read of the project the window has since left is dropped
+        worker.returned.connect(
+            lambda snapshot: self._show(snapshot) if project is self.studio.project else None
+        )
+        worker.finished.connect(self._read_finished)
+        self._reader = worker
+        worker.start()
+
+    def _read_finished(self) -> None:
+        self._reader = None
+        if self._read_again and self.isVisible():
+            self._read_again = False
+            self._refresh_in_background()
+
+    def _show(self, snapshot: object) -> None:
+        assert isinstance(snapshot, _Snapshot)
+        project = self.studio.project
+        self._role, self._user = snapshot.role, snapshot.user
+        people = snapshot.people
         if project.is_database:
             self.header.setText(
                 f"Lab database <b>{project.location}</b> · signed in as "
@@ -369,10 +438,13 @@ class LabPanel(QWidget):
             )
         self._fill_people(people)
         self._fill_assignments(
-            [p.name for p in people], {p.name for p in people if p.role == "annotator"}
+            [p.name for p in people],
+            {p.name for p in people if p.role == "annotator"},
+            snapshot.assigned,
+            snapshot.mine,
         )
-        self._fill_queue()
-        self._fill_audit()
+        self._fill_queue(snapshot.queue)
+        self._fill_audit(snapshot.audit)
         self._apply_rights()
         if self.report is not None and self._agreement_stale:
             self.agreement_summary.setText(
@@ -383,7 +455,7 @@ class LabPanel(QWidget):
         """Another client changed tags or assignments: refresh what is cheap to read."""
         self._agreement_stale = self.report is not None
         if self.isVisible():
-            self.refresh()
+            self._refresh_in_background()
         else:
             self._loaded = False
 
@@ -432,8 +504,13 @@ class LabPanel(QWidget):
         self._status(f"{name} is now {'an' if role[0] in 'aeiou' else 'a'} {role}")
 
     # ---- assignments -----------------------------------------------------------------------------
-    def _fill_assignments(self, names: Sequence[str], annotators: set[str]) -> None:
-        project = self.studio.project
+    def _fill_assignments(
+        self,
+        names: Sequence[str],
+        annotators: set[str],
+        assigned: dict[str, list[tuple[GlyphKey, str | None]]],
+        mine: list[tuple[GlyphKey, str | None]],
+    ) -> None:
         checked = {
             self.assign_people.item(i).text()
             for i in range(self.assign_people.count())
@@ -449,14 +526,13 @@ class LabPanel(QWidget):
             self.assign_people.addItem(it)
         loads = []
         for n in names:
-            mine = project.assigned(n)
-            done = sum(1 for _k, d in mine if d)
-            if mine:
-                loads.append([n, f"{len(mine):,}", f"{done:,}"])
+            given = assigned.get(n, [])
+            done = sum(1 for _k, d in given if d)
+            if given:
+                loads.append([n, f"{len(given):,}", f"{done:,}"])
         _fill(self.load_table, loads)
         self.my_glyphs.blockSignals(True)
         self.my_glyphs.clear()
-        mine = project.assigned(self._user) if self._user else []
         for key, done in mine:
             it = QListWidgetItem(f"{key.char}  {key}" + (f"  — done {_when(done)}" if done else ""))
             it.setData(Qt.ItemDataRole.UserRole, key)
@@ -589,9 +665,10 @@ class LabPanel(QWidget):
         _fill(self.pair_table, pair_rows)
 
     # ---- disagreements ---------------------------------------------------------------------------
-    def _fill_queue(self) -> None:
+    def _fill_queue(self, queue: list[tuple[GlyphKey, Disagreement]] | None = None) -> None:
+        """The queue as read (None: read it now)."""
         current = self.current_disagreement()
-        self._queue = self.studio.project.disagreement_queue()
+        self._queue = self.studio.project.disagreement_queue() if queue is None else queue
         rows = []
         for key, d in self._queue:
             rows.append(
@@ -723,9 +800,8 @@ class LabPanel(QWidget):
         self._status(f"Settled {key}: {shown}")
 
     # ---- audit -----------------------------------------------------------------------------------
-    def _fill_audit(self) -> None:
+    def _fill_audit(self, entries: Sequence[AuditEntry]) -> None:
         project = self.studio.project
-        entries = project.audit(200)
         rows = []
         for e in entries:
             detail = ", ".join(f"{k}={v}" for k, v in e.detail.items())

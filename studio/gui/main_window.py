@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.studio = studio
         self.settings = settings or StudioSettings()
+        self._assignment_keys: frozenset[GlyphKey] | None = None  # see _my_assignment
         # the name stored with tags and decisions: the one in the preferences, else the one
         # the studio was started with; never "unknown" without saying so (see _annotator_text)
         stored_name = self.settings.annotator_name()
@@ -253,7 +254,7 @@ class MainWindow(QMainWindow):
             "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
             "view.find": self._focus_search,
             "view.only_untagged": self._toggle_only_untagged,
-            "view.my_assignment": self._apply_filter,
+            "view.my_assignment": self._assignment_changed,
             "tag.mark_done": self.mark_selected_done,
             "view.inspector": self._toggle_inspector,
             "puzzle.board": self.show_board,
@@ -549,11 +550,21 @@ class MainWindow(QMainWindow):
         return self.studio.project.author_for(self.studio.author)
 
     def _my_assignment(self) -> frozenset[GlyphKey]:
-        try:
-            return frozenset(k for k, _ in self.studio.project.assigned(self._me()))
-        except StudioError as e:
-            self._say(f"Cannot read your assignment: {e}")
-            return frozenset()
+        """The user's assigned glyphs, read once per change of the assignment (the filter is
+        applied again at every search keystroke)."""
+        if self._assignment_keys is None:
+            try:
+                keys = self.studio.project.assigned(self._me())
+            except StudioError as e:
+                self._say(f"Cannot read your assignment: {e}")
+                return frozenset()
+            self._assignment_keys = frozenset(k for k, _ in keys)
+        return self._assignment_keys
+
+    def _assignment_changed(self) -> None:
+        """Only my assignment toggled, the assignment changed, or another project opened."""
+        self._assignment_keys = None
+        self._apply_filter()
 
     def mark_selected_done(self) -> None:
         """Mark the selected glyphs of the user's assignment done (all done already: not done)."""
@@ -919,7 +930,7 @@ class MainWindow(QMainWindow):
         if tables & {"people", "assignments"}:
             self.lab.changed_elsewhere()
         if "assignment_items" in tables and self.actions["view.my_assignment"].isChecked():
-            self._apply_filter()  # a curator gave me more glyphs (or took some back)
+            self._assignment_changed()  # a curator gave me more glyphs (or took some back)
 
     def _on_lab_tags_changed(self, keys: list[GlyphKey]) -> None:
         if keys:
@@ -1081,6 +1092,7 @@ class MainWindow(QMainWindow):
         self.studio.close()
         self.studio.project = project
         self.studio.undo_stack.clear()
+        self._assignment_keys = None
         self.settings.add_recent_project(project.location if project.is_database else project.path)
         self._reset_panes()
         self.reload()

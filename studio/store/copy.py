@@ -35,7 +35,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from studio.core.errors import ProjectError
 from studio.store.dbfile import is_database_url, open_engine, safe_location
-from studio.store.dialect import fix_identity, is_postgres, table_names
+from studio.store.dialect import fix_identity, is_postgres, require_empty, table_names
 from studio.store.filecheck import check_database, check_project_file
 from studio.store.migrations import FORMAT_VERSION, create_current
 from studio.store.project import MIGRATION_LOCK, Project
@@ -105,17 +105,6 @@ def _read_snapshot(location: str | Path) -> Iterator[Connection]:
         file_engine.dispose()
 
 
-def _refuse_tables(conn: Connection, location: str) -> None:
-    tables = table_names(conn)
-    if tables:
-        listing = ", ".join(tables[:12]) + (" …" if len(tables) > 12 else "")
-        raise ProjectError(
-            f"is not empty (it has the tables {listing}); copy into an empty database "
-            "(createdb NAME) so nothing of the lab's is overwritten",
-            location,
-        )
-
-
 def _copy_rows(source: Connection, target: Connection, report: CopyReport) -> None:
     meta = MetaData()
     meta.reflect(bind=target)
@@ -150,7 +139,12 @@ def _copy_into_database(source: str | Path, target: str, version: int, report: C
     try:
         with _read_snapshot(source) as src, engine.begin() as dst:
             dst.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
-            _refuse_tables(dst, location)
+            require_empty(
+                dst,
+                location,
+                "copy into an empty database (createdb NAME) so nothing of the lab's"
+                " is overwritten",
+            )
             create_current(dst)
             _copy_rows(src, dst, report)
             check_database(dst, location)

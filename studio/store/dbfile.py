@@ -19,11 +19,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import URL, Engine, ExceptionContext, create_engine, event, make_url
+from sqlalchemy import (
+    URL,
+    Connection,
+    Engine,
+    ExceptionContext,
+    create_engine,
+    event,
+    make_url,
+    text,
+)
 from sqlalchemy.exc import ArgumentError
 
 from studio.core.errors import ProjectError
 from studio.store import secrets
+from studio.store.dialect import table_names
 
 APPLICATION_ID = "analogy-studio"
 NOT_SQLITE = "is not an Analogy Studio project (not an SQLite database)"
@@ -269,3 +279,28 @@ def open_engine(location: str | Path) -> Engine:
 
     event.listen(engine, "handle_error", _damaged_file_error(path))
     return engine
+
+
+def read_database_meta(conn: Connection, location: str) -> dict[str, str]:
+    """The ``meta`` table of a project in a PostgreSQL database (:func:`read_project_meta`'s
+    twin; run it in a read-only transaction); refuses, naming ``location`` (without password),
+    an empty database or one that is not a studio project."""
+    tables = set(table_names(conn))
+    if "meta" not in tables:
+        if tables:
+            listing = ", ".join(sorted(tables)[:8])
+            raise ProjectError(
+                f"is a PostgreSQL database but not an Analogy Studio project (it has the "
+                f"tables {listing} and no studio 'meta' table)",
+                location,
+            )
+        raise ProjectError(
+            "is an empty database, not an Analogy Studio project yet; create one in it with "
+            "`analogy-studio init URL --schema FILE` or copy a project into it with "
+            "`analogy-studio copy PROJECT URL`",
+            location,
+        )
+    meta = {str(k): str(v) for k, v in conn.execute(text("SELECT key, value FROM meta"))}
+    if meta.get("application") != APPLICATION_ID:
+        raise ProjectError("is a PostgreSQL database but not an Analogy Studio project", location)
+    return meta

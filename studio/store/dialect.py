@@ -25,6 +25,8 @@ from collections.abc import Iterable
 
 from sqlalchemy import Connection, text
 
+from studio.core.errors import ProjectError
+
 SQLITE = "sqlite"
 POSTGRESQL = "postgresql"
 
@@ -219,3 +221,12 @@ def fix_identity(conn: Connection, table: str) -> None:
             ),
             {"t": table, "c": column},
         )
+
+
+def require_empty(conn: Connection, location: str, advice: str) -> None:
+    """Refuse a database that has tables (naming them, then ``advice``): the studio creates
+    or copies a project only into an empty one, so nothing of a lab's is overwritten."""
+    tables = table_names(conn)
+    if tables:
+        listing = ", ".join(tables[:12]) + (" …" if len(tables) > 12 else "")
+        raise ProjectError(f"is not empty (it has the tables {listing}); {advice}", location)

@@ -22,7 +22,12 @@ from sqlalchemy import Connection, create_engine, text
 from studio.core.errors import ProjectError, SchemaError
 from studio.core.keys import MAX_CODEPOINT, GlyphKey
 from studio.core.schema import schema_from_text
-from studio.store.dbfile import APPLICATION_ID, DAMAGED, read_only_connection, read_project_meta
+from studio.store.dbfile import (
+    DAMAGED,
+    read_database_meta,
+    read_only_connection,
+    read_project_meta,
+)
 from studio.store.dialect import column_names, table_names
 from studio.store.migrations import (
     FORMAT_1_DDL,
@@ -249,24 +254,8 @@ def check_database(conn: Connection, location: str) -> ProjectFileCheck:
     statuses and puzzle statuses in range, a valid stored schema. Cell types need no check
     (PostgreSQL's columns are strictly typed) and neither does the storage (the server's job).
     ``location`` is the URL without its password, for messages."""
+    meta = read_database_meta(conn, location)
     tables = set(table_names(conn))
-    if "meta" not in tables:
-        if tables:
-            listing = ", ".join(sorted(tables)[:8])
-            raise ProjectError(
-                f"is a PostgreSQL database but not an Analogy Studio project (it has the "
-                f"tables {listing} and no studio 'meta' table)",
-                location,
-            )
-        raise ProjectError(
-            "is an empty database, not an Analogy Studio project yet; create one in it with "
-            "`analogy-studio init URL --schema FILE` or copy a project into it with "
-            "`analogy-studio copy PROJECT URL`",
-            location,
-        )
-    meta = {str(k): str(v) for k, v in conn.execute(text("SELECT key, value FROM meta"))}
-    if meta.get("application") != APPLICATION_ID:
-        raise ProjectError("is a PostgreSQL database but not an Analogy Studio project", location)
     version = parse_format_version(meta.get("format_version"), location)
     for table, columns in layout(version).items():
         if table not in tables:

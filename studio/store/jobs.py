@@ -43,9 +43,9 @@ from sqlalchemy import Connection, CursorResult, Engine, TextClause, text
 
 from studio.core.errors import ProjectError, StudioError
 from studio.store.dbfile import (
-    APPLICATION_ID,
     is_database_url,
     open_engine,
+    read_database_meta,
     read_project_meta,
     safe_location,
 )
@@ -233,7 +233,10 @@ class JobQueue:
         self._engine: Engine = open_engine(self.location)
         if self.path is None:
             try:
-                _check_version(_database_meta(self._engine, self.where), self.where)
+                with self._engine.connect() as conn:
+                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                    meta = read_database_meta(conn, self.where)
+                _check_version(meta, self.where)
             except BaseException:
                 self._engine.dispose()
                 raise
@@ -906,19 +909,6 @@ def _replace_flags(
             ),
             rows,
         )
-
-
-def _database_meta(engine: Engine, where: str) -> dict[str, str]:
-    """The ``meta`` table of a project in a PostgreSQL database, read in a read-only
-    transaction; refuses a database that is not a studio project."""
-    with engine.connect() as conn:
-        conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-        if conn.execute(text("SELECT to_regclass('meta')")).scalar() is None:
-            raise ProjectError("is a database but not an Analogy Studio project", where)
-        meta = {str(k): str(v) for k, v in conn.execute(text("SELECT key, value FROM meta"))}
-    if meta.get("application") != APPLICATION_ID:
-        raise ProjectError("is a database but not an Analogy Studio project", where)
-    return meta
 
 
 def _check_version(meta: dict[str, str], path: str) -> None:

@@ -39,7 +39,7 @@ from studio.store.dbfile import (
     read_only_connection,
     safe_location,
 )
-from studio.store.dialect import fix_identity, is_postgres, table_names, translate
+from studio.store.dialect import fix_identity, is_postgres, require_empty, translate
 from studio.store.filecheck import check_database, check_project_file
 from studio.store.jobs import JobQueue
 from studio.store.labproject import LabProjectMixin
@@ -349,14 +349,12 @@ def _create_database(engine: Engine, location: str, schema: Schema, author: str)
     a database that has tables is refused, naming them (the studio never drops a lab's data)."""
     with engine.begin() as conn:
         conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
-        tables = table_names(conn)
-        if tables:
-            listing = ", ".join(tables[:12]) + (" …" if len(tables) > 12 else "")
-            raise ProjectError(
-                f"is not empty (it has the tables {listing}); a new project needs an empty "
-                "database. Create one (createdb) or open this one if it is a studio project",
-                location,
-            )
+        require_empty(
+            conn,
+            location,
+            "a new project needs an empty database. Create one (createdb) or open this one if "
+            "it is a studio project",
+        )
         _create_layout(conn, schema, author)
 
 

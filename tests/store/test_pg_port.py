@@ -23,24 +23,9 @@ from studio.store.dialect import table_names, translate
 from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION
 from studio.store.project import NewPuzzle, Project
 from tests.pgserver import PgServer, running_server
+from tests.store.records import record
 
 PASSWORD = "s3cret-Pw"
-
-
-def record(pid: str, rule: str, concept: str) -> dict[str, Any]:
-    return {
-        "id": pid,
-        "family": "glyph-pmp",
-        "layout": "two-row",
-        "rule": rule,
-        "concept": concept,
-        "shift": False,
-        "context": [["U+25CB@symbola"] * 3, ["U+25CF@symbola"] * 2],
-        "answers": ["U+25A0@symbola", "U+25A1@symbola", "U+25CF@symbola", "U+25B2@symbola"],
-        "key": 2,
-        "split": pid.split("-")[0],
-        "seed": 1,
-    }
 
 
 def fill(project: Project, ua_schema: Schema, ua_csv: Path) -> int:

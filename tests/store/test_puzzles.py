@@ -18,22 +18,7 @@ from studio.core.schema import Schema
 from studio.store.dbfile import open_engine
 from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION, MIGRATIONS
 from studio.store.project import NewPuzzle, Project, PuzzleChange
-
-
-def record(pid: str, rule: str = "constant", concept: str = "aspect") -> dict:
-    return {
-        "id": pid,
-        "family": "glyph-pmp",
-        "layout": "two-row",
-        "rule": rule,
-        "concept": concept,
-        "shift": False,
-        "context": [["U+25CB@symbola"] * 3, ["U+25CF@symbola"] * 2],
-        "answers": ["U+25A0@symbola", "U+25A1@symbola", "U+25CF@symbola", "U+25B2@symbola"],
-        "key": 2,
-        "split": pid.split("-")[0],
-        "seed": 1,
-    }
+from tests.store.records import record
 
 
 @pytest.fixture

@@ -27,16 +27,9 @@ def test_a_baseline_on_a_lab_puzzle_set_runs_on_a_remote_worker(pg_server: PgSer
         app = Studio(project, author="cur")
         app.import_annotations(str(UA_CSV))
         params = SplitParams(n=40, sampling="balanced", holdout="none", seed=3, answer_sets="ua")
-        inputs = splits.split_inputs(app)
-        results = splits.generate(app, params, inputs=inputs)
-        keys = {k for r in results for p in r.puzzles for k in p.all_keys()}
-        features = splits.feature_index({k: inputs.images[k] for k in keys})
-        verdicts = [
-            v
-            for r in results
-            for v in splits.vet(r.puzzles, inputs.annotations, app.schema, features)
-        ]
-        (set_id,) = Curator(app).import_results("lab set", params, results, verdicts)
+        made = splits.generate_and_vet(app, params, workers=1)
+        verdicts = [v for fold in made.verdicts for v in fold]
+        (set_id,) = Curator(app).import_results("lab set", params, made.results, verdicts)
         job = project.jobs.submit(
             "baseline",
             {
