@@ -901,6 +901,9 @@ class BaselineDashboard(QWidget):
             counts[j.status] = counts.get(j.status, 0) + 1
         parts = [f"{counts[s]} {s}" for s in ("running", "queued") if counts.get(s)]
         text = " · ".join(parts) if parts else "No job running"
+        lab_only = self.run_here_check.isVisible() and not self.run_here_check.isChecked()
+        if counts.get("queued") and lab_only:
+            text += " — queued jobs wait for a lab worker (analogy-studio worker serve)"
         waiting = self.controller.waiting_interrupted()
         if waiting:
             ids = ", ".join(str(i) for i in waiting)

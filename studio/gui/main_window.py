@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -166,7 +167,10 @@ class MainWindow(QMainWindow):
         lay = QVBoxLayout(centre)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
-        lay.addWidget(self.current_label)
+        current = QHBoxLayout()
+        current.addWidget(self.current_label, 1)
+        self.current_row = current  # the assignment button joins it once the actions exist
+        lay.addLayout(current)
         lay.addWidget(self.grid_panel, 1)
 
         self.inspector = Inspector(self._master_image)
@@ -286,6 +290,11 @@ class MainWindow(QMainWindow):
         self._build_recent_menu()
         self.actions["view.inspector"].setChecked(True)
         self.actions["view.hide_others"].setChecked(self.settings.hide_others())
+        # the grid says it is narrowed to an assignment, not only the View menu
+        self.mine_button = QToolButton(objectName="myAssignmentButton")
+        self.mine_button.setDefaultAction(self.actions["view.my_assignment"])
+        self.mine_button.setVisible(self.studio.project.is_database)
+        self.current_row.addWidget(self.mine_button)
         self.rights = RightsGate(self.actions, self)
         self.board.bind_actions(self.actions)
         self._on_mode_changed()
@@ -906,6 +915,9 @@ class MainWindow(QMainWindow):
                 self.studio.author = name
             role = "admin"
         self.lab_label.setVisible(project.is_database)
+        self.mine_button.setVisible(
+            project.is_database or self.actions["view.my_assignment"].isChecked()
+        )
         self.rights.apply(role, self.studio.author)
         self._on_mode_changed()
         self._show_annotator()

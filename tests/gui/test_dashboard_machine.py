@@ -89,6 +89,7 @@ def test_a_lab_database_s_jobs_wait_for_its_workers(qtbot, pg_server, ua_schema:
         assert dash.run_here_check.isVisible() and not dash.run_here_check.isChecked()
         qtbot.wait(1500)  # many polls: still nobody has claimed it
         assert dash.model.job(dash.model.row_of(job)).status == "queued"
+        assert "wait for a lab worker" in dash.summary_label.text()
         qtbot.mouseClick(dash.run_here_check, Qt.MouseButton.LeftButton)
         assert StudioSettings().run_lab_jobs_here()
         qtbot.waitUntil(
