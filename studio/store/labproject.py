@@ -151,6 +151,15 @@ class LabProjectMixin:
         """Divide glyphs (None: every glyph of the project) among ``annotators``, a share
         ``overlap`` of them to ``per_overlap_glyph`` people each (see :func:`lab.assign`)."""
         self.require("curator", "assign glyphs")
+        if self.is_database:  # on a server each annotator is a login: a typo would be lost work
+            known = {p.name for p in self.people()}
+            unknown = [a for a in annotators if a not in known]
+            if unknown:
+                raise StudioError(
+                    f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not people of "
+                    f"this project (known: {', '.join(sorted(known)) or 'nobody yet'}); add them "
+                    "first (analogy-studio lab add-person, or Lab ▸ People)"
+                )
         with self._tx() as conn:
             if keys is None:
                 ids = [int(r[0]) for r in conn.execute(text("SELECT id FROM glyphs"))]

@@ -433,6 +433,8 @@ def test_an_import_gives_the_rule_s_consensus(project_location: str) -> None:
     keys = [GlyphKey(0x4E00 + i, "symbola") for i in range(10)]
     with Project.create(project_location, load_schema(bundled_schema_path())) as p:
         p.add_glyphs([(k, None, "pending", None) for k in keys])
+        for name in ("ann", "bea"):
+            p.add_person(name, "annotator")
         p.assign(keys[:6], ["ann", "bea"], overlap=1.0)
         p.add_tags(keys[:2], "closed", "full", "ann")  # an overlap glyph's first tagger
         p.adjudicate(keys[5], [("aspect", "wide")], "cur")
@@ -470,3 +472,14 @@ def test_a_bulk_edit_is_one_audit_entry(lab_pg: tuple[Engine, str]) -> None:
     own = [e for e in entries if e.target == "annotator_tags"]
     assert [e.detail["rows"] for e in items] == [N_GLYPHS]
     assert [(e.who, e.detail["rows"]) for e in own] == [("ann", len(mine))]
+
+
+def test_an_assignment_to_someone_unknown_is_refused(pg_server: PgServer) -> None:
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.project import Project
+
+    url = pg_server.fresh_database("labtypo")
+    with Project.create(url, load_schema(bundled_schema_path())) as p:
+        p.add_person("ann", "annotator")
+        with pytest.raises(StudioError, match=r"anne is not people of this project .*known: ann"):
+            p.assign(None, ["anne"])
