@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, str] = {
     "kiva": "kiva_bench",
     "baselines": "baseline_bench",
     "lab": "lab_bench",
+    "gpu": "gpu_bench",
 }
 
 

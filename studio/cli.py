@@ -630,6 +630,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         progress=progress.fraction,
         log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
         cuda_speedups=not args.no_cuda_speedups,
+        compile=args.compile,
     )
     plots: dict[str, str] = {}
     if not args.no_plots:
@@ -1079,8 +1080,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--no-cuda-speedups",
         action="store_true",
-        help="on CUDA: no bfloat16 autocast or torch.compile (float32, eager; the CPU never "
-        "uses them)",
+        help="on CUDA: no bfloat16 autocast or large inference batches (float32, as on the CPU, "
+        "which never uses them)",
+    )
+    s.add_argument(
+        "--compile",
+        action="store_true",
+        help="on CUDA: also torch.compile the frame encoders (off by default: the compilation "
+        "cost more than it saved on the GPU measured, docs/benchmarks.md)",
     )
     s.add_argument("--json", metavar="OUT.json", help="default: SPLIT_DIR/baselines/report.json")
     plots = s.add_mutually_exclusive_group()

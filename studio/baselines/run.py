@@ -139,9 +139,15 @@ class _Runner:
         should_stop: ShouldStop | None,
         log: Log | None,
         cuda_speedups: bool = True,
+        compile: bool = False,
+        force_speedups: bool = False,
+        compile_backend: str = "inductor",
     ) -> None:
         self.data = data
         self.cuda_speedups = cuda_speedups
+        self.compile = compile
+        self.force_speedups = force_speedups
+        self.compile_backend = compile_backend
         self.eval_part = eval_part
         self.epochs = epochs
         self.cross_fit = cross_fit
@@ -158,6 +164,20 @@ class _Runner:
 
         self.with_questions = has_questions(data, self.eval)
 
+    def compute_record(self) -> dict[str, Any]:
+        """How the trained models ran: the code path (autocast, compiled) and, on a GPU, its
+        name and peak memory, so a report read later says what produced its seconds."""
+        if self._dd is None:
+            return {"device": self.device, "trained": False}
+        out: dict[str, Any] = {"device": self.device, "trained": True, **self._dd.speedups()}
+        if self._dd.on_cuda:
+            import torch
+
+            index = self._dd.device.index or 0
+            out["gpu"] = torch.cuda.get_device_name(index)
+            out["peak_gpu_memory_mib"] = round(torch.cuda.max_memory_allocated(index) / 2**20, 1)
+        return out
+
     def _check(self) -> None:
         if self.should_stop is not None and self.should_stop():
             raise BaselineCancelled()
@@ -166,7 +186,14 @@ class _Runner:
         if self._dd is None:
             from studio.baselines.trained import DeviceData
 
-            self._dd = DeviceData(self.data, self.device, cuda_speedups=self.cuda_speedups)
+            self._dd = DeviceData(
+                self.data,
+                self.device,
+                cuda_speedups=self.cuda_speedups,
+                compile=self.compile,
+                force_speedups=self.force_speedups,
+                compile_backend=self.compile_backend,
+            )
         return self._dd
 
     def _perception(self, encode: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any] | None:
@@ -450,6 +477,9 @@ def run_baselines(
     lower_priority: bool = False,
     on_device: Callable[[str], None] | None = None,
     cuda_speedups: bool = True,
+    compile: bool = False,
+    force_speedups: bool = False,
+    compile_backend: str = "inductor",
 ) -> dict[str, Any]:
     """Run ``models`` on ``source`` and return the report (module docstring).
 
@@ -460,9 +490,11 @@ def run_baselines(
     every batch and unit (True raises :class:`~studio.baselines.BaselineCancelled`).
     ``lower_priority``: the run shares the machine with the studio's window (the worker's
     job): one core is left free and the process is niced; otherwise torch uses every core.
-    ``cuda_speedups``: on a CUDA device, bfloat16 autocast, ``torch.compile`` for the frame
-    encoders and large inference batches (False: float32, eager, as on the CPU); ignored on
-    the CPU (see :class:`studio.baselines.trained.DeviceData`)."""
+    ``cuda_speedups``: on a CUDA device, bfloat16 autocast and large inference batches (False:
+    float32, as on the CPU); ignored on the CPU. ``compile``: also ``torch.compile`` the frame
+    encoders on CUDA (off by default: slower on the measured GPU, see
+    :class:`studio.baselines.trained.DeviceData`). ``force_speedups`` and
+    ``compile_backend``: the CUDA path's structure on any device, for the suite (ibid.)."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
@@ -507,7 +539,17 @@ def run_baselines(
     if on_device is not None:  # the job list names the device while the job trains
         on_device(device_name)
     runner = _Runner(
-        data, eval_part, epochs, cross_fit, torch_device, should_stop, log, cuda_speedups
+        data,
+        eval_part,
+        epochs,
+        cross_fit,
+        torch_device,
+        should_stop,
+        log,
+        cuda_speedups,
+        compile,
+        force_speedups,
+        compile_backend,
     )
     plan: list[tuple[str, Any, int | None]] = []
     for model, baseline in runnable:
@@ -549,7 +591,7 @@ def run_baselines(
             on_unit(key, result)
     if progress is not None:
         progress(1.0, "report")
-    return build_report(
+    report = build_report(
         data,
         [m for m, _ in runnable],
         units,
@@ -560,6 +602,8 @@ def run_baselines(
         skipped=skipped,
         cross_fit=cross_fit,
     )
+    report["compute"] = runner.compute_record()
+    return report
 
 
 __all__ = [

@@ -132,3 +132,61 @@ def test_the_report_gives_per_rule_accuracy_with_intervals(data: PuzzleArrays) -
         assert 0.0 <= lo <= g["accuracy"] <= hi <= 1.0
         assert g["chance"] == pytest.approx(0.25)
         assert 0.0 <= g["p_value"] <= 1.0
+
+
+# ---- the CUDA path's structure, on the CPU (issue 26) ------------------------------------------
+def test_the_compiled_bf16_path_trains_and_predicts_on_the_cpu(data: PuzzleArrays) -> None:
+    """``force_speedups`` takes the path ``--device cuda`` takes (a compiled encoder under
+    bfloat16 autocast); a compiled module has no truth value, which once crashed every job."""
+    dd = DeviceData(data, "cpu", force_speedups=True, compile_backend="aot_eager")
+    assert dd.mixed_precision and dd.compiled
+    for model in (BlindBaseline(), ContextBaseline()):
+        model.fit(
+            dd,
+            data.part_indices("train"),
+            data.part_indices("val"),
+            seed=0,
+            rng=np.random.default_rng(0),
+            epochs=2,
+        )
+        assert model.net is not None
+        assert model.encode_fn is not None and model.encode_fn is not model.net.encoder
+        assert isinstance(model.encode_fn, torch._dynamo.eval_frame.OptimizedModule)
+        probs = model.predict(dd, np.arange(data.n))
+        assert probs.shape == (data.n, 4)
+        assert np.all(np.isfinite(probs))
+        np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-4)
+
+
+def test_a_whole_job_runs_the_compiled_path_and_reports_it(data: PuzzleArrays) -> None:
+    report = run_baselines(
+        data,
+        ["blind", "context", "partial"],
+        seeds=[0],
+        epochs=1,
+        device="cpu",
+        force_speedups=True,
+        compile_backend="aot_eager",
+    )
+    assert report["compute"]["autocast"] == "bfloat16"
+    assert report["compute"]["compiled"] == "aot_eager"
+    assert {"blind", "context", "partial-row1"} <= set(report["models"])
+    eager = run_baselines(data, ["blind"], seeds=[0], epochs=1, device="cpu", compile=True)
+    # the CPU path stays float32 and eager even when compiling is asked for
+    assert eager["compute"]["autocast"] is None and eager["compute"]["compiled"] is None
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no GPU")
+def test_device_cuda_end_to_end_with_the_speedups(data: PuzzleArrays) -> None:
+    for compile in (False, True):
+        report = run_baselines(
+            data,
+            ["blind", "context", "partial"],
+            seeds=[0],
+            epochs=2,
+            device="cuda",
+            compile=compile,
+        )
+        assert report["device"].startswith("cuda:")
+        assert report["compute"]["compiled"] == ("inductor" if compile else None)
+        assert report["compute"]["gpu"] and report["compute"]["peak_gpu_memory_mib"] > 0

@@ -1,0 +1,205 @@
+"""Benchmark `gpu`: the default baseline job on a GPU, with and without the CUDA speed-ups,
+against the same job on the same machine's CPU cores, in one run (issue 26).
+
+Each configuration runs in a process of its own, one after the other, on the same split:
+
+- ``cuda`` — ``--device cuda`` as a lab's GPU server runs it: bfloat16 autocast and large
+  inference batches;
+- ``cuda-compile`` — the same with ``--compile`` (``torch.compile`` for the frame encoders);
+- ``cuda-eager`` — ``--device cuda --no-cuda-speedups``: float32, eager;
+- ``cpu`` — every core of the machine (the reference the ratios divide).
+
+Per configuration: wall seconds from loading the split to the report, the seconds each model
+took (seeds and cross-fits included), the trained models' seconds inside ``fit``, test accuracy
+per model, the report's ``compute`` record (code path, GPU name, peak GPU memory) and, while a
+GPU job runs, the GPU's utilisation sampled by ``nvidia-smi`` every 0.2 s (mean and the share
+of samples above 50%). ``ratios`` divides the CPU's seconds by each GPU configuration's.
+
+``--split DIR`` (repeatable) measures existing split folders; without it a ``--n``-puzzle
+split is generated from the shared UA annotations first (needs the full set-up). Skip
+configurations with ``--skip cpu`` etc. ``--out FILE`` also writes the JSON there after every
+configuration, so a run cut short keeps what it measured. Prints one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_JOB = "blind,context,similarity,partial"
+CONFIGS = {
+    "cuda": {"device": "cuda", "speedups": True, "compile": False},
+    "cuda-compile": {"device": "cuda", "speedups": True, "compile": True},
+    "cuda-eager": {"device": "cuda", "speedups": False, "compile": False},
+    "cpu": {"device": "cpu", "speedups": False, "compile": False},
+}
+
+JOB = """
+import json, sys, time
+t0 = time.perf_counter()
+from studio.baselines.run import run_baselines
+split, models, seeds, device, speedups, compile_ = sys.argv[1:7]
+units, last, marks = {}, [t0], {}
+def log(line):
+    now = time.perf_counter()
+    if ": " in line and "accuracy" in line:
+        model = line.split("/")[0]
+        units[model] = round(units.get(model, 0.0) + now - last[0], 2)
+        last[0] = now
+    elif line.startswith("device"):
+        marks["loaded_s"] = round(now - t0, 2)
+        last[0] = now
+report = run_baselines(split, models, seeds=int(seeds), device=device, log=log,
+                       cuda_speedups=speedups == "1", compile=compile_ == "1")
+models_ = report["models"]
+print(json.dumps({
+    "seconds": round(time.perf_counter() - t0, 2),
+    **marks,
+    "seconds_per_model": units,
+    "train_seconds": {m: round(sum(s["train_seconds"] for s in e["per_seed"]), 2)
+                      for m, e in models_.items() if e["trained"]},
+    "epochs": {m: [s["epochs"] for s in e["per_seed"]] for m, e in models_.items()
+               if e["trained"]},
+    "accuracy": {m: e["overall"]["accuracy"] for m, e in models_.items()},
+    "device": report["device"],
+    "compute": report.get("compute"),
+}))
+"""
+
+
+class GpuSampler:
+    """``nvidia-smi`` utilisation every 0.2 s on a thread, while a GPU job runs."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> GpuSampler:
+        if shutil.which("nvidia-smi"):
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        query = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
+        while not self._stop.is_set():
+            with_out = subprocess.run(query, capture_output=True, text=True, check=False)
+            with contextlib.suppress(ValueError, IndexError):
+                self.samples.append(float(with_out.stdout.split()[0]))
+            self._stop.wait(0.2)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def summary(self) -> dict[str, Any] | None:
+        if not self.samples:
+            return None
+        n = len(self.samples)
+        return {
+            "mean_percent": round(sum(self.samples) / n, 1),
+            "share_above_50": round(sum(s > 50 for s in self.samples) / n, 3),
+            "samples": n,
+        }
+
+
+def run_config(split: Path, name: str, models: str, seeds: int, timeout: float) -> dict[str, Any]:
+    cfg = CONFIGS[name]
+    path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    args = [sys.executable, "-c", JOB, str(split), models, str(seeds), cfg["device"]]
+    args += ["1" if cfg["speedups"] else "0", "1" if cfg["compile"] else "0"]
+    sampler = GpuSampler() if cfg["device"] == "cuda" else None
+    try:
+        with sampler if sampler is not None else contextlib.nullcontext():
+            out = subprocess.run(
+                args, capture_output=True, text=True, env=env, timeout=timeout, check=False
+            )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    if out.returncode != 0:
+        return {"error": out.stderr[-2000:]}
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    if sampler is not None:
+        result["gpu_utilisation"] = sampler.summary()
+    return result
+
+
+def torch_facts() -> dict[str, Any]:
+    import torch
+
+    facts: dict[str, Any] = {"torch": torch.__version__, "cuda": torch.cuda.is_available()}
+    if torch.cuda.is_available():
+        facts["gpu"] = torch.cuda.get_device_name(0)
+    facts["cpu_cores"] = len(os.sched_getaffinity(0))
+    return facts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--split", action="append", default=[], help="a split folder")
+    parser.add_argument("--n", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--models", default=DEFAULT_JOB)
+    parser.add_argument("--skip", default="", help="configurations to leave out: cuda,cpu,…")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    parser.add_argument("--out", help="also write the JSON here after each configuration")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    if skip - set(CONFIGS):
+        parser.error(f"--skip: unknown configuration(s) {sorted(skip - set(CONFIGS))}")
+
+    result: dict[str, Any] = {"facts": torch_facts(), "job": args.models, "seeds": args.seeds}
+    if not result["facts"]["cuda"]:
+        skip |= {"cuda", "cuda-compile", "cuda-eager"}
+        result["note"] = "torch sees no GPU: only the CPU configuration ran"
+
+    def save() -> None:
+        if args.out:
+            Path(args.out).write_text(json.dumps(result, indent=1))
+
+    with tempfile.TemporaryDirectory() as d:
+        splits = [Path(s) for s in args.split]
+        if not splits:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from worker_bench import make_split
+
+            _, split, setup = make_split(Path(d), args.n, args.seed)
+            result["setup"] = {k: round(v, 1) for k, v in setup.items()}
+            splits = [split]
+        result["splits"] = {}
+        for split in splits:
+            entry: dict[str, Any] = {}
+            result["splits"][split.name] = entry
+            for name in CONFIGS:
+                if name in skip:
+                    continue
+                print(f"gpu bench: {split.name} {name}", file=sys.stderr, flush=True)
+                entry[name] = run_config(split, name, args.models, args.seeds, args.timeout)
+                save()
+            cpu = entry.get("cpu", {}).get("seconds")
+            entry["ratios_vs_cpu"] = {
+                name: round(cpu / e["seconds"], 2)
+                for name, e in entry.items()
+                if name != "cpu" and cpu and isinstance(e, dict) and e.get("seconds")
+            }
+            save()
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
