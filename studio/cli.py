@@ -348,12 +348,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     fam = family(args.family)
     if fam.kind == "stimulus":
+        if args.require_coverage is not None:
+            raise StudioError(
+                f"--require-coverage is an option of the glyph families, not {fam.id}"
+            )
         if len(args.paths) > 2:
             raise StudioError(f"generate --family {fam.id} takes OUT_DIR")
         return cmd_generate_stimuli(args, fam, args.paths[-1])
     if len(args.paths) != 2:
         raise StudioError(f"generate --family {fam.id} takes PROJECT OUT_DIR")
     args.project, args.out_dir = args.paths
+    if args.require_coverage is not None and args.require_coverage < 1:
+        raise StudioError(f"--require-coverage {args.require_coverage}: expected at least 1")
     params = _split_params(args)
     with _open_studio(args.project, args.allow_font_change) as studio:
         try:
@@ -365,6 +371,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
                 args.out_dir,
                 progress=_split_progress(args),
                 workers=args.workers,
+                require_coverage=args.require_coverage,
             )
         except GenerationShortfall as e:
             print(
@@ -386,9 +393,17 @@ def cmd_generate(args: argparse.Namespace) -> int:
         f"wrote {summary['puzzles']} puzzles to {args.out_dir}: {summary['valid']} valid, "
         f"{summary['invalid']} invalid, {summary['with_warnings']} with image-feature warnings"
     )
+    from studio.vet.coverage import coverage_lines
+
     for fold in summary["folds"]:
         rej = ", ".join(f"{k} {v}" for k, v in fold["rejections"].items()) or "none"
         print(f"fold {fold['fold']}: {fold['puzzles']} puzzles; rejected candidates: {rej}")
+        cov = fold["coverage"]
+        print(f"  covered: {cov['all']['tuples']} (rule, concept) tuples in all")
+        for line in coverage_lines(cov):
+            print(f"  {line}")
+    for warning in summary["coverage_warnings"]:
+        print(f"analogy-studio: warning: {warning}", file=sys.stderr)
     if summary["glyphs_without_image"]:
         print(f"{summary['glyphs_without_image']} annotated glyphs have no image and were left out")
     return 0
@@ -1011,6 +1026,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="processes that make and vet a glyph split (default: every core; the same bytes "
         "for any number)",
+    )
+    s.add_argument(
+        "--require-coverage",
+        type=int,
+        metavar="N",
+        help="fail (exit 2, nothing written) unless val and test each cover at least N (rule, "
+        "concept) tuples and every requested rule yields puzzles (without it: a warning below "
+        "5 tuples)",
     )
     s.set_defaults(func=cmd_generate)
 

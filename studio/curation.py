@@ -1087,6 +1087,10 @@ class Curator:
         out: dict[str, Any] = dict(split_stats(puzzles, self.annotations, self.project.schema))
         out["rejections"] = dict(rec.summary.get("rejections", {}))
         out["dry_tuples"] = dict(rec.summary.get("dry_tuples", {}))
+        if all(p.family == "glyph-pmp" for p in puzzles):
+            from studio.vet.coverage import coverage_of_set
+
+            out["coverage"] = coverage_of_set(puzzles, rec.params, out["dry_tuples"])
         dismissed = self.dismissed_features(sid)
         shown = [
             self._effective_status(

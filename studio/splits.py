@@ -523,10 +523,16 @@ def generate_to_dir(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
+    require_coverage: int | None = None,
 ) -> dict[str, Any]:
     """Generate every fold, vet every puzzle, compute the statistics and write the split
     folder. ``progress`` runs over generation, then writing (total = 2 × puzzles). Returns a
-    summary: folder, puzzles, verdict counts, rejections, dry tuples, per fold."""
+    summary: folder, puzzles, verdict counts, rejections, dry tuples and coverage
+    (:mod:`studio.vet.coverage`), per fold, and every fold's coverage warnings.
+
+    ``require_coverage``: val and test must each cover at least this many (rule, concept)
+    tuples and every requested rule must yield puzzles, or :class:`CoverageShortfall` is
+    raised before anything is written (an old split at ``out_dir`` stays)."""
     check_params(params)
     check_target(Path(out_dir), is_split_entry)  # before the work, not after it
     n_all = params.n * params.folds
@@ -537,6 +543,12 @@ def generate_to_dir(
 
     vetted = generate_and_vet(studio, params, on_stage, should_stop, workers=workers)
     inputs, results, verdicts = vetted.inputs, vetted.results, vetted.verdicts
+    covered = split_coverage(results, require_coverage)
+    warnings = []
+    for k, c in enumerate(covered):
+        warnings += [w if len(covered) == 1 else f"fold {k}: {w}" for w in c["warnings"]]
+    if require_coverage is not None and warnings:
+        raise CoverageShortfall(require_coverage, warnings)
     stats = [split_stats(r.puzzles, inputs.annotations, inputs.schema) for r in results]
 
     def write_progress(done: int, total: int) -> None:
@@ -568,12 +580,39 @@ def generate_to_dir(
                 "puzzles": len(r.puzzles),
                 "rejections": dict(sorted(r.rejections.items())),
                 "dry_tuples": {k: dict(sorted(v.items())) for k, v in r.dry.items() if v},
+                "coverage": c,
                 **verdict_counts(v),
             }
-            for r, v in zip(results, verdicts, strict=True)
+            for r, v, c in zip(results, verdicts, covered, strict=True)
         ],
+        "coverage_warnings": warnings,
         **verdict_counts([v for vs in verdicts for v in vs]),
     }
+
+
+class CoverageShortfall(StudioError):
+    """A split that covers too little for ``--require-coverage`` (nothing was written)."""
+
+    def __init__(self, required: int, warnings: Sequence[str]) -> None:
+        self.required, self.warnings = required, list(warnings)
+        lines = "\n".join(f"  {w}" for w in warnings)
+        super().__init__(
+            f"the split covers too little for --require-coverage {required}; nothing was "
+            f"written:\n{lines}\nAsk for other rules or layouts, --holdout none, or tag the "
+            "glyphs `analogy-studio needs` lists."
+        )
+
+
+def split_coverage(
+    results: Sequence[SplitResult], min_tuples: int | None = None
+) -> list[dict[str, Any]]:
+    """Each fold's coverage (:func:`studio.vet.coverage.coverage`) against its parameters."""
+    from studio.vet.coverage import DEFAULT_MIN_TUPLES, coverage
+
+    k = DEFAULT_MIN_TUPLES if min_tuples is None else min_tuples
+    return [
+        coverage(r.puzzles, r.params.counts(), r.params.rules, r.dry, min_tuples=k) for r in results
+    ]
 
 
 # ---- re-vetting an exported split ----------------------------------------------------------

@@ -473,7 +473,7 @@ class GenerationJob(QObject):
         else:
             self.failed.emit(str(e) or type(e).__name__)
 
-    def _work(self) -> tuple[PreparedImport, TagIndex]:
+    def _work(self) -> tuple[PreparedImport, TagIndex, list[dict[str, Any]]]:
         """Runs on the worker thread; signals it emits are queued to the GUI thread."""
         from studio import splits
 
@@ -500,7 +500,7 @@ class GenerationJob(QObject):
             self.name, self.params, vetted.results, vetted.all_verdicts
         )
         check()
-        return (prepared, inputs.annotations)
+        return (prepared, inputs.annotations, splits.split_coverage(vetted.results))
 
 
 class ActionButton(QPushButton):
@@ -547,6 +547,7 @@ class CuratorBoard(QWidget):
         self._warming = False
         self._actions: Mapping[str, QAction] = {}
         self.job: GenerationJob | None = None
+        self.last_generation_message = ""
         self.progress_dialog: QProgressDialog | None = None
         self.replace_dialog: ReplaceFoilDialog | None = None
         self._stats_job: Any = None
@@ -1307,10 +1308,10 @@ class CuratorBoard(QWidget):
         return False
 
     # ---- actions ---------------------------------------------------------------------------------
-    def _status_bar_message(self, text: str) -> None:
+    def _status_bar_message(self, text: str, ms: int = 6000) -> None:
         bar = getattr(self.window(), "statusBar", None)
         if callable(bar):
-            bar().showMessage(text, 6000)
+            bar().showMessage(text, ms)
 
     def _run(self, what: str, fn: Callable[[], Any]) -> Any:
         try:
@@ -1571,7 +1572,7 @@ class CuratorBoard(QWidget):
 
         def on_success(payload: object) -> None:
             finish()
-            prepared, annotations = payload  # type: ignore[misc]
+            prepared, annotations, covered = payload  # type: ignore[misc]
             self.curator.adopt_annotations(annotations)
             ids = self._run(
                 "Cannot import the split", lambda: self.curator.import_prepared(prepared)
@@ -1579,9 +1580,9 @@ class CuratorBoard(QWidget):
             if ids:
                 n = prepared.total
                 flagged = sum(self.curator.flagged_share(sid)[0] for sid in ids)
-                self._status_bar_message(
-                    f"Generated “{name}”: {n} puzzles, {flagged} flagged for review"
-                )
+                done = f"Generated “{name}”: {n} puzzles, {flagged} flagged for review"
+                self.last_generation_message = self._say_coverage(done, covered)
+                self._status_bar_message(self.last_generation_message, 20000)
             self.generation_done.emit(bool(ids))
 
         def on_cancel() -> None:
@@ -1603,6 +1604,16 @@ class CuratorBoard(QWidget):
         progress.show()
         job.start()
         return job
+
+    def _say_coverage(self, done: str, covered: Sequence[Mapping[str, Any]]) -> str:
+        """The generation's result with what the split covers: the first coverage warning, if
+        any, goes into the message (the statistics panel lists them all at its top)."""
+        warnings = [w for cov in covered for w in cov["warnings"]]
+        if not warnings:
+            tuples = [len(cov["parts"]["test"]["tuples"]) for cov in covered]
+            return f"{done}; test covers {', '.join(map(str, tuples))} (rule, concept) tuples"
+        more = f" (+{len(warnings) - 1} more: see Coverage in the statistics)"
+        return f"{done}. Warning: {warnings[0]}{more if len(warnings) > 1 else ''}"
 
     def shutdown(self) -> None:
         """Stop the background work (the window is closing)."""

@@ -222,6 +222,12 @@ class SplitStatsPanel(QScrollArea):
 
         self.summary = QLabel(objectName="statsSummary", wordWrap=True)
         lay.addWidget(self.summary)
+        # what the set covers, at the top: a benchmark whose test holds one tuple must not
+        # read as fine until the curator scrolls to the bottom (issue 24)
+        lay.addWidget(_heading("Coverage: (rule, concept) tuples per part"))
+        self.coverage_label = QLabel(objectName="statsCoverage", wordWrap=True)
+        self.coverage_label.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(self.coverage_label)
         lay.addWidget(_heading("Status"))
         self.status_chart = BarChart("statusChart")
         lay.addWidget(self.status_chart)
@@ -421,6 +427,24 @@ class SplitStatsPanel(QScrollArea):
                 item.setForeground(1, QColor("#c62828"))
             self.foil_table.addTopLevelItem(item)
 
+    def _show_coverage(self, cov: Mapping[str, Any] | None) -> None:
+        if not cov:
+            self.coverage_label.setText("")
+            self.coverage_label.setToolTip("")
+            return
+        from studio.vet.coverage import coverage_lines
+
+        lines = [html.escape(line) for line in coverage_lines(cov)]
+        warnings = [
+            f"<span style='color:#b26a00'>⚠ {html.escape(w)}</span>" for w in cov["warnings"]
+        ]
+        self.coverage_label.setText("<br>".join(lines + warnings))
+        self.coverage_label.setToolTip(
+            "\n".join(
+                f"{part}: {', '.join(e['tuples']) or 'none'}" for part, e in cov["parts"].items()
+            )
+        )
+
     def set_stats(self, stats: Mapping[str, Any] | None) -> None:
         self.stats = stats
         self._show()
@@ -453,6 +477,7 @@ class SplitStatsPanel(QScrollArea):
             self.foil_label.setText("")
             self.foil_table.clear()
             self.dry_label.setText("")
+            self.coverage_label.setText("")
             return
         part = stats.get(self.part(), {})
         n = int(part.get("puzzles", 0))
@@ -460,6 +485,7 @@ class SplitStatsPanel(QScrollArea):
             f"{stats.get(k, {}).get('puzzles', 0)} {k}" for k in ("train", "val", "test")
         )
         self.summary.setText(f"{n} puzzles shown ({parts})")
+        self._show_coverage(stats.get("coverage"))
         self.status_chart.set_rows([(s, v) for s, v in stats.get("statuses", {}).items()])
         self.rule_chart.set_rows(list(part.get("per_rule", {}).items()))
         concepts = sorted(part.get("per_concept", {}).items(), key=lambda kv: (-kv[1], kv[0]))

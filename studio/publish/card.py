@@ -11,6 +11,7 @@ timestamps of its own: the same export gives the same card.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,24 @@ def _table(title: str, counts: Mapping[str, Mapping[str, int]], parts: Sequence[
 
 def _per(stats: Mapping[str, Any], name: str) -> dict[str, dict[str, int]]:
     return {part: dict(s.get(name, {})) for part, s in stats.items() if isinstance(s, Mapping)}
+
+
+def _coverage_section(puzzles: Sequence[Puzzle], params: SplitParams) -> list[str]:
+    """What the published puzzles cover per part (issue 24): a reader must see that a test
+    part holds one (rule, concept) tuple before reading its accuracies as a benchmark's."""
+    from studio.vet.coverage import coverage, coverage_lines
+
+    present = Counter(p.split for p in puzzles)
+    cov = coverage(puzzles, present, params.rules)
+    out = ["## Coverage", "", "(rule, concept) tuples and rules per part, as published:", ""]
+    out += [f"- {line}" for line in coverage_lines(cov)]
+    for part, e in cov["parts"].items():
+        if e["tuples"]:
+            out.append(f"- {part} tuples: {', '.join(e['tuples'])}")
+    if cov["warnings"]:
+        out += ["", "Warnings:", ""] + [f"- {w}" for w in cov["warnings"]]
+    out.append("")
+    return out
 
 
 def card_text(
@@ -93,6 +112,7 @@ def card_text(
     out += _table("concept", _per(stats, "per_concept"), parts)
     out += _table("layout", _per(stats, "per_layout"), parts)
     out += _table("shift", _per(stats, "per_shift"), parts)
+    out += _coverage_section(puzzles, params)
 
     dropped = provenance.get("dropped") or []
     out += ["## Left out at export", ""]

@@ -255,3 +255,25 @@ def test_needs_lists_what_to_tag_and_a_shortfall_points_to_it(
         capsys, "generate", project, str(tmp_path / "x"), "--n", "50", "--rules", "union"
     )
     assert code != 0 and "ran dry" in err and f"analogy-studio needs {project}" in err
+
+
+def test_generate_says_what_each_part_covers_and_warns_when_test_is_narrow(
+    project: str, tmp_path: Path, capsys
+) -> None:
+    """Issue 24: the default hold-out on the shared UA set leaves val and test few tuples; the
+    summary says so per part, and --require-coverage refuses it before writing anything."""
+    args = ["--n", "300", "--seed", "5"]
+    code, out, err = run(capsys, "generate", project, str(tmp_path / "s"), *args)
+    assert code == 0
+    assert "covered:" in out and "\n  test: " in out and "/60 puzzles," in out
+    assert "warning: rule union yields no puzzle: union × " in err
+    assert "no glyph carries two values of" in err
+    code, out, err = run(
+        capsys, "generate", project, str(tmp_path / "t"), *args, "--require-coverage", "3"
+    )
+    assert code == EXIT_USER_ERROR
+    assert "covers too little for --require-coverage 3; nothing was written" in err
+    assert "rule union yields no puzzle" in err
+    assert not (tmp_path / "t").exists()
+    code, _, err = run(capsys, "generate", project, str(tmp_path / "u"), "--require-coverage", "0")
+    assert code == EXIT_USER_ERROR and "--require-coverage 0: expected at least 1" in err

@@ -3,6 +3,7 @@ comments, read what the board shows, and check the project."""
 
 from __future__ import annotations
 
+import html
 import shutil
 from pathlib import Path
 
@@ -568,3 +569,25 @@ def test_a_probe_flag_shows_why_on_the_board(qtbot, project_path: Path, tmp_path
     click_row(qtbot, board, flag["id"])
     assert "Shortcut-prone: probe-tags chose the key in 1 of 1 seeds" in board.title.text()
     assert flag["reason"] in board.title.text()
+
+
+def test_a_generated_split_says_what_it_covers_at_the_top_of_the_statistics(
+    qtbot, project_path: Path
+) -> None:
+    """Issue 24: per part, the tuples and rules covered, with a warning when test is narrow
+    or a rule yields nothing — in the generation's message and at the panel's top."""
+    window = open_window(qtbot, project_path)
+    board = open_board(qtbot, window)
+    generate_in_gui(qtbot, window, n=60)
+    assert board.wait_for_stats()
+    panel = board.stats_panel
+    cov = panel.stats["coverage"]
+    assert sum(e["made"] for e in cov["parts"].values()) == 60
+    text = panel.coverage_label.text()
+    assert "test: " in text and "/" in text and " tuple" in text
+    assert cov["warnings"], "the demo project's default split covers few tuples"
+    assert html.escape(cov["warnings"][0]) in text
+    assert "Warning: " in board.last_generation_message
+    assert "test: " + ", ".join(cov["parts"]["test"]["tuples"]) in panel.coverage_label.toolTip()
+    # at the top: above the status chart
+    assert panel.coverage_label.y() < panel.status_chart.y()

@@ -120,6 +120,12 @@ def test_the_card_counts_audits_and_names_the_provenance(
         n = sum(1 for r in recs if r["rule"] == rule)
         assert f"| {rule} | " in card and f" {n} |" in card
     assert "| concept |" in card and "| layout |" in card
+    # what the published parts cover (issue 24)
+    assert "## Coverage" in card
+    parts = {r["split"] for r in recs}
+    for part in parts:
+        tuples = sorted({f"{r['rule']} × {r['concept']}" for r in recs if r["split"] == part})
+        assert f"- {part} tuples: {', '.join(tuples)}" in card
     assert "## Answer-set audit" in card and "key position:" in card
     assert "| blind | 0.260 | [0.200, 0.330] |" in card
     assert "Analogy Studio 0.1.0" in card and "schema `ua` version 1.0" in card
