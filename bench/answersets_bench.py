@@ -21,7 +21,9 @@ pipeline, as in the ``generate`` bench). ``puzzles_per_s`` = n / (generation + v
 
 Then each answers-only probe (``studio.baselines.probes.fit_answers_only_probe``: a conditional
 logit over each answer's features, never the context; fitted on the train part, val and test
-predicted held out) is scored on the held-out puzzles, with a Wilson 95% interval:
+predicted held out) and each partial-view probe (the same over the tags plus how each answer
+relates to ONE context row: ``probe-row1``, the first; ``probe-row2``, the incomplete one) is
+scored on the held-out puzzles, with a Wilson 95% interval:
 
 - ``probe-tags``: over the annotation set's tags of each answer glyph (the TagIndex);
 - ``probe-image``: over the image pseudo-tags of each answer's 80×80 UA frame (what the worker's
@@ -121,13 +123,15 @@ def score(
     seed: int,
     *,
     sharing: bool = True,
+    rows: Sequence[Sequence[Mapping[str, frozenset[str]]]] | None = None,
 ) -> dict[str, Any]:
-    """Fit one probe and score it on the held-out puzzles (val and test)."""
+    """Fit one probe and score it on the held-out puzzles (val and test); ``rows``: the one
+    context row a partial-view probe sees, per puzzle."""
     from studio.baselines.metrics import binomial_p_value, wilson_interval
     from studio.baselines.probes import fit_answers_only_probe
 
     t0 = time.perf_counter()
-    found = fit_answers_only_probe(attrs, keys, parts, seed, sharing=sharing)
+    found = fit_answers_only_probe(attrs, keys, parts, seed, sharing=sharing, rows=rows)
     fit_s = time.perf_counter() - t0
     held = np.flatnonzero(parts != "train")
     chance = 1.0 / len(attrs[0]) if attrs else 0.0
@@ -256,6 +260,12 @@ def glyph_run(
         score("probe-tags", tag_attrs, keys, parts, seed, sharing=sharing),
         score("probe-image", img_attrs, keys, parts, seed, sharing=sharing),
     ]
+    if all(len(p.context) >= 2 for p in puzzles):  # the partial views (issue 24)
+        for name, r in (("probe-row1", 0), ("probe-row2", -1)):
+            rows = [[dict(annotations.by_glyph.get(k, {})) for k in p.context[r]] for p in puzzles]
+            out["probes"].append(
+                score(name, tag_attrs, keys, parts, seed, sharing=sharing, rows=rows)
+            )
     return out
 
 

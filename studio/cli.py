@@ -1092,8 +1092,8 @@ def build_parser() -> argparse.ArgumentParser:
         "groups: blind, context, similarity (pixel-similarity, feature-similarity, "
         "elimination, arithmetic), partial (partial-answers, partial-row1, partial-row2), "
         "spatial (cnn-mlp, siamese, cnn-max), probes (probe-tags, probe-image: answers-only "
-        "models over each answer's tags and image features, with the features behind each "
-        "prediction).",
+        "models over each answer's tags and image features; probe-row1, probe-row2: the tags "
+        "with one context row; each with the features behind each prediction).",
     )
     s.add_argument("split_dir", metavar="SPLIT_DIR")
     s.add_argument("--models", default="blind,context,similarity,partial,probes")

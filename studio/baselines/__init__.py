@@ -45,7 +45,7 @@ MODEL_GROUPS: dict[str, tuple[str, ...]] = {
     "similarity": ("pixel-similarity", "feature-similarity", "elimination", "arithmetic"),
     "partial": ("partial-answers", "partial-row1", "partial-row2"),
     "spatial": ("cnn-mlp", "siamese", "cnn-max"),
-    "probes": ("probe-tags", "probe-image"),
+    "probes": ("probe-tags", "probe-image", "probe-row1", "probe-row2"),
 }
 
 #: What a job and ``analogy-studio baseline`` run when no models are named: the probes are

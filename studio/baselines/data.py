@@ -102,6 +102,9 @@ class PuzzleArrays:
     #: (a glyph's annotation tags; a stimulus item's symbolic record), for the answers-only
     #: probe ``probe-tags``; None when the source has none
     answer_attributes: list[list[dict[str, frozenset[str]]]] | None = None
+    #: the same per context frame, in frame order (glyph splits: each glyph's tags), for the
+    #: partial-view probes ``probe-row1``/``probe-row2``; None when the source has none
+    context_attributes: list[list[dict[str, frozenset[str]]]] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -201,6 +204,9 @@ class PuzzleArrays:
             answer_attributes=None
             if self.answer_attributes is None
             else [self.answer_attributes[i] for i in idx],
+            context_attributes=None
+            if self.context_attributes is None
+            else [self.context_attributes[i] for i in idx],
         )
 
     def fingerprint(self) -> str:
@@ -285,6 +291,16 @@ def glyph_answer_attributes(
     return out
 
 
+def glyph_context_attributes(
+    puzzles: Sequence[Puzzle], tags_of: Callable[[Any], Mapping[str, frozenset[str]]]
+) -> list[list[dict[str, frozenset[str]]]]:
+    """As :func:`glyph_answer_attributes`, for each puzzle's context glyphs in frame order."""
+    return [
+        [{c: frozenset(v) for c, v in (tags_of(k) or {}).items()} for k in p.context_keys]
+        for p in puzzles
+    ]
+
+
 def read_split_annotations(path: Path) -> dict[Any, dict[str, frozenset[str]]]:
     """A split's ``annotations.csv`` (exchange CSV) as glyph key -> concept -> values. Rows
     are read as written (the split's schema already vetted them when it was generated)."""
@@ -328,6 +344,7 @@ def _from_puzzles(
     path: Path,
     source: dict[str, Any],
     answer_attributes: list[list[dict[str, frozenset[str]]]] | None = None,
+    context_attributes: list[list[dict[str, frozenset[str]]]] | None = None,
 ) -> PuzzleArrays:
     """Arrays from puzzle records and each puzzle's frames (0/1 ink, context then answers)."""
     shapes = [
@@ -362,6 +379,7 @@ def _from_puzzles(
         family=families[0] if len(families) == 1 else "mixed",
         source=source,
         answer_attributes=answer_attributes,
+        context_attributes=context_attributes,
     )
 
 
@@ -390,11 +408,12 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
         if progress is not None and (k % 200 == 0 or k == len(puzzles) - 1):
             progress(k + 1, len(puzzles))
     source = {"kind": "split-dir", "path": str(folder.resolve()), "set_id": None}
-    attributes = None
+    attributes = context = None
     if (folder / ANNOTATIONS_CSV).is_file():
         tags = read_split_annotations(folder / ANNOTATIONS_CSV)
         attributes = glyph_answer_attributes(puzzles, tags.get)
-    return _from_puzzles(puzzles, frames, folder, source, attributes)
+        context = glyph_context_attributes(puzzles, tags.get)
+    return _from_puzzles(puzzles, frames, folder, source, attributes, context)
 
 
 # ---- stimulus split folder ---------------------------------------------------------------------
@@ -591,6 +610,7 @@ def load_project_set(
         keys: list[GlyphKey] = sorted({k for p in puzzles for k in p.all_keys()})
         index = annotation_index(project)
         attributes = glyph_answer_attributes(puzzles, index.by_glyph.get)
+        context = glyph_context_attributes(puzzles, index.by_glyph.get)
         images = glyph_images(studio, keys)
         frame: dict[GlyphKey, np.ndarray] = {k: ua_frame(images.get(k)) for k in keys}
         frames = []
@@ -602,7 +622,7 @@ def load_project_set(
         studio.close()
     where = safe_location(project_path) if url else str(path.resolve())
     source = {"kind": "project-set", "path": where, "set_id": int(set_id)}
-    return _from_puzzles(puzzles, frames, path, source, attributes)
+    return _from_puzzles(puzzles, frames, path, source, attributes, context)
 
 
 # ---- dispatch ------------------------------------------------------------------------------------
@@ -642,6 +662,7 @@ __all__ = [
     "PuzzleArrays",
     "cut_pieces",
     "glyph_answer_attributes",
+    "glyph_context_attributes",
     "load_glyph_split",
     "load_project_set",
     "load_source",

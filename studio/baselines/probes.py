@@ -57,6 +57,8 @@ REPORT_WEIGHTS = 30
 MIN_FIT = 8
 
 _VALUE, _SHARE, _ONLY, _MISSING = "v", "s", "o", "m"
+#: partial-view features (relation of an answer to ONE visible row of the context)
+_ROW_SEEN, _ROW_LACKS = "r", "n"
 
 
 @dataclass
@@ -78,8 +80,29 @@ class ProbeResult:
 Feature = tuple[str, str, str]  # (kind, attribute, value or count)
 
 
-def answer_features(answers: Sequence[Attributes], *, sharing: bool = True) -> list[list[Feature]]:
-    """The features of each answer of one puzzle (module docstring)."""
+def row_features(mine: Mapping[str, frozenset[str]], row: Sequence[Attributes]) -> list[Feature]:
+    """How an answer relates to one visible row (the partial-view probes, issue 24): per
+    attribute it carries, in how many of the row's glyphs one of its values appears
+    (``X seen in k``: 0 is "a value row 1 never shows", all is "the row's constant"); per
+    attribute the row shows and the answer lacks, ``X lacking``."""
+    row_sets = [{x: frozenset(vs) for x, vs in g.items() if vs} for g in row]
+    feats: list[Feature] = []
+    for x, vs in sorted(mine.items()):
+        seen = sum(1 for g in row_sets if x in g and g[x] & vs)
+        feats.append((_ROW_SEEN, x, str(seen)))
+    shown = sorted({x for g in row_sets for x in g} - set(mine))
+    feats += [(_ROW_LACKS, x, "") for x in shown]
+    return feats
+
+
+def answer_features(
+    answers: Sequence[Attributes],
+    *,
+    sharing: bool = True,
+    row: Sequence[Attributes] | None = None,
+) -> list[list[Feature]]:
+    """The features of each answer of one puzzle (module docstring); with ``row`` (the
+    attributes of one visible context row's glyphs) also :func:`row_features`."""
     sets = [{x: frozenset(vs) for x, vs in a.items() if vs} for a in answers]
     out: list[list[Feature]] = []
     names = sorted({x for s in sets for x in s})
@@ -97,6 +120,8 @@ def answer_features(answers: Sequence[Attributes], *, sharing: bool = True) -> l
                         feats.append((_ONLY, x, ""))
                 elif others:
                     feats.append((_MISSING, x, ""))
+        if row is not None:
+            feats += row_features(mine, row)
         out.append(feats)
     return out
 
@@ -110,6 +135,10 @@ def feature_name(f: Feature) -> str:
         return f"{x} shared by {v} other answer{'' if v == '1' else 's'}"
     if kind == _ONLY:
         return f"only answer with a value of {x}"
+    if kind == _ROW_SEEN:
+        return f"its value of {x} seen in {v} glyph{'' if v == '1' else 's'} of the row"
+    if kind == _ROW_LACKS:
+        return f"no value of {x} while the row shows one"
     return f"no value of {x} while others have one"
 
 
@@ -131,6 +160,15 @@ def _describe(f: Feature, subject: str, carried: bool) -> str:
         if carried:
             return f"{subject} is the only answer with a value of {x}"
         return f"another answer is the only one with a value of {x}, which lowers it"
+    if kind == _ROW_SEEN:
+        where = f"in {v} glyph{'' if v == '1' else 's'} of the visible row"
+        if carried:
+            return f"{subject}'s value of {x} is seen {where}"
+        return f"the other answers' values of {x} are seen {where}, which lowers theirs"
+    if kind == _ROW_LACKS:
+        if carried:
+            return f"{subject} has no value of {x} while the visible row shows one"
+        return f"other answers lack the visible row's {x}, which lowers theirs"
     if carried:
         return f"{subject} is the only answer without a value of {x}"
     return f"other answers lack a value of {x}, which lowers theirs"
@@ -140,17 +178,23 @@ def _describe(f: Feature, subject: str, carried: bool) -> str:
 class _Design:
     """Per puzzle and answer, the feature ids (over the distinct features of all puzzles)."""
 
-    def __init__(self, attrs: Sequence[Sequence[Attributes]], sharing: bool) -> None:
+    def __init__(
+        self,
+        attrs: Sequence[Sequence[Attributes]],
+        sharing: bool,
+        rows: Sequence[Sequence[Attributes]] | None = None,
+    ) -> None:
         self.n = len(attrs)
         self.a = len(attrs[0]) if attrs else 0
         index: dict[Feature, int] = {}
         self.rows: list[np.ndarray] = []  # per puzzle: answer row of each entry
         self.cols: list[np.ndarray] = []  # per puzzle: feature id of each entry
-        for answers in attrs:
+        for i, answers in enumerate(attrs):
             if len(answers) != self.a:
                 raise ValueError(f"puzzles have {self.a} and {len(answers)} answers")
             r, c = [], []
-            for j, feats in enumerate(answer_features(answers, sharing=sharing)):
+            row = None if rows is None else rows[i]
+            for j, feats in enumerate(answer_features(answers, sharing=sharing, row=row)):
                 for f in feats:
                     r.append(j)
                     c.append(index.setdefault(f, len(index)))
@@ -226,20 +270,25 @@ def fit_answers_only_probe(
     *,
     sharing: bool = True,
     l2: float = L2,
+    rows: Sequence[Sequence[Attributes]] | None = None,
 ) -> ProbeResult:
     """Fit the answers-only probe (module docstring) and predict every puzzle held out.
 
     ``attrs[i][j]``: what answer ``j`` of puzzle ``i`` carries; ``keys``: the key's index per
     puzzle; ``parts``: train / val / test per puzzle; ``seed``: the train part's halving.
     ``sharing=False`` leaves the between-answer features out (odd-one-out: comparing the
-    answers is the task itself, not a shortcut). Puzzles outside the train part are predicted by
+    answers is the task itself, not a shortcut). ``rows[i]``: the attributes of the glyphs of
+    the one context row the probe may see (a partial-view probe, :func:`row_features`); None:
+    answers only. Puzzles outside the train part are predicted by
     the fit on it; train puzzles by the fit on the other half of it. Without enough train
     puzzles to fit (fewer than :data:`MIN_FIT`), the probabilities are uniform."""
     keys = np.asarray(keys, dtype=np.int64)
     parts = np.asarray(parts)
     if len(attrs) != len(keys) or len(parts) != len(keys):
         raise ValueError(f"{len(attrs)} puzzles' attributes, {len(keys)} keys, {len(parts)} parts")
-    design = _Design(attrs, sharing)
+    if rows is not None and len(rows) != len(keys):
+        raise ValueError(f"{len(rows)} puzzles' rows for {len(keys)} keys")
+    design = _Design(attrs, sharing, rows)
     n, a = design.n, max(design.a, 1)
     probs = np.full((n, a), 1.0 / a)
     train = np.flatnonzero(parts == "train")
@@ -348,6 +397,10 @@ class _AnswersProbe:
     def attributes(self, data: Any, cache: dict[str, Any]) -> list[list[dict[str, Any]]] | None:
         raise NotImplementedError
 
+    def visible_rows(self, data: Any) -> list[list[dict[str, Any]]] | None:
+        """Per puzzle, the attributes of the one context row the probe sees (None: none)."""
+        return None
+
     def applies(self, data: Any) -> str | None:
         if data.n_answers < 2:
             return "needs at least two answers"
@@ -363,7 +416,12 @@ class _AnswersProbe:
             if attrs is None:
                 attrs = [[{} for _ in range(data.n_answers)] for _ in range(data.n)]
             cache[name] = fit_answers_only_probe(
-                attrs, data.keys, data.parts, self.seed, sharing=data.layout != "odd-one-out"
+                attrs,
+                data.keys,
+                data.parts,
+                self.seed,
+                sharing=data.layout != "odd-one-out",
+                rows=self.visible_rows(data),
             )
         self.result = cache[name]
 
@@ -400,6 +458,36 @@ class ProbeTags(_AnswersProbe):
         return data.answer_attributes
 
 
+class ProbeRow1(ProbeTags):
+    """Partial-view probe over the tags (issue 24): the answers and the FIRST context row's
+    glyphs, never the rest — "the answer whose value row 1 shows" finds a dist3 key whose foils
+    take values row 1 never shows."""
+
+    id = "probe-row1"
+    #: which row of ``data.row_indices()`` the probe sees
+    row = 0
+
+    def applies(self, data: Any) -> str | None:
+        if getattr(data, "context_attributes", None) is None:
+            return "the source carries no annotations of its context"
+        if len(data.rows) < 2:
+            return "the context is one row: one row would be the whole context"
+        return super().applies(data)
+
+    def visible_rows(self, data: Any) -> list[list[dict[str, Any]]] | None:
+        idx = data.row_indices()[self.row]
+        return [[ctx[i] for i in idx] for ctx in data.context_attributes]
+
+
+class ProbeRow2(ProbeRow1):
+    """Partial-view probe over the tags: the answers and the incomplete row (the answer's own
+    row) only — a foil completing that row under another reading than row 1's is a decoy; a
+    key that alone completes it is a shortcut."""
+
+    id = "probe-row2"
+    row = -1
+
+
 class ProbeImage(_AnswersProbe):
     """Answers-only probe over the image pseudo-tags of the answer frames (no annotations)."""
 
@@ -415,9 +503,12 @@ __all__ = [
     "Attributes",
     "ProbeImage",
     "ProbeResult",
+    "ProbeRow1",
+    "ProbeRow2",
     "ProbeTags",
     "answer_features",
     "feature_name",
     "fit_answers_only_probe",
     "image_attributes",
+    "row_features",
 ]

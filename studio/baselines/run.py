@@ -67,7 +67,9 @@ NOTES = (
     "puzzle flags (shortcut-prone): a blind or partial-input model chooses the key in every "
     "seed with mean confidence >= chance + (1 - chance) / 2",
     "answers-only probes (probe-tags, probe-image): a conditional logit over each answer's "
-    "tags or image pseudo-tags, never the context; cross-fitted like the trained models; "
+    "tags or image pseudo-tags, never the context; partial-view probes (probe-row1, "
+    "probe-row2): the same over the tags plus how each answer relates to ONE context row; "
+    "cross-fitted like the trained models; "
     "'why' per prediction and 'reason' per flag name the features that carry it",
     "training-free models use the studio's hand-designed image features and a 16x16 pooled "
     "image (no pretrained network ships offline)",

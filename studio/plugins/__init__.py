@@ -247,6 +247,23 @@ _BASELINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
                   "Tests: whether the answer set's tags give the key away (issue 11; I-RAVEN's "
                   "answers-only check); each prediction names the features that carry it.",
     }),
+    ("probe-row1", "studio.baselines.probes:ProbeRow1", {
+        "label": "Partial-view probe: row 1 + answers (tags)", "group": "probes",
+        "trained": False, "flags_shortcuts": True,
+        "applies_to": "glyph puzzles of two or more rows with annotations",
+        "recipe": "As the tag probe, plus how each answer relates to the FIRST context row "
+                  "alone: per concept, in how many of row 1's glyphs its value appears, and "
+                  "the concepts row 1 shows that it lacks. Tests: whether the key follows from "
+                  "row 1 without the rule's second instance (issue 24's partial views; "
+                  "VASR's partial-input baselines, over the tags).",
+    }),
+    ("probe-row2", "studio.baselines.probes:ProbeRow2", {
+        "label": "Partial-view probe: incomplete row + answers (tags)", "group": "probes",
+        "trained": False, "flags_shortcuts": True,
+        "applies_to": "glyph puzzles of two or more rows with annotations",
+        "recipe": "As the row-1 probe over the answer's own (incomplete) row instead. Tests: "
+                  "whether the incomplete row alone says which answer completes it.",
+    }),
     ("probe-image", "studio.baselines.probes:ProbeImage", {
         "label": "Answers-only probe: image features", "group": "probes", "trained": False,
         "flags_shortcuts": True, "applies_to": "any",

@@ -137,7 +137,7 @@ def test_probe_image_catches_the_most_ink_key(biased_split: Path) -> None:
 
 
 def test_probes_run_by_default(capsys: pytest.CaptureFixture[str]) -> None:
-    assert MODEL_GROUPS["probes"] == ("probe-tags", "probe-image")
+    assert MODEL_GROUPS["probes"] == ("probe-tags", "probe-image", "probe-row1", "probe-row2")
     reg = registry("baselines")
     for model in MODEL_GROUPS["probes"]:
         meta = reg.meta(model)
@@ -158,10 +158,11 @@ def test_cli_baseline_prints_and_reports_the_probes(
     assert "probe-tags" in out and "probe-image" in out
     assert "probe-tags weighs most:" in out
     report = json.loads((split / "baselines" / "report.json").read_text("utf-8"))
-    assert set(report["models"]) == {"probe-tags", "probe-image"}
-    assert all("why" in p["models"]["probe-tags"] for p in report["predictions"])
+    probes = {"probe-tags", "probe-image", "probe-row1", "probe-row2"}
+    assert set(report["models"]) == probes
+    assert all("why" in p["models"]["probe-row1"] for p in report["predictions"])
     noted = json.loads((split / "report.json").read_text("utf-8"))["baselines"]
-    assert set(noted["accuracy"]) == {"probe-tags", "probe-image"}
+    assert set(noted["accuracy"]) == probes
 
 
 def test_a_source_without_tags_skips_probe_tags(glyph_split: Path) -> None:
@@ -183,3 +184,73 @@ def test_stimulus_items_are_probed_over_their_symbolic_records(tmp_path: Path) -
     report = run_baselines(data, ["probe-tags"], seeds=1, device="cpu")
     assert "probe-tags" in report["models"] and not report["skipped"]
     assert all(p["models"]["probe-tags"]["why"] for p in report["predictions"])
+
+
+# ---- partial views (issue 24) -----------------------------------------------------------------
+def dist3_like(n: int, seed: int, decoys: bool) -> tuple[list, list, np.ndarray, np.ndarray]:
+    """Two-row puzzles over concept q: row 1 shows three distinct values, the incomplete row
+    two of them, the key the third. Without ``decoys`` the foils take values the context never
+    shows (the planted shortcut); with them two foils take row 2's values, as a design that
+    builds decoys for the row-1 view would. Every glyph also carries a noise concept."""
+    rng = np.random.default_rng(seed)
+    attrs, rows1, rows2 = [], [], []
+    keys = rng.integers(0, 4, n)
+
+    def glyph(v: str) -> dict[str, frozenset[str]]:
+        return {"q": frozenset({v}), "noise": frozenset({f"n{rng.integers(0, 4)}"})}
+
+    for i in range(n):
+        v = [f"v{x}" for x in rng.permutation(8)]
+        row1 = v[:3]
+        rows1.append([glyph(x) for x in row1])
+        rows2.append([glyph(x) for x in row1[:2]])
+        foils = [row1[0], row1[1], v[3]] if decoys else v[3:6]
+        answers = [glyph(x) for x in foils]
+        answers.insert(int(keys[i]), glyph(row1[2]))
+        attrs.append(answers)
+    parts = np.array(["train"] * (n * 2 // 3) + ["test"] * (n - n * 2 // 3), dtype=object)
+    return attrs, [rows1, rows2], keys, parts
+
+
+def test_a_row1_shortcut_is_found_by_the_row1_probe_and_not_by_the_answers() -> None:
+    """The planted split: foils never come from the context, so "the answer whose value row 1
+    shows" is the key. The answers alone say nothing; row 1 says everything."""
+    attrs, (rows1, rows2), keys, parts = dist3_like(600, seed=3, decoys=False)
+    test = parts == "test"
+
+    def accuracy(rows: list | None) -> float:
+        found = fit_answers_only_probe(attrs, keys, parts, seed=0, rows=rows)
+        return float((found.choices[test] == keys[test]).mean())
+
+    assert accuracy(None) < 0.35
+    assert accuracy(rows1) > 0.95
+    found = fit_answers_only_probe(attrs, keys, parts, seed=0, rows=rows1)
+    assert "value of q seen in 1 glyph of the row" in next(iter(found.weights))
+    assert "the key's value of q is seen in 1 glyph of the visible row" in found.reasons[-1]
+    # decoys from the context: row 1 shows three answer values, row 2 two foils
+    attrs, (rows1, rows2), keys, parts = dist3_like(600, seed=3, decoys=True)
+    test = parts == "test"
+    for rows, floor in ((rows1, 1 / 3), (rows2, 1 / 2)):
+        found = fit_answers_only_probe(attrs, keys, parts, seed=0, rows=rows)
+        acc = float((found.choices[test] == keys[test]).mean())
+        assert acc < floor + 0.1, (floor, acc)
+
+
+def test_the_partial_view_probes_run_on_a_glyph_split_and_see_one_row(glyph_split: Path) -> None:
+    data = load_source(glyph_split)
+    puzzles = list(read_jsonl(glyph_split / "puzzles.jsonl"))
+    tags = read_split_annotations(glyph_split / "annotations.csv")
+    assert data.context_attributes is not None
+    for p, ctx in zip(puzzles[:20], data.context_attributes[:20], strict=True):
+        assert ctx == [dict(tags.get(k, {})) for k in p.context_keys]
+    assert data.subset([2]).context_attributes == [data.context_attributes[2]]
+    report = run_baselines(data, ["probe-row1", "probe-row2"], seeds=1, device="cpu")
+    for model in ("probe-row1", "probe-row2"):
+        entry = report["models"][model]
+        assert entry["group"] == "probes" and entry["flags_shortcuts"]
+        assert any("of the row" in f for f in entry["features"])
+    blind = replace(data, context_attributes=None)
+    report = run_baselines(blind, ["probe-row1"], seeds=1, device="cpu")
+    assert report["skipped"] == [
+        {"model": "probe-row1", "reason": "the source carries no annotations of its context"}
+    ]
