@@ -7,6 +7,7 @@ to stderr and exit with status 2; ``gui`` opens the window.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -833,6 +834,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
             for key, done in project.assigned(args.annotator or who):
                 print(f"{key}\t{'done ' + done if done else 'to do'}")
         elif action == "agreement":
+            from studio.core.agreement import MAX_BOOT
+
+            if not 0 <= args.boot <= MAX_BOOT:
+                raise StudioError(f"--boot {args.boot}: expected 0 to {MAX_BOOT:,} replicates")
             report = project.agreement(n_boot=args.boot, seed=args.seed)
             if args.json:
                 print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
@@ -876,6 +881,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
             shown = ", ".join(f"{c}={v}" for c, v in tags) or "no tags"
             print(f"settled {key}: {shown} (by {who})")
         elif action == "audit":
+            from studio.store.labproject import MAX_AUDIT
+
+            if not 1 <= args.limit <= MAX_AUDIT:
+                raise StudioError(f"--limit {args.limit}: expected 1 to {MAX_AUDIT:,} entries")
             for e in reversed(project.audit(args.limit)):
                 print(f"{e.at}\t{e.who}\t{e.action}\t{e.target}\t{e.detail.get('rows', '')}")
     return 0
@@ -1240,11 +1249,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = _take_debug(args_list)
     try:
+        _check_utf8(args_list)
         parser = build_parser()
         args = parser.parse_args(args_list)
         if not getattr(args, "func", None):
             args = parser.parse_args(["gui"])
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe is said here, not by Python's flush at exit
+        return code
     except StudioError as e:
         if debug:
             traceback.print_exc()
@@ -1253,6 +1265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("analogy-studio: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _closed_pipe()
     except OSError as e:
         if e.filename is None:
             return _bug(e, debug, save_crash_log(e, f"argv: {args_list!r}"))
@@ -1262,6 +1276,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except Exception as e:
         return _bug(e, debug, save_crash_log(e, f"argv: {args_list!r}"))
+
+
+def _check_utf8(args: list[str]) -> None:
+    """Refuse an argument that is not valid UTF-8 (Python keeps its bytes as lone surrogates,
+    which no file, database or password hash can take), naming which one."""
+    for i, arg in enumerate(args):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            flag, _, _ = arg.partition("=")
+            if arg.startswith("--") and "=" in arg:
+                which = f"the value of {flag}"
+            elif i > 0 and args[i - 1].startswith("-"):
+                which = f"the value of {args[i - 1]}"
+            else:
+                which = f"argument {i + 1}"
+            shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+            raise StudioError(f"{which} is not valid UTF-8: {shown}") from None
+
+
+def _closed_pipe() -> int:
+    """The reader of our output went away (``… | head``): stop quietly, as ``cat`` would, with
+    the status a SIGPIPE gives. Standard output is pointed at /dev/null so that Python's own
+    flush at exit does not complain about the closed pipe either."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 def _bug(e: BaseException, debug: bool, log: Path | None) -> int:

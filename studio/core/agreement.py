@@ -43,7 +43,12 @@ import krippendorff
 import numpy as np
 import numpy.typing as npt
 
+from studio.core.errors import StudioError
 from studio.core.schema import NONE_VALUE, Schema
+
+#: Most bootstrap replicates: the replicates × columns sums are held at once (issue 25: a
+#: request for 100,000,000 died of a 507 GiB allocation instead of a message).
+MAX_BOOT = 100_000
 
 Rating = tuple[int, str, str, str]
 """(glyph_id, annotator, concept, value): one tag of one person."""
@@ -531,8 +536,8 @@ def agreement_report(
     ``confidence`` bootstrap intervals from ``n_boot`` replicates drawn with ``seed`` (the same
     inputs and seed give the same report). Never raises on degenerate data: an undefined
     statistic is None with a reason."""
-    if n_boot < 0:
-        raise ValueError(f"n_boot must be 0 or more, not {n_boot}")
+    if not 0 <= n_boot <= MAX_BOOT:
+        raise StudioError(f"bootstrap replicates must be 0 to {MAX_BOOT:,} (got {n_boot:,})")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie strictly between 0 and 1, not {confidence}")
     table = _tabulate(ratings, annotated, schema)

@@ -21,12 +21,50 @@ import tempfile
 from pathlib import Path
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system says it
+    (``/proc/self/status``; setting and restoring it would race with other threads)."""
+    with (
+        contextlib.suppress(OSError, ValueError),
+        open("/proc/self/status", encoding="ascii", errors="replace") as f,
+    ):
+        for line in f:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _file_mode(path: Path) -> int:
+    """The mode a file written at ``path`` should have: that of the file it replaces, else
+    what ``open()`` would give a new one (0666 less the umask). ``mkstemp`` makes 0600 files,
+    which a colleague could not read (issue 25)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
+def staging_dir(parent: Path, prefix: str, suffix: str) -> Path:
+    """A fresh folder in ``parent`` to build output in before it is renamed into place, with
+    the mode ``mkdir`` would give it (``mkdtemp`` makes it 0700, and the rename would keep
+    that for the published folder)."""
+    staging = Path(tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent))
+    os.chmod(staging, 0o777 & ~current_umask())
+    return staging
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a crash leaves either the old file or the new one."""
+    """Write ``data`` to ``path`` so that a crash leaves either the old file or the new one;
+    the file gets the mode of the one it replaces, or the umask's (:func:`_file_mode`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        if hasattr(os, "fchmod"):  # POSIX; Windows has no modes to set
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -106,4 +144,12 @@ def sync_tree(root: Path, *, syncfs: bool = True) -> None:
         fsync_dir(Path(dirpath))
 
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "fsync_dir", "sync_tree", "write_file"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "current_umask",
+    "fsync_dir",
+    "staging_dir",
+    "sync_tree",
+    "write_file",
+]

@@ -37,7 +37,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from studio import __version__
 from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
-from studio.core.fileio import atomic_write_text
+from studio.core.fileio import atomic_write_text, staging_dir
 from studio.core.puzzle import Puzzle
 from studio.core.splitdir import check_target
 from studio.core.verdict import Verdict
@@ -436,7 +435,7 @@ def export_set(
     }
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".export", dir=out.parent))
+    staging = staging_dir(out.parent, f".{out.name}.", ".export")
     try:
 
         def write_progress(done: int, total: int) -> None:

@@ -26,7 +26,10 @@ from studio.store import lab
 from studio.store.lab import AssignmentSummary, AuditEntry, Person
 from studio.store.listen import ChangeListener, listener_for
 
-__all__ = ["LabProjectMixin", "OwnTag"]
+__all__ = ["MAX_AUDIT", "LabProjectMixin", "OwnTag"]
+
+#: Most audit entries one read returns.
+MAX_AUDIT = 100_000
 
 
 def _now() -> str:
@@ -257,6 +260,8 @@ class LabProjectMixin:
     def audit(self, limit: int = 200) -> list[AuditEntry]:
         """The newest entries of the audit trail (a lab database's; a file's is empty: its
         one user's curation is in the puzzle events)."""
+        if not 1 <= limit <= MAX_AUDIT:
+            raise StudioError(f"audit entries to show must be 1 to {MAX_AUDIT:,} (got {limit:,})")
         with self._engine.connect() as conn:
             return lab.audit_entries(conn, limit)
 

@@ -17,7 +17,13 @@ from studio.cli import EXIT_BUG, EXIT_USER_ERROR
 
 def studio(*args: str, env_dir: Path, code: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``python -m studio ARGS`` (or ``python -c CODE ARGS``) with its own XDG folders."""
-    env = {
+    cmd = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "studio", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, env=own_env(env_dir), timeout=120)
+
+
+def own_env(env_dir: Path) -> dict[str, str]:
+    """The environment with the studio's folders (settings, caches, crash logs) in ``env_dir``."""
+    return {
         **os.environ,
         "XDG_CACHE_HOME": str(env_dir / "cache"),
         "XDG_DATA_HOME": str(env_dir / "data"),
@@ -27,8 +33,6 @@ def studio(*args: str, env_dir: Path, code: str | None = None) -> subprocess.Com
         "ANALOGY_STUDIO_LOG_DIR": str(env_dir / "log"),
         "QT_QPA_PLATFORM": "offscreen",
     }
-    cmd = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "studio", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
 
 
 @pytest.fixture
@@ -113,3 +117,47 @@ def test_a_zero_row_import_exits_2_and_leaves_the_project_as_it_was(tmp_path: Pa
     assert r.returncode == EXIT_USER_ERROR
     assert r.stderr == f"analogy-studio: error: {empty}: holds no tags; nothing was imported\n"
     assert hashlib.sha256(project.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("command", [["info"], ["needs"]])
+def test_a_closed_pipe_ends_quietly(tmp_path: Path, command: list[str]) -> None:
+    """Issue 25: ``analogy-studio … | head`` — the reader gone before the output is written
+    (or flushed at exit) ends with SIGPIPE's status and no traceback or "internal error"."""
+    project = tmp_path / "p.studio"
+    assert studio("-q", "init", str(project), env_dir=tmp_path).returncode == 0
+    read, write = os.pipe()
+    os.close(read)  # nobody will read: every write gets EPIPE
+    env = own_env(tmp_path)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "studio", *command, str(project)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert "Exception ignored" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_an_argument_that_is_not_utf8_is_named_and_exits_2(tmp_path: Path) -> None:
+    """Issue 25: bytes that are not UTF-8 (a Latin-1 terminal, say) in --full-name, --note or
+    a path once reached the database encoder as an internal error."""
+    project = tmp_path / "p.studio"
+    assert studio("-q", "init", str(project), env_dir=tmp_path).returncode == 0
+    bad = os.fsdecode(b"Jos\xe9")  # as Python hands it over: a lone surrogate
+    cmd = [sys.executable, "-m", "studio", "lab", "add-person", str(project), "jose"]
+    done = subprocess.run(
+        [*cmd, "--role", "annotator", "--full-name", bad],
+        capture_output=True,
+        env=own_env(tmp_path),
+        timeout=120,
+    )
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == EXIT_USER_ERROR, err
+    assert "the value of --full-name is not valid UTF-8: Jos\\udce9" in err
+    assert "internal error" not in err

@@ -452,8 +452,11 @@ def test_explicit_none_and_unknown_tags() -> None:
 
 def test_bad_arguments_are_refused() -> None:
     schema = make_schema({"c": ("x",)})
-    with pytest.raises(ValueError, match="n_boot"):
-        agreement_report([], [], schema, n_boot=-1)
+    from studio.core.errors import StudioError
+
+    for n_boot in (-1, 100_000_000):  # the second once asked numpy for 507 GiB
+        with pytest.raises(StudioError, match="bootstrap replicates must be 0 to 100,000"):
+            agreement_report([], [], schema, n_boot=n_boot)
     with pytest.raises(ValueError, match="confidence"):
         agreement_report([], [], schema, confidence=1.0)
 

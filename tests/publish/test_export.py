@@ -262,3 +262,23 @@ def test_records_parquet_matches_puzzles_jsonl(project_copy: Path, tmp_path: Pat
         assert row["replaced_foils"] == len(c["replaced_foils"])
         assert json.loads(row["record"]) == rec
         assert (out / row["npz"]).is_file()
+
+
+def test_the_export_is_readable_by_colleagues_under_the_umask(
+    project_copy: Path, tmp_path: Path, capsys
+) -> None:
+    """Issue 25: with umask 022 the published folder is 0755 and its files 0644 (staging with
+    mkdtemp/mkstemp once made them 0700 and 0600: "Permission denied" on the card)."""
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "bench"
+        code, _, err = run(capsys, "export-set", project_copy, SET_NAME, out)
+    finally:
+        os.umask(old)
+    assert code == 0, err
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    for name in ("README.md", "croissant.json", "puzzles.jsonl", "split.json", "report.json"):
+        assert stat.S_IMODE((out / name).stat().st_mode) == 0o644, name
