@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, str] = {
     "baselines": "baseline_bench",
     "lab": "lab_bench",
     "gpu": "gpu_bench",
+    "labsec": "labsec_bench",
 }
 
 

@@ -121,6 +121,10 @@ def _copy_rows(source: Connection, target: Connection, report: CopyReport) -> No
         src = table(t.name, *(column(c) for c in columns))
         keys = [c.name for c in t.primary_key.columns] or columns[:1]
         query = select(*(src.c[c] for c in columns)).order_by(*(src.c[k] for k in keys))
+        if t.name == "meta":
+            # which server rules a lab database installed is the database's own, not the
+            # project's (the target has its own, or none: a file)
+            query = query.where(src.c["key"] != "server_rules")
         n = 0
         result = source.execution_options(stream_results=True).execute(query)
         for chunk in result.partitions(CHUNK):

@@ -43,6 +43,11 @@ GROUP_ROLES = {
 }
 #: The channel other clients LISTEN on; payload: {"table", "op", "who", "glyphs"}.
 NOTIFY_CHANNEL = "studio_changes"
+#: The server rules' version (``meta.server_rules``): a lab database whose rules are older is
+#: brought up to date when its owner opens it (:func:`refresh_server_rules`), with no change
+#: of format. 2: the project's schema closed to others, owner-run code calling pg_catalog's
+#: functions, trigger functions the owner's alone (issue 25).
+SERVER_RULES_VERSION = 2
 #: Most glyph ids one notification carries (PostgreSQL's payload limit is 8000 bytes).
 NOTIFY_MAX_IDS = 400
 #: Most rows one audit entry quotes (a bulk import is one entry with its count).
@@ -223,9 +228,28 @@ _RLS = (
 )
 
 
+def _catalog_calls(sql: str) -> str:
+    """The shared consensus SQL with its aggregates named in ``pg_catalog`` for the
+    owner-run function: a same-named function that someone else created in a schema on the
+    path, with an argument type that fits better (``count(text)`` over ``count("any")``),
+    would otherwise run with the owner's rights (issue 25)."""
+    for name in ("COUNT", "MIN"):
+        sql = sql.replace(f"{name}(", f"pg_catalog.{name.lower()}(")
+    return sql
+
+
 def _functions(schema: str) -> tuple[str, ...]:
     path = f'"{schema}", pg_temp'
-    delete, insert = consensus_statements("SELECT unnest(ids)")
+    delete, insert = (
+        _catalog_calls(s) for s in consensus_statements("SELECT pg_catalog.unnest(ids)")
+    )
+    # a trigger function runs as the owner: only on this schema's tables (a temporary table
+    # with the studio's trigger would otherwise write the audit trail as the owner)
+    own_table = f"""
+  IF TG_TABLE_SCHEMA IS DISTINCT FROM '{schema}' THEN
+    RAISE EXCEPTION 'studio trigger on %.%, outside the project''s schema',
+      TG_TABLE_SCHEMA, TG_TABLE_NAME;
+  END IF;"""
     return (
         f"""
 CREATE OR REPLACE FUNCTION studio_refresh_consensus(ids bigint[]) RETURNS void
@@ -243,19 +267,22 @@ END $fn$""",
 CREATE OR REPLACE FUNCTION studio_audit() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
 DECLARE n bigint; sample json;
-BEGIN
+BEGIN{own_table}
   IF TG_OP = 'DELETE' THEN
-    SELECT count(*), json_agg(r) FILTER (WHERE rn <= {AUDIT_MAX_ROWS}) INTO n, sample
-      FROM (SELECT o AS r, row_number() OVER () AS rn FROM old_rows o) x;
+    SELECT pg_catalog.count(*), pg_catalog.json_agg(r) FILTER (WHERE rn <= {AUDIT_MAX_ROWS})
+      INTO n, sample
+      FROM (SELECT o AS r, pg_catalog.row_number() OVER () AS rn FROM old_rows o) x;
   ELSE
-    SELECT count(*), json_agg(r) FILTER (WHERE rn <= {AUDIT_MAX_ROWS}) INTO n, sample
-      FROM (SELECT o AS r, row_number() OVER () AS rn FROM new_rows o) x;
+    SELECT pg_catalog.count(*), pg_catalog.json_agg(r) FILTER (WHERE rn <= {AUDIT_MAX_ROWS})
+      INTO n, sample
+      FROM (SELECT o AS r, pg_catalog.row_number() OVER () AS rn FROM new_rows o) x;
   END IF;
   IF n > 0 THEN
     INSERT INTO audit_log (at, who, action, target, detail) VALUES (
-      to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"'),
-      session_user, lower(TG_OP), TG_TABLE_NAME,
-      json_build_object('rows', n, 'sample', sample)::text);
+      pg_catalog.to_char(pg_catalog.clock_timestamp() AT TIME ZONE 'UTC',
+                         'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"'),
+      session_user, pg_catalog.lower(TG_OP), TG_TABLE_NAME,
+      pg_catalog.json_build_object('rows', n, 'sample', sample)::text);
   END IF;
   RETURN NULL;
 END $fn$""",
@@ -263,26 +290,26 @@ END $fn$""",
 CREATE OR REPLACE FUNCTION studio_notify() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
 DECLARE ids json; n bigint;
-BEGIN
+BEGIN{own_table}
   IF TG_OP = 'DELETE' THEN
-    SELECT count(*) INTO n FROM old_rows;
+    SELECT pg_catalog.count(*) INTO n FROM old_rows;
   ELSE
-    SELECT count(*) INTO n FROM new_rows;
+    SELECT pg_catalog.count(*) INTO n FROM new_rows;
   END IF;
   IF n = 0 THEN
     RETURN NULL;
   END IF;
   IF TG_TABLE_NAME IN ('tags', 'annotator_tags', 'assignment_items', 'adjudications') THEN
     IF TG_OP = 'DELETE' THEN
-      SELECT json_agg(DISTINCT glyph_id) INTO ids
+      SELECT pg_catalog.json_agg(DISTINCT glyph_id) INTO ids
         FROM (SELECT glyph_id FROM old_rows LIMIT {NOTIFY_MAX_IDS}) x;
     ELSE
-      SELECT json_agg(DISTINCT glyph_id) INTO ids
+      SELECT pg_catalog.json_agg(DISTINCT glyph_id) INTO ids
         FROM (SELECT glyph_id FROM new_rows LIMIT {NOTIFY_MAX_IDS}) x;
     END IF;
   END IF;
-  PERFORM pg_notify('{NOTIFY_CHANNEL}', json_build_object(
-    'table', TG_TABLE_NAME, 'op', lower(TG_OP), 'who', session_user,
+  PERFORM pg_catalog.pg_notify('{NOTIFY_CHANNEL}', pg_catalog.json_build_object(
+    'table', TG_TABLE_NAME, 'op', pg_catalog.lower(TG_OP), 'who', session_user,
     'glyphs', COALESCE(ids, '[]'::json))::text);
   RETURN NULL;
 END $fn$""",
@@ -356,6 +383,12 @@ def install_server_rules(conn: Connection) -> None:
     conn.execute(text(_CREATE_GROUPS))
     for stmt in (*_GROUP_LADDER, *_functions(schema), *_triggers(), *_RLS, *_grants(schema)):
         conn.execute(text(stmt))
+    # nobody but the owner creates objects in the project's schema: an owner-run function
+    # resolves unqualified names there, and PostgreSQL up to 14 let everyone create in
+    # ``public`` (issue 25: an annotator's public.unnest(bigint[]) ran as the owner)
+    conn.execute(text(f'REVOKE CREATE ON SCHEMA "{schema}" FROM PUBLIC'))
+    for fn in ("studio_audit()", "studio_notify()", "studio_append_only()"):
+        conn.execute(text(f"REVOKE ALL ON FUNCTION {fn} FROM PUBLIC"))
     conn.execute(text("REVOKE ALL ON FUNCTION studio_refresh_consensus(bigint[]) FROM PUBLIC"))
     conn.execute(
         text(
@@ -363,3 +396,38 @@ def install_server_rules(conn: Connection) -> None:
             " studio_curator, studio_admin"
         )
     )
+    conn.execute(
+        text(
+            "INSERT INTO meta (key, value) VALUES ('server_rules', :v)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        ),
+        {"v": str(SERVER_RULES_VERSION)},
+    )
+
+
+def server_rules_version(conn: Connection) -> int:
+    """The version of the rules installed in a lab database (1: before it was recorded)."""
+    got = conn.execute(text("SELECT value FROM meta WHERE key = 'server_rules'")).scalar()
+    try:
+        return int(got) if got is not None else 1
+    except ValueError:
+        return 1
+
+
+def refresh_server_rules(conn: Connection) -> bool:
+    """Install this build's server rules in a lab database whose rules are older, when the
+    login may (it owns the database, or is a superuser); True when it did. Another login
+    leaves them for the owner: its rights come from the rules already there."""
+    if server_rules_version(conn) >= SERVER_RULES_VERSION:
+        return False
+    may = conn.execute(
+        text(
+            "SELECT pg_catalog.pg_get_userbyid(d.datdba) = current_user"
+            " OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)"
+            " FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()"
+        )
+    ).scalar()
+    if not may:
+        return False
+    install_server_rules(conn)
+    return True

@@ -344,6 +344,32 @@ def _migrate_database(engine: Engine, location: str) -> None:
         ) from e
 
 
+def _refresh_rules(engine: Engine, location: str) -> None:
+    """A lab database's server rules brought to this build's, when its owner opens it
+    (:func:`studio.store.labschema.refresh_server_rules`), in one transaction under the
+    migration lock."""
+    from studio.store.labschema import (
+        SERVER_RULES_VERSION,
+        refresh_server_rules,
+        server_rules_version,
+    )
+
+    try:
+        with engine.connect() as conn:
+            if server_rules_version(conn) >= SERVER_RULES_VERSION:
+                return
+        with engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
+            conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'")
+            refresh_server_rules(conn)
+    except SQLAlchemyError as e:
+        raise ProjectError(
+            f"its server rules could not be brought up to date ({_database_error(e)}); "
+            "nothing was changed",
+            location,
+        ) from e
+
+
 def _create_database(engine: Engine, location: str, schema: Schema, author: str) -> None:
     """A new project in an EMPTY PostgreSQL database (its default schema), in one transaction;
     a database that has tables is refused, naming them (the studio never drops a lab's data)."""
@@ -477,6 +503,7 @@ class Project(LabProjectMixin):
                 raise ProjectError(f"cannot be read: {_database_error(e)}", location) from e
             if version < FORMAT_VERSION:
                 _migrate_database(engine, location)
+            _refresh_rules(engine, location)
             project = cls(url, engine)
             project._load_schema()
         except BaseException:

@@ -483,3 +483,108 @@ def test_an_assignment_to_someone_unknown_is_refused(pg_server: PgServer) -> Non
         p.add_person("ann", "annotator")
         with pytest.raises(StudioError, match=r"anne is not people of this project .*known: ann"):
             p.assign(None, ["anne"])
+
+
+def test_an_annotator_cannot_run_code_as_the_owner(pg_server: PgServer) -> None:
+    """Issue 25's first attack, replayed. Where schema ``public`` is writable by everyone
+    (PostgreSQL 14's default, kept by upgraded databases) an annotator created
+    ``public.unnest(bigint[])``; the owner-run consensus function called ``unnest(ids)``
+    unqualified, ran it with the owner's rights, and the annotator became admin."""
+    url = pg_server.fresh_database("labsec")
+    owner = create_engine(url)
+    with owner.begin() as conn:
+        conn.execute(text("GRANT CREATE ON SCHEMA public TO PUBLIC"))  # as on PostgreSQL 14
+        create_current(conn)
+        conn.execute(text("INSERT INTO glyphs (codepoint, font) VALUES (19968, 'f')"))
+        lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
+    ann = _as(url, "ann")
+    evil = (
+        "CREATE FUNCTION public.unnest(bigint[]) RETURNS SETOF bigint LANGUAGE plpgsql AS"
+        " $$ BEGIN EXECUTE 'GRANT studio_admin TO ann'; RETURN QUERY SELECT 1::bigint; END $$"
+    )
+    try:
+        # the schema is closed to everyone but the owner now
+        assert "permission denied for schema public" in _refused(ann, evil)
+        # and were such a function there already (made before the upgrade closed the
+        # schema), the owner-run code calls pg_catalog's, not it
+        with owner.begin() as conn:
+            conn.execute(text(evil))
+            conn.execute(text("ALTER FUNCTION public.unnest(bigint[]) OWNER TO ann"))
+            conn.execute(
+                text(
+                    "CREATE FUNCTION public.count(text) RETURNS bigint LANGUAGE plpgsql AS"
+                    " $$ BEGIN EXECUTE 'GRANT studio_admin TO ann'; RETURN 1; END $$"
+                )
+            )
+        with ann.begin() as conn:
+            assert lab.add_own_tags(conn, "ann", [1], "shape", "round", "t") == [1]
+            assert _consensus(conn) == {(1, "shape", "round")}
+        with owner.connect() as conn:
+            member = "SELECT pg_has_role('ann', 'studio_admin', 'MEMBER')"
+            assert conn.execute(text(member)).scalar_one() is False
+        # the studio's trigger functions are the owner's: nobody attaches them elsewhere
+        assert "permission denied for function public.studio_audit" in _refused(
+            ann,
+            "CREATE TEMP TABLE forged (glyph_id bigint);"
+            " CREATE TRIGGER forge AFTER INSERT ON forged REFERENCING NEW TABLE AS new_rows"
+            " FOR EACH STATEMENT EXECUTE FUNCTION public.studio_audit()",
+        )
+    finally:
+        ann.dispose()
+        owner.dispose()
+
+
+def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
+    pg_server: PgServer,
+) -> None:
+    """A format-7 database made before these rules (schema ``public`` open to all, as on
+    PostgreSQL 14) keeps its format; the owner's next open installs the rules, an
+    annotator's open leaves them be and still works."""
+    from studio.store.labschema import SERVER_RULES_VERSION
+    from studio.store.project import Project
+
+    url = pg_server.fresh_database("labold")
+    owner = create_engine(url)
+    with owner.begin() as conn:
+        create_current(conn)
+        conn.execute(
+            text(
+                "INSERT INTO meta (key, value) VALUES ('application', 'analogy-studio'),"
+                " ('format_version', '7'), ('created_at', 't'), ('created_by', 'test')"
+                " ON CONFLICT (key) DO NOTHING"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO schema_versions (version, json, created_at, author, note)"
+                " VALUES (1, :j, 't', 'a', 'created')"
+            ),
+            {"j": _ua_schema_json()},
+        )
+        lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
+        # as the previous build left it
+        conn.execute(text("UPDATE meta SET value = '1' WHERE key = 'server_rules'"))
+        conn.execute(text("GRANT CREATE ON SCHEMA public TO PUBLIC"))
+        conn.execute(text("GRANT EXECUTE ON FUNCTION studio_audit() TO PUBLIC"))
+    may_create = "SELECT has_schema_privilege('ann', 'public', 'CREATE')"
+    rules = "SELECT value FROM meta WHERE key = 'server_rules'"
+    ann_url = url.replace("//postgres@", "//ann:pw-of-ann@")
+    with Project.open(ann_url):
+        pass  # an annotator cannot install them: the open still works
+    with owner.connect() as conn:
+        assert conn.execute(text(may_create)).scalar_one() is True
+        assert conn.execute(text(rules)).scalar_one() == "1"
+    with Project.open(url):
+        pass
+    with owner.connect() as conn:
+        assert conn.execute(text(may_create)).scalar_one() is False
+        assert conn.execute(text(rules)).scalar_one() == str(SERVER_RULES_VERSION)
+        execute = "SELECT has_function_privilege('ann', 'studio_audit()', 'EXECUTE')"
+        assert conn.execute(text(execute)).scalar_one() is False
+    owner.dispose()
+
+
+def _ua_schema_json() -> str:
+    from studio.core.schema import bundled_schema_path, load_schema
+
+    return load_schema(bundled_schema_path()).dumps()

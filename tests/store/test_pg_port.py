@@ -60,13 +60,16 @@ def fill(project: Project, ua_schema: Schema, ua_csv: Path) -> int:
 
 
 def dump(location: str | Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table's rows, in primary-key order (what a copy must keep exactly)."""
+    """Every table's rows, in primary-key order (what a copy must keep exactly). The meta row
+    ``server_rules`` says which rules a lab database's server installed: the database's own,
+    never the project's, so no copy carries it."""
     engine = open_engine(location)
     out: dict[str, list[tuple[Any, ...]]] = {}
     try:
         with engine.connect() as conn:
             for t in table_names(conn):
                 rows = conn.execute(text(f"SELECT * FROM {t}")).all()
+                rows = [r for r in rows if not (t == "meta" and r[0] == "server_rules")]
                 out[t] = sorted((tuple(r) for r in rows), key=repr)
     finally:
         engine.dispose()
