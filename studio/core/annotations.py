@@ -221,6 +221,19 @@ def folder_name(concept: str, value: str) -> str:
     return concept if value == "" else f"{concept}-{value}"
 
 
+def unsafe_folder_name(concept: str, value: str) -> str | None:
+    """Why a tag cannot name a folder of UA's layout, or None. The name must be one plain
+    path component: a tag written into a lab database by psql (or a crafted project file)
+    once made ``export-annotations`` create folders outside the output (issue 25)."""
+    name = folder_name(concept, value)
+    if not name or name in (".", ".."):
+        return f"the folder name {name!r} is not a name"
+    bad = sorted({c for c in name if c in "/\\\0" or ord(c) < 32})
+    if bad:
+        return f"the folder name {name!r} holds {', '.join(repr(c) for c in bad)}"
+    return None
+
+
 def file_name(key: GlyphKey) -> str:
     return f"0x{key.hex}_{key.font}.png"
 
@@ -234,6 +247,18 @@ def write_annotation_folder(
     """Write UA's layout under ``out_dir/Annotations``; ``png_for`` supplies each glyph's image."""
     root = Path(out_dir) / "Annotations"
     rows = sort_rows(rows)
+    unsafe = {
+        (r.concept, r.value): why
+        for r in rows
+        if (why := unsafe_folder_name(r.concept, r.value)) is not None
+    }
+    if unsafe:  # before a file is written
+        shown = "; ".join(f"{c}={v}: {why}" for (c, v), why in sorted(unsafe.items())[:5])
+        more = f" (and {len(unsafe) - 5} more)" if len(unsafe) > 5 else ""
+        raise StudioError(
+            f"{len(unsafe)} tag(s) cannot name a folder of UA's layout, so nothing was "
+            f"written: {shown}{more}. Fix or remove these tags (a CSV export keeps them)."
+        )
     cache: dict[GlyphKey, bytes] = {}
     for i, r in enumerate(rows):
         key = r.key

@@ -161,3 +161,25 @@ def test_an_argument_that_is_not_utf8_is_named_and_exits_2(tmp_path: Path) -> No
     assert done.returncode == EXIT_USER_ERROR, err
     assert "the value of --full-name is not valid UTF-8: Jos\\udce9" in err
     assert "internal error" not in err
+
+
+def test_a_crafted_tag_cannot_send_the_folder_export_outside_its_output(tmp_path: Path) -> None:
+    """Issue 25: a project file whose tags were written around the studio (a concept
+    ``../../../escape_rel``) — the UA-folder export refuses it, exit 2, and writes nothing."""
+    import sqlite3
+
+    project = tmp_path / "p.studio"
+    assert studio("-q", "init", str(project), env_dir=tmp_path).returncode == 0
+    assert studio("-q", "tag", str(project), "closure=circle", "U+25CB@symbola",
+                  env_dir=tmp_path).returncode == 0  # fmt: skip
+    with sqlite3.connect(project) as db:
+        db.execute(
+            "INSERT INTO tags (glyph_id, concept, value) SELECT id, '../../../escape_rel', 'x'"
+            " FROM glyphs LIMIT 1"
+        )
+    out = tmp_path / "a" / "b" / "out"
+    done = studio("export-annotations", str(project), str(out), env_dir=tmp_path)
+    assert done.returncode == EXIT_USER_ERROR, done.stderr
+    assert "cannot name a folder of UA's layout" in done.stderr
+    assert "../../../escape_rel=x" in done.stderr
+    assert not (tmp_path / "a").exists() and not (tmp_path / "escape_rel-x").exists()

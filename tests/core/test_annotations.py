@@ -94,3 +94,26 @@ def test_csv_round_trip_property(ua_schema: Schema, picks: list[tuple[str, int]]
     rows = {TagRow(c, ua_schema.concept(c).value_ids[0], f"{cp:X}", "symbola") for c, cp in picks}
     text = format_annotation_csv(rows)
     assert parse_annotation_csv(text, ua_schema) == sorted(rows)
+
+
+@pytest.mark.parametrize(
+    ("concept", "value"),
+    [("../../../escape_rel", "x"), ("shape", "../up"), ("..", ""), ("a\\b", "c"), ("nul\0", "v")],
+)
+def test_a_tag_that_is_no_plain_folder_name_is_refused_before_anything_is_written(
+    tmp_path: Path, concept: str, value: str
+) -> None:
+    """Issue 25: a tag put into a lab database with psql (or a crafted project file) made the
+    UA-folder export create folders outside its output."""
+    from studio.core.annotations import TagRow, write_annotation_folder
+    from studio.core.errors import StudioError
+    from studio.core.keys import GlyphKey
+
+    out = tmp_path / "deep" / "er" / "out"
+    key = GlyphKey(0x25CB, "symbola")
+    rows = [TagRow.of("closure", "circle", key), TagRow.of(concept, value, key)]
+    with pytest.raises(StudioError, match="cannot name a folder of UA's layout, so nothing"):
+        write_annotation_folder(rows, out, lambda k: b"png")
+    assert list(tmp_path.rglob("*")) == []  # not a folder made, here or above
+    write_annotation_folder(rows[:1], out, lambda k: b"png")  # a plain one still goes
+    assert (out / "Annotations" / "closure-circle" / "0x25CB_symbola.png").read_bytes() == b"png"
