@@ -15,6 +15,8 @@ killed with SIGKILL after a random delay (seeded):
 - **import**: ``analogy-studio import-annotations`` of a fresh 400-row CSV (new glyphs, so the
   rows it left can be counted: all or none);
 - **generate**: ``analogy-studio generate`` of a small split (render workers included);
+- **generate-pooled**: ``generate --n 5000 --workers 2``, past the size where the process
+  pool (a forkserver and its workers) starts (issue 25: killing it left them running);
 - **baseline**: a studio process (a :class:`WorkerHost` polled on its main thread) running a
   queued baseline job (context-blind CNN, one seed) in a worker child; the studio is killed.
 
@@ -53,11 +55,18 @@ import psutil
 from common import ua_csv
 
 REPO = Path(__file__).resolve().parents[1]
-KINDS = ("tag", "schema", "import", "generate", "baseline")
+KINDS = ("tag", "schema", "import", "generate", "baseline", "generate-pooled")
 #: Seconds after a kill within which every process the killed one started must be gone.
 ORPHAN_GRACE = 3.0
 #: Latest kill time per kind (seconds after the start): long enough to land mid-work.
-KILL_WITHIN = {"tag": 2.0, "schema": 2.0, "import": 2.5, "generate": 4.0, "baseline": 6.0}
+KILL_WITHIN = {
+    "tag": 2.0,
+    "schema": 2.0,
+    "import": 2.5,
+    "generate": 4.0,
+    "baseline": 6.0,
+    "generate-pooled": 6.0,
+}
 IMPORT_ROWS = 400
 IMPORT_FONT = "killloop"
 
@@ -299,9 +308,12 @@ def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
         elif kind == "import":
             csv_path, imported = _import_csv(tmp, round_no, rng)
             victim = Victim(_cli("import-annotations", str(project), str(csv_path)))
-        elif kind == "generate":
+        elif kind in ("generate", "generate-pooled"):
             out = tmp / f"gen-{round_no}"
             args = ["--n", "80", "--seed", str(round_no)]
+            if kind == "generate-pooled":  # past the 500 puzzles where the process pool starts
+                args = ["--n", "5000", "--seed", str(round_no), "--holdout", "none"]
+                args += ["--workers", "2"]
             victim = Victim(_cli("generate", str(project), str(out), *args))
         else:
             with JobQueue(project) as q:

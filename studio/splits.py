@@ -31,6 +31,7 @@ import numpy as np
 from studio.core.annotations import TagRow, read_annotation_csv
 from studio.core.errors import FontChangedError, StudioError
 from studio.core.keys import GlyphKey
+from studio.core.procs import pool_worker_start
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema, bundled_schema_path, load_schema
 from studio.core.splitdir import check_target, read_frames_npz
@@ -360,6 +361,7 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(
     annotations: TagIndex, schema: Schema, images: dict[GlyphKey, np.ndarray] | None
 ) -> None:
+    pool_worker_start()
     _WORKER.clear()
     _WORKER.update(
         annotations=annotations,

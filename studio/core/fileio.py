@@ -18,6 +18,7 @@ import ctypes.util
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -53,6 +54,80 @@ def staging_dir(parent: Path, prefix: str, suffix: str) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=parent))
     os.chmod(staging, 0o777 & ~current_umask())
     return staging
+
+
+_LOCK = ".lock"
+
+
+def _held(lock: Path) -> bool:
+    """Does a live process hold ``lock`` (an exclusive ``flock``)? Locks die with their
+    process, however it ends, so an unheld lock marks a killed run's leftovers."""
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock this probe took
+    return False
+
+
+def sweep_stale_staging(parent: Path, prefix: str, suffix: str) -> list[Path]:
+    """Remove the staging folders (and their locks) of runs on the same target that were
+    killed (:func:`staging_area`); a folder whose run is alive is left alone. Returns what
+    was removed."""
+    import shutil
+
+    removed = []
+    for lock in sorted(parent.glob(f"{glob_escape(prefix)}*{glob_escape(suffix)}{_LOCK}")):
+        if _held(lock):
+            continue
+        folder = lock.with_name(lock.name[: -len(_LOCK)])
+        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+        removed.append(folder)
+    return removed
+
+
+def glob_escape(text: str) -> str:
+    """``text`` as a literal inside a glob pattern."""
+    import glob
+
+    return glob.escape(text)
+
+
+@contextlib.contextmanager
+def staging_area(parent: Path, prefix: str, suffix: str) -> Iterator[Path]:
+    """A staging folder (:func:`staging_dir`'s mode) held by this run: a lock file beside it
+    (``<folder>.lock``, never inside: the folder is renamed into place whole) stays locked
+    while the run lives, so the next run on the same target removes the leftovers of one
+    that was killed (:func:`sweep_stale_staging`) and never those of one still writing. The
+    lock goes on the way out; the folder is the caller's (renamed, or removed on failure).
+    Without ``fcntl`` (Windows) no leftovers are swept."""
+    parent = Path(parent)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield staging_dir(parent, prefix, suffix)
+        return
+    sweep_stale_staging(parent, prefix, suffix)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix + _LOCK, dir=parent)
+    lock = Path(name)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        folder = lock.with_name(lock.name[: -len(_LOCK)])
+        folder.mkdir()  # the name is ours: mkstemp made the lock's name unique
+        yield folder
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+        os.close(fd)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -149,7 +224,9 @@ __all__ = [
     "atomic_write_text",
     "current_umask",
     "fsync_dir",
+    "staging_area",
     "staging_dir",
+    "sweep_stale_staging",
     "sync_tree",
     "write_file",
 ]

@@ -81,6 +81,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from studio.core.errors import FontError
 from studio.core.fileio import atomic_write_bytes
+from studio.core.procs import pool_worker_start
 
 __all__ = [
     "EMPTY_OUTLINE",
@@ -608,6 +609,7 @@ _worker_cache: RenderCache | None = None
 def _init_worker(cache_root: str | None) -> None:
     """Pool initializer: remember the cache; fonts are then loaded once per process on demand."""
     global _worker_cache
+    pool_worker_start()
     _worker_cache = RenderCache(cache_root) if cache_root is not None else None
 
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from studio import __version__
 from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
-from studio.core.fileio import atomic_write_text, staging_dir
+from studio.core.fileio import atomic_write_text, staging_area
 from studio.core.puzzle import Puzzle
 from studio.core.splitdir import check_target
 from studio.core.verdict import Verdict
@@ -435,46 +435,46 @@ def export_set(
     }
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = staging_dir(out.parent, f".{out.name}.", ".export")
-    try:
+    with staging_area(out.parent, f".{out.name}.", ".export") as staging:
+        try:
 
-        def write_progress(done: int, total: int) -> None:
+            def write_progress(done: int, total: int) -> None:
+                _check_stop(should_stop)
+                if progress is not None:
+                    progress(STAGE_WRITE, done, total)
+
+            write_split(
+                staging,
+                [result],
+                params,
+                inputs.rows,
+                inputs.image_of,
+                [kept_verdicts],
+                [stats],
+                write_progress,
+                schema=inputs.schema,
+                extra={"curated": provenance, "glyphs_without_image": len(inputs.without_image)},
+            )
             _check_stop(should_stop)
             if progress is not None:
-                progress(STAGE_WRITE, done, total)
-
-        write_split(
-            staging,
-            [result],
-            params,
-            inputs.rows,
-            inputs.image_of,
-            [kept_verdicts],
-            [stats],
-            write_progress,
-            schema=inputs.schema,
-            extra={"curated": provenance, "glyphs_without_image": len(inputs.without_image)},
-        )
-        _check_stop(should_stop)
-        if progress is not None:
-            progress(STAGE_CARD, 0, 3)
-        lines = [exported_line(p, curation[p.id]) for p in kept]
-        atomic_write_text(staging / PUZZLES, "".join(line + "\n" for line in lines))
-        write_parquet(staging, kept, [curation[p.id] for p in kept], lines)
-        if progress is not None:
-            progress(STAGE_CARD, 1, 3)
-        baselines = baseline_results(project, rec.id)
-        write_card(staging, kept, kept_verdicts, stats, params, provenance, baselines)
-        if progress is not None:
-            progress(STAGE_CARD, 2, 3)
-        write_croissant(staging, provenance, len(kept))
-        if progress is not None:
-            progress(STAGE_CARD, 3, 3)
-        _check_stop(should_stop)
-        _move_into_place(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+                progress(STAGE_CARD, 0, 3)
+            lines = [exported_line(p, curation[p.id]) for p in kept]
+            atomic_write_text(staging / PUZZLES, "".join(line + "\n" for line in lines))
+            write_parquet(staging, kept, [curation[p.id] for p in kept], lines)
+            if progress is not None:
+                progress(STAGE_CARD, 1, 3)
+            baselines = baseline_results(project, rec.id)
+            write_card(staging, kept, kept_verdicts, stats, params, provenance, baselines)
+            if progress is not None:
+                progress(STAGE_CARD, 2, 3)
+            write_croissant(staging, provenance, len(kept))
+            if progress is not None:
+                progress(STAGE_CARD, 3, 3)
+            _check_stop(should_stop)
+            _move_into_place(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
     counts = stats["all"]
     return ExportSummary(
         out_dir=out,

@@ -168,6 +168,14 @@ def _worker_items(count: int, seed: int, indices: range) -> tuple[list[StimulusI
     return items, generator.rejections
 
 
+def _start_worker(initializer: Callable[..., None], *initargs: Any) -> None:
+    """A pool worker's start: die with the pool's parent, then the caller's initializer."""
+    from studio.core.procs import pool_worker_start
+
+    pool_worker_start()
+    initializer(*initargs)
+
+
 def ordered_chunks(
     count: int,
     chunk: int,
@@ -190,8 +198,8 @@ def ordered_chunks(
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=pool_context(),
-        initializer=initializer,
-        initargs=initargs,
+        initializer=_start_worker,
+        initargs=(initializer, *initargs),
     )
     chunks = iter([range(a, min(a + chunk, count)) for a in range(0, count, chunk)])
     pending: list[Future[R]] = []

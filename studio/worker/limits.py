@@ -17,14 +17,12 @@ memory a process tree holds, and the words for running out of it.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import os
 import resource
-import signal
 import sys
 
 import psutil
+
+from studio.core.procs import die_with_parent
 
 __all__ = [
     "DEFAULT_MEMORY_SHARE",
@@ -40,27 +38,11 @@ __all__ = [
 MB = 1024 * 1024
 #: The share of the machine's memory one job may hold when neither the job nor the host says.
 DEFAULT_MEMORY_SHARE = 0.5
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def mb(n_bytes: int | float) -> int:
     """Bytes as whole megabytes (MiB), rounded."""
     return round(n_bytes / MB)
-
-
-def die_with_parent(parent_pid: int | None, sig: int = signal.SIGKILL) -> bool:
-    """Ask the kernel to send ``sig`` to this process when its parent dies (Linux
-    ``prctl(PR_SET_PDEATHSIG)``); True when armed. The parent may already have died before the
-    call (the child was starting): the caller checks ``os.getppid() == parent_pid`` after it,
-    and gives up when that fails. False (nothing armed) on other systems or without libc."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        armed = libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-    return armed and (parent_pid is None or os.getppid() == parent_pid)
 
 
 def tree_rss(pid: int) -> int:

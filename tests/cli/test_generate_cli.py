@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -277,3 +278,59 @@ def test_generate_says_what_each_part_covers_and_warns_when_test_is_narrow(
     assert not (tmp_path / "t").exists()
     code, _, err = run(capsys, "generate", project, str(tmp_path / "u"), "--require-coverage", "0")
     assert code == EXIT_USER_ERROR and "--require-coverage 0: expected at least 1" in err
+
+
+def test_a_killed_pooled_generate_leaves_no_process_behind(project: str, tmp_path: Path) -> None:
+    """Issue 25: kill -9 of a ``generate`` large enough for the process pool left pool
+    workers and the forkserver running (10 of 15 kills). Every process of its tree seen
+    while it ran must be gone soon after."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    cmd = [sys.executable, "-m", "studio", "-q", "generate", project, str(tmp_path / "big")]
+    main_proc = subprocess.Popen(
+        [*cmd, "--n", "20000", "--seed", "2", "--workers", "2", "--holdout", "none"],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    seen: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and main_proc.poll() is None:
+            kids = psutil.Process(main_proc.pid).children(recursive=True)
+            seen |= {k.pid for k in kids}
+            if len(kids) >= 3:  # the forkserver and at least two pool workers
+                time.sleep(0.5)
+                seen |= {k.pid for k in psutil.Process(main_proc.pid).children(recursive=True)}
+                break
+            time.sleep(0.05)
+        assert main_proc.poll() is None, "the run ended before its pool was seen"
+        assert len(seen) >= 3, seen
+        main_proc.send_signal(signal.SIGKILL)
+        main_proc.wait(timeout=30)
+        left = set(seen)
+        deadline = time.monotonic() + 20
+        while left and time.monotonic() < deadline:
+            left = {p for p in left if psutil.pid_exists(p) and _alive(p)}
+            time.sleep(0.1)
+        assert not left, [psutil.Process(p).cmdline()[-1][:80] for p in left if _alive(p)]
+    finally:
+        main_proc.kill()
+        for pid in seen:
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

@@ -53,3 +53,56 @@ def test_a_staging_folder_gets_the_mode_mkdir_would_give(umask_022: None, tmp_pa
     staging = staging_dir(tmp_path, ".out.", ".export")
     assert staging.parent == tmp_path and staging.name.startswith(".out.")
     assert mode(staging) == 0o755
+
+
+def test_a_killed_run_s_staging_is_swept_and_a_live_one_is_kept(tmp_path: Path) -> None:
+    """Issue 25: kill -9 of ``export-set`` left its hidden staging folder behind for good.
+    A run holds a lock beside its folder; the next run on the same target removes the
+    folders whose lock nobody holds — here a real process holds one, then is killed."""
+    import signal
+    import subprocess
+    import sys
+
+    from studio.core.fileio import staging_area, sweep_stale_staging
+
+    with staging_area(tmp_path, ".bench.", ".export") as live:
+        (live / "card.md").write_text("half")
+        holder = (tmp_path / ".bench.zz.export.lock", tmp_path / ".bench.zz.export")
+        holder[0].touch()
+        holder[1].mkdir()
+        (holder[1] / "x").write_text("half")
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR);"
+             " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+             str(holder[0])],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "held"
+            assert sweep_stale_staging(tmp_path, ".bench.", ".export") == []  # both alive
+            assert live.is_dir() and holder[1].is_dir()
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+            assert sweep_stale_staging(tmp_path, ".bench.", ".export") == [holder[1]]
+            assert not holder[1].exists() and not holder[0].exists()
+            assert live.is_dir()  # this run's own, still held
+        finally:
+            child.kill()
+            child.wait(timeout=30)
+            if child.stdout is not None:
+                child.stdout.close()
+    # the run ended: its lock is gone; its folder was the caller's to rename or remove
+    assert sorted(p.name for p in tmp_path.iterdir()) == [live.name]
+
+
+def test_an_export_after_a_killed_one_leaves_no_staging_behind(tmp_path: Path) -> None:
+    from studio.core.fileio import staging_area
+
+    stale = tmp_path / ".bench.k1.export"
+    stale.mkdir()
+    (stale / "README.md").write_text("half a card")
+    (tmp_path / ".bench.k1.export.lock").touch()  # its process is gone: nobody holds it
+    with staging_area(tmp_path, ".bench.", ".export") as staging:
+        staging.rename(tmp_path / "bench")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench"]

@@ -81,6 +81,7 @@ from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
 from studio.core.fileio import fsync_dir, sync_tree, write_file
 from studio.core.keys import GlyphKey
+from studio.core.procs import pool_worker_start
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.splitdir import (
@@ -411,6 +412,7 @@ _TaskOutcome = tuple[str, str] | None
 
 def _init_writer(pictures: _Pictures) -> None:
     global _process_pictures
+    pool_worker_start()
     _process_pictures = pictures
 
 
