@@ -22,7 +22,7 @@ from sqlalchemy import Connection, text
 
 from studio.core.errors import StudioError
 from studio.store.dialect import is_postgres
-from studio.store.labschema import GROUP_ROLES, ROLES, consensus_statements
+from studio.store.labschema import GROUP_ROLES, ROLES, consensus_statements, login_limits
 
 __all__ = [
     "AssignmentSummary",
@@ -147,12 +147,20 @@ def add_person(
             f"{name!r} cannot be a login name: use lower-case letters, digits, '_', '.' or '-'"
             " (starting with a letter or '_'), at most 63 characters"
         )
+    if password is not None and (password == "" or "\0" in password):
+        raise StudioError(
+            f"the password for {name} is {'empty' if password == '' else 'holding a NUL'}: "
+            "give one of printable characters"
+        )
     if is_postgres(conn):
+        _check_login(conn, name, role)
         exists = conn.execute(
             text("SELECT 1 FROM pg_roles WHERE rolname = :n"), {"n": name}
         ).first()
         if exists is None:
             conn.execute(text(f'CREATE ROLE "{name}" LOGIN'))
+        for stmt in login_limits(name, role):
+            conn.execute(text(stmt))
         if password is not None:
             pgconn = conn.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
             hashed = pgconn.encrypt_password(
@@ -178,6 +186,38 @@ def add_person(
         ),
         {"n": name, "r": role, "f": full_name, "t": at},
     )
+
+
+def _check_login(conn: Connection, name: str, role: str) -> None:
+    """Refuse, on PostgreSQL, a person who must not be one: the studio's group roles, a
+    predefined ``pg_*`` role, a superuser or a login with powers beyond a person's (creating
+    roles, replication, bypassing row-level security: the project's grants and policies would
+    not bind it, while the studio would show it as an annotator), and the database's owner in
+    any role but admin (the owner is never demoted)."""
+    if name in GROUP_ROLES.values() or name.startswith("pg_"):
+        raise StudioError(f"{name} is a role of the server, not a person")
+    row = conn.execute(
+        text(
+            "SELECT rolsuper, rolcreaterole, rolreplication, rolbypassrls FROM pg_roles"
+            " WHERE rolname = :n"
+        ),
+        {"n": name},
+    ).first()
+    if row is not None and any(row):
+        powers = [w for w, on in zip(("superuser", "CREATEROLE", "REPLICATION", "BYPASSRLS"),
+                                     row, strict=True) if on]  # fmt: skip
+        raise StudioError(
+            f"{name} is a login with {', '.join(powers)}: a person of a project must be an "
+            "ordinary login (make another for them)"
+        )
+    owner = conn.execute(
+        text(
+            "SELECT pg_catalog.pg_get_userbyid(datdba) FROM pg_catalog.pg_database"
+            " WHERE datname = pg_catalog.current_database()"
+        )
+    ).scalar()
+    if owner == name and role != "admin":
+        raise StudioError(f"{name} owns the database: the owner stays an admin")
 
 
 def require_role(conn: Connection, who: str | None, needed: str, what: str) -> None:

@@ -29,6 +29,7 @@ studio (psql, a script) is held to the same rules:
 from __future__ import annotations
 
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 
 from studio.store.dialect import add_column, create_missing, is_postgres
 
@@ -48,6 +49,11 @@ NOTIFY_CHANNEL = "studio_changes"
 #: of format. 2: the project's schema closed to others, owner-run code calling pg_catalog's
 #: functions, trigger functions the owner's alone (issue 25).
 SERVER_RULES_VERSION = 2
+#: Server-side limits set on every person's login (issue 25): a session left idle inside a
+#: transaction holds its locks for everyone, so the server ends it; an annotator's statement
+#: never needs long.
+IDLE_TIMEOUT = "15min"
+ANNOTATOR_STATEMENT_TIMEOUT = "2min"
 #: Most glyph ids one notification carries (PostgreSQL's payload limit is 8000 bytes).
 NOTIFY_MAX_IDS = 400
 #: Most rows one audit entry quotes (a bulk import is one entry with its count).
@@ -396,6 +402,21 @@ def install_server_rules(conn: Connection) -> None:
             " studio_curator, studio_admin"
         )
     )
+    # the people already there get their logins' limits (a login of another owner's making
+    # that this one may not alter is left as it is)
+    people = conn.execute(
+        text(
+            "SELECT p.name, p.role FROM people p JOIN pg_catalog.pg_roles r"
+            " ON r.rolname = p.name WHERE NOT r.rolsuper"
+        )
+    ).all()
+    for name, role in people:
+        try:
+            with conn.begin_nested():
+                for stmt in login_limits(str(name), str(role)):
+                    conn.execute(text(stmt))
+        except DBAPIError:
+            continue
     conn.execute(
         text(
             "INSERT INTO meta (key, value) VALUES ('server_rules', :v)"
@@ -403,6 +424,17 @@ def install_server_rules(conn: Connection) -> None:
         ),
         {"v": str(SERVER_RULES_VERSION)},
     )
+
+
+def login_limits(name: str, role: str) -> list[str]:
+    """The statements that give a person's login the limits of its role (``name`` is a
+    checked login name)."""
+    out = [f"ALTER ROLE \"{name}\" SET idle_in_transaction_session_timeout = '{IDLE_TIMEOUT}'"]
+    if role == "annotator":
+        out.append(f"ALTER ROLE \"{name}\" SET statement_timeout = '{ANNOTATOR_STATEMENT_TIMEOUT}'")
+    else:
+        out.append(f'ALTER ROLE "{name}" RESET statement_timeout')
+    return out
 
 
 def server_rules_version(conn: Connection) -> int:

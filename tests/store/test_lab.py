@@ -563,6 +563,7 @@ def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
         )
         lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
         # as the previous build left it
+        conn.execute(text("ALTER ROLE ann RESET ALL"))
         conn.execute(text("UPDATE meta SET value = '1' WHERE key = 'server_rules'"))
         conn.execute(text("GRANT CREATE ON SCHEMA public TO PUBLIC"))
         conn.execute(text("GRANT EXECUTE ON FUNCTION studio_audit() TO PUBLIC"))
@@ -579,6 +580,10 @@ def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
     with owner.connect() as conn:
         assert conn.execute(text(may_create)).scalar_one() is False
         assert conn.execute(text(rules)).scalar_one() == str(SERVER_RULES_VERSION)
+        # a person added before gets the login limits too
+        show = "SELECT setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole"
+        configs = conn.execute(text(show + " WHERE r.rolname = 'ann'")).scalar_one()
+        assert "statement_timeout=2min" in configs
         execute = "SELECT has_function_privilege('ann', 'studio_audit()', 'EXECUTE')"
         assert conn.execute(text(execute)).scalar_one() is False
     owner.dispose()
@@ -588,3 +593,62 @@ def _ua_schema_json() -> str:
     from studio.core.schema import bundled_schema_path, load_schema
 
     return load_schema(bundled_schema_path()).dumps()
+
+
+def test_who_may_be_a_person_and_the_limits_their_logins_get(pg_server: PgServer) -> None:
+    """Issue 25: the superuser and the server's own roles refused as people, the owner never
+    demoted, empty or NUL passwords refused; every person's login gets an idle-in-transaction
+    timeout, an annotator's also a statement timeout."""
+    url = pg_server.fresh_database("people")
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            create_current(conn)
+            conn.execute(text("CREATE ROLE poweruser LOGIN CREATEROLE"))
+        refusals = [
+            ("postgres", "annotator", None, "postgres is a login with superuser"),
+            ("poweruser", "annotator", None, "poweruser is a login with CREATEROLE"),
+            ("studio_admin", "admin", None, "studio_admin is a role of the server"),
+            ("pg_monitor", "admin", None, "pg_monitor is a role of the server"),
+            ("ann", "annotator", "", "the password for ann is empty"),
+            ("ann", "annotator", "a\0b", "the password for ann is holding a NUL"),
+        ]
+        for name, role, password, message in refusals:
+            with pytest.raises(StudioError, match=message), engine.begin() as conn:
+                lab.add_person(conn, name, role, "t", password=password)
+        with engine.begin() as conn:
+            lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
+            lab.add_person(conn, "cur", "curator", "t", password="pw-of-cur")
+            settings = dict(
+                conn.execute(
+                    text(
+                        "SELECT r.rolname, s.setconfig FROM pg_db_role_setting s"
+                        " JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname IN ('ann', 'cur')"
+                    )
+                ).all()
+            )
+        assert "idle_in_transaction_session_timeout=15min" in settings["ann"]
+        assert "statement_timeout=2min" in settings["ann"]
+        assert "idle_in_transaction_session_timeout=15min" in settings["cur"]
+        assert not any(s.startswith("statement_timeout") for s in settings["cur"])
+        ann = _as(url, "ann")
+        with ann.connect() as conn:  # the server applies them at login
+            assert conn.execute(text("SHOW statement_timeout")).scalar_one() == "2min"
+        ann.dispose()
+    finally:
+        engine.dispose()
+
+
+def test_the_owner_stays_an_admin(pg_server: PgServer) -> None:
+    url = pg_server.fresh_database("owner")
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            create_current(conn)
+            conn.execute(text("CREATE ROLE labowner LOGIN PASSWORD 'pw-of-labowner'"))
+            conn.execute(text("ALTER DATABASE " + url.rsplit("/", 1)[1] + " OWNER TO labowner"))
+            lab.add_person(conn, "labowner", "admin", "t")
+        with pytest.raises(StudioError, match="labowner owns the database"), engine.begin() as c:
+            lab.add_person(c, "labowner", "annotator", "t")
+    finally:
+        engine.dispose()
