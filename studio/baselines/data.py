@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -417,19 +418,55 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
 
 
 # ---- stimulus split folder ---------------------------------------------------------------------
+#: What Pillow raises on a damaged PNG while decoding it: OSError mostly, SyntaxError for a
+#: broken chunk ("broken PNG file"), zlib's error, ValueError and EOFError for truncations
+#: (the fuzz bench found each).
+PICTURE_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    SyntaxError,
+    ValueError,
+    EOFError,
+    zlib.error,
+)
+
+
+def _open_stimulus(path: Path) -> Any:
+    """``Image.open`` of an item's picture, refusing a non-regular file and a picture larger
+    than ``studio.stimuli.split.MAX_PICTURE_PIXELS`` before it is decoded (the studio draws
+    them at a few hundred pixels a side; a 30000 × 30000 PNG is damage, issue 25)."""
+    from PIL import Image
+
+    from studio.core.splitdir import require_regular_file
+    from studio.stimuli.split import MAX_PICTURE_PIXELS as MAX_STIMULUS_PIXELS
+
+    require_regular_file(path)
+    try:
+        im = Image.open(path)
+    except Image.DecompressionBombError as e:
+        raise StudioError(f"is too large to be an item's picture ({e})", path) from None
+    if im.width * im.height > MAX_STIMULUS_PIXELS:
+        im.close()
+        raise StudioError(
+            f"is {im.width} × {im.height} pixels, too large to be an item's picture "
+            f"(at most {MAX_STIMULUS_PIXELS:,} pixels)",
+            path,
+        )
+    return im
+
+
 def stimulus_ink(path: Path, size: int = FRAME) -> np.ndarray:
     """A PNG as ``uint8`` ink × 255 at ``size``: grayscale, box-filter resize, 255 - gray."""
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(path) as im:
+        with _open_stimulus(path) as im:
             gray = im.convert("L")
             if gray.size != (size, size):
                 gray = gray.resize((size, size), Image.Resampling.BOX)
             return 255 - np.asarray(gray, dtype=np.uint8)
     except FileNotFoundError:
         raise StudioError("missing: the item's image is not there", path) from None
-    except (OSError, UnidentifiedImageError) as e:
+    except (UnidentifiedImageError, *PICTURE_ERRORS) as e:
         raise StudioError(f"cannot be read as an image: {e}", path) from None
 
 
@@ -441,9 +478,9 @@ def cut_pieces(path: Path, size: int = FRAME, most: int = MAX_PIECES) -> np.ndar
     from scipy import ndimage
 
     try:
-        with Image.open(path) as im:
+        with _open_stimulus(path) as im:
             gray = np.asarray(im.convert("L"), dtype=np.uint8)
-    except OSError as e:
+    except PICTURE_ERRORS as e:
         raise StudioError(f"cannot be read as an image: {e}", path) from None
     ink = 255 - gray
     labels, count = ndimage.label(ink > PIECE_INK * 255, structure=np.ones((3, 3), bool))
@@ -508,7 +545,7 @@ def stimulus_answer_attributes(
 
 def load_stimulus_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
     """A stimulus split folder (KiVA, polycube rotation, shape composition, cube nets)."""
-    from studio.stimuli.split import ITEMS, SPLIT_JSON, read_stimulus_split
+    from studio.stimuli.split import ITEMS, RECORD_ERRORS, SPLIT_JSON, read_stimulus_split
 
     folder = Path(folder)
     from studio.plugins import family as family_of
@@ -522,9 +559,10 @@ def load_stimulus_split(folder: str | Path, progress: Progress | None = None) ->
     for r in records:
         try:
             specs.append((r, _stimulus_layout(fam, r, folder / SPLIT_JSON)))
-        except (KeyError, TypeError, ValueError) as e:
+        except RECORD_ERRORS as e:
             raise StudioError(
-                f"item {r.get('id', '?')}: damaged record ({e})", folder / ITEMS
+                f"item {r.get('id', '?')}: a damaged {family} record ({type(e).__name__}: {e})",
+                folder / ITEMS,
             ) from None
     shapes = [(str(r["id"]), s["rows"], len(s["answers"]), s["layout"]) for r, s in specs]
     rows, n_answers, layout = _check_uniform(shapes, folder / ITEMS)
@@ -549,7 +587,12 @@ def load_stimulus_split(folder: str | Path, progress: Progress | None = None) ->
         if progress is not None and (i % 100 == 0 or i == n - 1):
             progress(i + 1, n)
     parts = [str(r.get("part", "")) for r, _ in specs]
-    attributes = stimulus_answer_attributes(family, [r for r, _ in specs], n_answers)
+    try:
+        attributes = stimulus_answer_attributes(family, [r for r, _ in specs], n_answers)
+    except RECORD_ERRORS as e:
+        raise StudioError(
+            f"a damaged {family} record ({type(e).__name__}: {e})", folder / ITEMS
+        ) from None
     return PuzzleArrays(
         ids=[str(r["id"]) for r, _ in specs],
         parts=_check_parts(parts, folder / ITEMS),

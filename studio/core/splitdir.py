@@ -122,6 +122,7 @@ class SplitFormat:
             raise StudioError(
                 "missing: this folder is not a split, or its export did not finish", path
             )
+        require_regular_file(path)
         try:
             data = load_json(path.read_text("utf-8"))
         except (OSError, UnicodeDecodeError) as e:
@@ -142,6 +143,22 @@ class SplitFormat:
         return data
 
 
+def require_regular_file(path: Path) -> None:
+    """Refuse a path that is not a regular file before opening it: reading a FIFO blocks
+    until someone writes to it (issue 25: an ``items.jsonl`` FIFO hung ``vet``), a device
+    never ends."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return  # the caller says "missing"
+    except OSError as e:
+        raise StudioError(f"cannot be read: {e.strerror or e}", path) from None
+    if not stat.S_ISREG(mode):
+        raise StudioError("is not a regular file (a FIFO, a device or a folder)", path)
+
+
 # ---- JSONL records ------------------------------------------------------------------------------
 def json_object(value: Any) -> dict[str, Any]:
     """A record that must be a JSON object (``parse`` for :func:`read_records`)."""
@@ -156,6 +173,8 @@ def read_records(path: str | Path, parse: Callable[[Any], T]) -> list[T]:
     StudioError naming the file, and the line for a line that is not JSON or that ``parse``
     refuses (ValueError, TypeError, KeyError)."""
     path = Path(path)
+    if path.exists():
+        require_regular_file(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

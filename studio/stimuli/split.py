@@ -171,11 +171,50 @@ def is_stimulus_split(folder: str | Path) -> bool:
     return STIMULUS_SPLIT.is_split(folder)
 
 
+#: What a damaged record makes a family's code raise when it reads it (a key of the wrong type,
+#: a list where a number was, a value out of range).
+RECORD_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError)
+PARTS = ("train", "val", "test")
+
+
+def _plain(name: object) -> bool:
+    """A plain file name: no folder part, not ``.`` or ``..``, no NUL."""
+    return (
+        isinstance(name, str) and name not in ("", ".", "..") and not set(name) & {"/", "\\", "\0"}
+    )
+
+
 def read_stimulus_split(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """split.json and the item records; errors name the file and line."""
+    """split.json and the item records, checked for what every reader relies on (the one
+    definition ``vet`` and ``baseline`` share): ids that are unique strings, a part of train,
+    val or test, and keys that are whole numbers (not 1.5, not ``true``). Errors name the
+    file and the item."""
     folder = Path(folder)
     meta = STIMULUS_SPLIT.read_split_json(folder)
-    return meta, read_records(folder / ITEMS, json_object)
+    records = read_records(folder / ITEMS, json_object)
+    path = folder / ITEMS
+    seen: set[str] = set()
+    for n, r in enumerate(records, 1):
+        rid = r.get("id")
+        where = f"item {n}" if not isinstance(rid, str) else f"item {rid}"
+        if not isinstance(rid, str) or not rid:
+            raise StudioError(f"{where}: its id {rid!r} is not a name", path)
+        if rid in seen:
+            raise StudioError(f"{where}: the id is used twice", path)
+        seen.add(rid)
+        names = r.get("images", [])
+        if not (isinstance(names, list) and all(map(_plain, names)) and _plain(rid)):
+            raise StudioError(f"{where}: its id and images must be plain names", path)
+        if r.get("part") not in PARTS:
+            raise StudioError(f"{where}: part {r.get('part')!r} is not train, val or test", path)
+        keys = [r["key"]] if "key" in r else []
+        questions = r.get("questions", [])
+        if isinstance(questions, list):
+            keys += [q["key"] for q in questions if isinstance(q, dict) and "key" in q]
+        for key in keys:
+            if not isinstance(key, int) or isinstance(key, bool):
+                raise StudioError(f"{where}: key {key!r} is not a whole number", path)
+    return meta, records
 
 
 def vet_stimulus_split(folder: str | Path) -> list[Verdict]:
@@ -188,4 +227,42 @@ def vet_stimulus_split(folder: str | Path) -> list[Verdict]:
             f"family {family_id!r} is unknown to this studio", Path(folder) / SPLIT_JSON
         )
     vet = family(family_id).load("vet_record")
-    return [replace(vet(r), subject_id=str(r["id"])) for r in records]
+    out = []
+    for r in records:
+        try:
+            verdict = vet(r)
+        except RECORD_ERRORS as e:
+            raise StudioError(
+                f"item {r['id']}: a damaged {family_id} record ({type(e).__name__}: {e})",
+                Path(folder) / ITEMS,
+            ) from None
+        _check_pictures(Path(folder), r)
+        out.append(replace(verdict, subject_id=str(r["id"])))
+    return out
+
+
+#: Largest picture of an item a split may hold (pixels), for ``vet`` and ``baseline`` alike.
+MAX_PICTURE_PIXELS = 4096 * 4096
+
+
+def _check_pictures(folder: Path, record: Mapping[str, Any]) -> None:
+    """Every picture the record names is there, a regular file, and of a sane size (read
+    from its header, not decoded): what ``baseline`` will read, ``vet`` has looked at."""
+    from studio.core.splitdir import require_regular_file
+
+    for name in record.get("images", []):
+        path = folder / "images" / str(record["id"]) / f"{name}.png"
+        if not path.exists():
+            raise StudioError("missing: the item's picture is not there", path)
+        require_regular_file(path)
+        try:
+            with Image.open(path) as im:
+                size = im.size
+        except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as e:
+            raise StudioError(f"cannot be read as a picture: {e}", path) from None
+        if size[0] * size[1] > MAX_PICTURE_PIXELS:
+            raise StudioError(
+                f"is {size[0]} × {size[1]} pixels, too large to be an item's picture "
+                f"(at most {MAX_PICTURE_PIXELS:,} pixels)",
+                path,
+            )

@@ -571,14 +571,36 @@ def split_loader_run(ctx: dict[str, bytes], files: dict[str, bytes], work: Path)
     does (arrays)."""
     from studio.baselines.data import load_source
     from studio.splits import audit_dir, vet_dir
-    from studio.stimuli.split import is_stimulus_split
+    from studio.stimuli.split import is_stimulus_split, vet_stimulus_split
 
     folder = work / "split"
     write_files(folder, files)
-    if not is_stimulus_split(folder):
+    if is_stimulus_split(folder):
+        vet_stimulus_split(folder)
+    else:
         vet_dir(folder)
         audit_dir(folder)
     load_source(folder)
+
+
+#: the stimulus families fuzzed (issue 25: their split folders were never fuzzed), with
+#: options that keep a seed split small
+STIMULUS_FUZZ = {
+    "kiva": {"size": 96},
+    "polycube-rotation": {"level": 2},
+    "shape-composition": {"pieces": 3},
+    "cube-net": {},
+}
+
+
+def stimulus_split_files(work: Path, family: str) -> dict[str, bytes]:
+    """A real stimulus split of ``family`` (6 items), as relative path → bytes (the sheets,
+    which neither reader opens, left out)."""
+    from studio.stimuli.split import generate_stimulus_split
+
+    out = work / f"seed-{family}"
+    generate_stimulus_split(family, out, 6, seed=3, options=STIMULUS_FUZZ[family])
+    return read_tree(out, skip=lambda n: n.startswith("sheets/"))
 
 
 def make_loaders(split_files: Callable[[Path], dict[str, bytes]] | None = None) -> list[Loader]:
@@ -605,6 +627,16 @@ def make_loaders(split_files: Callable[[Path], dict[str, bytes]] | None = None) 
             Loader(
                 "splitdir",
                 split_files,
+                lambda ctx, rng: mutate_split(ctx, rng),
+                split_loader_run,
+                lambda files, path: _save_split(files, path),
+            )
+        )
+    for family in STIMULUS_FUZZ:
+        out.append(
+            Loader(
+                f"stimulus-{family}",
+                lambda w, f=family: stimulus_split_files(w, f),
                 lambda ctx, rng: mutate_split(ctx, rng),
                 split_loader_run,
                 lambda files, path: _save_split(files, path),

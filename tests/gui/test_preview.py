@@ -65,7 +65,7 @@ def test_polycube_builder_renders_off_thread(qtbot, panel):
     _click_cells(qtbot, b.grid, [(2, 2)])
     assert "4-cell polycube" in b.info.text() and "chiral: <b>yes" in b.info.text()
     qtbot.waitUntil(
-        lambda: b.view3d.pixmap() is not None and not b.view3d.pixmap().isNull(), timeout=20_000
+        lambda: b.view3d.pixmap() is not None and not b.view3d.pixmap().isNull(), timeout=60_000
     )
     a = _pixmap_array(b.view3d)
     assert (a < 200).any()  # cubes were drawn on the white background
@@ -78,14 +78,14 @@ def test_catalog_counts_the_free_pentominoes(qtbot, panel):
     c.cells_spin.setValue(5)
     c.equivalence.setCurrentText("free")
     qtbot.mouseClick(c.show_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: c.last_count is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: c.last_count is not None, timeout=60_000)
     assert c.last_count == 12 and c.count_label.text().startswith("12 shapes")
     assert not c.sheet.pixmap().isNull()
     c.dims_combo.setCurrentIndex(1)
     c.cells_spin.setValue(4)
     c.equivalence.setCurrentText("one-sided")
     qtbot.mouseClick(c.show_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: c.last_count == 8, timeout=20_000)
+    qtbot.waitUntil(lambda: c.last_count == 8, timeout=60_000)
 
 
 def test_transform_preview_updates_live_with_verdicts(qtbot, panel, tmp_path):
