@@ -1292,6 +1292,10 @@ def _check_utf8(args: list[str]) -> None:
                 which = f"the value of {args[i - 1]}"
             else:
                 which = f"argument {i + 1}"
+            if "://" in arg or "password" in which.lower():
+                # a database URL or a password: say where, never what (it may hold a secret)
+                bad = next(k for k, c in enumerate(arg) if "\udc80" <= c <= "\udcff")
+                raise StudioError(f"{which} is not valid UTF-8 (at character {bad + 1})") from None
             shown = arg.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
             raise StudioError(f"{which} is not valid UTF-8: {shown}") from None
 

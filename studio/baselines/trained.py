@@ -104,6 +104,8 @@ class DeviceData:
         self.compile = bool(compile)
         self.force_speedups = bool(force_speedups)
         self.compile_backend = compile_backend
+        if self.on_cuda:  # the report's peak is this source's, not an earlier job's
+            torch.cuda.reset_peak_memory_stats(self.device)
         self._tensors: dict[str, torch.Tensor] = {}
         self._bank: torch.Tensor | None = None
         self._ids: dict[str, torch.Tensor] = {}

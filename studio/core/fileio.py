@@ -65,13 +65,15 @@ def _held(lock: Path) -> bool:
     import fcntl
 
     try:
-        fd = os.open(lock, os.O_RDWR)
-    except OSError:
+        fd = os.open(lock, os.O_RDONLY)  # flock needs no write access
+    except FileNotFoundError:
         return False
+    except OSError:
+        return True  # another user's lock we cannot open: theirs to clean up, never ours
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        return True
+        return True  # someone holds it (or it cannot be locked: leave it be)
     finally:
         os.close(fd)  # closing drops a lock this probe took
     return False
@@ -89,7 +91,7 @@ def sweep_stale_staging(parent: Path, prefix: str, suffix: str) -> list[Path]:
             continue
         folder = lock.with_name(lock.name[: -len(_LOCK)])
         shutil.rmtree(folder, ignore_errors=True)
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # a sticky folder: another user's stays theirs
             lock.unlink()
         removed.append(folder)
     return removed
@@ -120,6 +122,7 @@ def staging_area(parent: Path, prefix: str, suffix: str) -> Iterator[Path]:
     fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix + _LOCK, dir=parent)
     lock = Path(name)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())  # colleagues' runs can probe it
         fcntl.flock(fd, fcntl.LOCK_EX)
         folder = lock.with_name(lock.name[: -len(_LOCK)])
         folder.mkdir()  # the name is ours: mkstemp made the lock's name unique

@@ -10,6 +10,7 @@ operation in one transaction on either kind of database.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import re
@@ -19,10 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, text
+from sqlalchemy.exc import DBAPIError
 
 from studio.core.errors import StudioError
 from studio.store.dialect import is_postgres
-from studio.store.labschema import GROUP_ROLES, ROLES, consensus_statements, login_limits
+from studio.store.labschema import (
+    GROUP_ROLES,
+    ROLES,
+    consensus_statements,
+    current_database,
+    login_limits,
+)
 
 __all__ = [
     "AssignmentSummary",
@@ -159,8 +167,10 @@ def add_person(
         ).first()
         if exists is None:
             conn.execute(text(f'CREATE ROLE "{name}" LOGIN'))
-        for stmt in login_limits(name, role):
-            conn.execute(text(stmt))
+        # a login this admin may not alter (PostgreSQL 16: no ADMIN OPTION) keeps its own
+        with contextlib.suppress(DBAPIError), conn.begin_nested():
+            for stmt in login_limits(name, role, current_database(conn)):
+                conn.execute(text(stmt))
         if password is not None:
             pgconn = conn.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
             hashed = pgconn.encrypt_password(

@@ -410,31 +410,41 @@ def install_server_rules(conn: Connection) -> None:
             " ON r.rolname = p.name WHERE NOT r.rolsuper"
         )
     ).all()
+    database = current_database(conn)
     for name, role in people:
         try:
             with conn.begin_nested():
-                for stmt in login_limits(str(name), str(role)):
+                for stmt in login_limits(str(name), str(role), database):
                     conn.execute(text(stmt))
         except DBAPIError:
             continue
+    # rules that could not close the schema are not recorded as installed: the next open by
+    # the owner or a superuser tries again (docs/lab-server.md says what postgres runs)
+    version = 1 if schema_open_to_all(conn, schema) else SERVER_RULES_VERSION
     conn.execute(
         text(
             "INSERT INTO meta (key, value) VALUES ('server_rules', :v)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
         ),
-        {"v": str(SERVER_RULES_VERSION)},
+        {"v": str(version)},
     )
 
 
-def login_limits(name: str, role: str) -> list[str]:
-    """The statements that give a person's login the limits of its role (``name`` is a
-    checked login name)."""
-    out = [f"ALTER ROLE \"{name}\" SET idle_in_transaction_session_timeout = '{IDLE_TIMEOUT}'"]
+def login_limits(name: str, role: str, database: str) -> list[str]:
+    """The statements that give a person's login the limits of its role in this ``database``
+    only (``ALTER ROLE … IN DATABASE``: the same login may have another role, and a DBA's
+    settings, in the server's other databases). ``name`` is a checked login name."""
+    at = f'ALTER ROLE "{name}" IN DATABASE "{database}"'
+    out = [f"{at} SET idle_in_transaction_session_timeout = '{IDLE_TIMEOUT}'"]
     if role == "annotator":
-        out.append(f"ALTER ROLE \"{name}\" SET statement_timeout = '{ANNOTATOR_STATEMENT_TIMEOUT}'")
+        out.append(f"{at} SET statement_timeout = '{ANNOTATOR_STATEMENT_TIMEOUT}'")
     else:
-        out.append(f'ALTER ROLE "{name}" RESET statement_timeout')
+        out.append(f"{at} RESET statement_timeout")
     return out
+
+
+def current_database(conn: Connection) -> str:
+    return str(conn.execute(text("SELECT pg_catalog.current_database()")).scalar_one())
 
 
 def server_rules_version(conn: Connection) -> int:
@@ -450,16 +460,37 @@ def refresh_server_rules(conn: Connection) -> bool:
     """Install this build's server rules in a lab database whose rules are older, when the
     login may (it owns the database, or is a superuser); True when it did. Another login
     leaves them for the owner: its rights come from the rules already there."""
-    if server_rules_version(conn) >= SERVER_RULES_VERSION:
-        return False
-    may = conn.execute(
-        text(
-            "SELECT pg_catalog.pg_get_userbyid(d.datdba) = current_user"
-            " OR (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)"
-            " FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()"
-        )
-    ).scalar()
-    if not may:
+    if server_rules_version(conn) >= SERVER_RULES_VERSION or not may_install_rules(conn):
         return False
     install_server_rules(conn)
     return True
+
+
+def may_install_rules(conn: Connection) -> bool:
+    """Does this login own the database (or is it a superuser)? Only then is installing the
+    rules tried: anyone else opens with the rules already there."""
+    return bool(
+        conn.execute(
+            text(
+                "SELECT pg_catalog.pg_get_userbyid(d.datdba) = current_user OR (SELECT"
+                " r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user)"
+                " FROM pg_catalog.pg_database d"
+                " WHERE d.datname = pg_catalog.current_database()"
+            )
+        ).scalar()
+    )
+
+
+def schema_open_to_all(conn: Connection, schema: str) -> bool:
+    """Does PUBLIC still hold CREATE on the schema? (A REVOKE by a login that does not own
+    the schema — ``public`` belongs to ``postgres`` on PostgreSQL 14 — only warns.)"""
+    return bool(
+        conn.execute(
+            text(
+                "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace n,"
+                " pg_catalog.aclexplode(n.nspacl) a WHERE n.nspname = :s"
+                " AND a.grantee = 0 AND a.privilege_type = 'CREATE')"
+            ),
+            {"s": schema},
+        ).scalar()
+    )

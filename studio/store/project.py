@@ -350,24 +350,24 @@ def _refresh_rules(engine: Engine, location: str) -> None:
     migration lock."""
     from studio.store.labschema import (
         SERVER_RULES_VERSION,
+        may_install_rules,
         refresh_server_rules,
         server_rules_version,
     )
 
     try:
         with engine.connect() as conn:
-            if server_rules_version(conn) >= SERVER_RULES_VERSION:
-                return
+            current = server_rules_version(conn) >= SERVER_RULES_VERSION
+            if current or not may_install_rules(conn):
+                return  # anyone but the owner opens with the rules there (and takes no lock)
         with engine.begin() as conn:
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
             conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'")
             refresh_server_rules(conn)
-    except SQLAlchemyError as e:
-        raise ProjectError(
-            f"its server rules could not be brought up to date ({_database_error(e)}); "
-            "nothing was changed",
-            location,
-        ) from e
+    except SQLAlchemyError:
+        # best effort: the transaction rolled back and the database keeps the rules it has
+        # (an owner who does not own the tables, say); the project opens as it did before
+        return
 
 
 def _create_database(engine: Engine, location: str, schema: Schema, author: str) -> None:

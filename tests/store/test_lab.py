@@ -563,7 +563,8 @@ def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
         )
         lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
         # as the previous build left it
-        conn.execute(text("ALTER ROLE ann RESET ALL"))
+        database = conn.execute(text("SELECT current_database()")).scalar_one()
+        conn.execute(text(f'ALTER ROLE ann IN DATABASE "{database}" RESET ALL'))
         conn.execute(text("UPDATE meta SET value = '1' WHERE key = 'server_rules'"))
         conn.execute(text("GRANT CREATE ON SCHEMA public TO PUBLIC"))
         conn.execute(text("GRANT EXECUTE ON FUNCTION studio_audit() TO PUBLIC"))
@@ -582,7 +583,10 @@ def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
         assert conn.execute(text(rules)).scalar_one() == str(SERVER_RULES_VERSION)
         # a person added before gets the login limits too
         show = "SELECT setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole"
-        configs = conn.execute(text(show + " WHERE r.rolname = 'ann'")).scalar_one()
+        here = "(SELECT oid FROM pg_database WHERE datname = current_database())"
+        configs = conn.execute(
+            text(show + f" WHERE r.rolname = 'ann' AND s.setdatabase = {here}")
+        ).scalar_one()
         assert "statement_timeout=2min" in configs
         execute = "SELECT has_function_privilege('ann', 'studio_audit()', 'EXECUTE')"
         assert conn.execute(text(execute)).scalar_one() is False
@@ -624,10 +628,26 @@ def test_who_may_be_a_person_and_the_limits_their_logins_get(pg_server: PgServer
                     text(
                         "SELECT r.rolname, s.setconfig FROM pg_db_role_setting s"
                         " JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname IN ('ann', 'cur')"
+                        " AND s.setdatabase = (SELECT oid FROM pg_database"
+                        " WHERE datname = current_database())"
                     )
                 ).all()
             )
         assert "idle_in_transaction_session_timeout=15min" in settings["ann"]
+        # in this database only: the same login may have another role elsewhere
+        where = "SELECT count(*) FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole"
+        global_ = conn_count = None
+        with engine.connect() as check:
+            global_ = check.execute(
+                text(where + " WHERE r.rolname = 'ann' AND s.setdatabase = 0")
+            ).scalar_one()
+            conn_count = check.execute(
+                text(
+                    where + " WHERE r.rolname = 'ann' AND s.setdatabase = (SELECT oid"
+                    " FROM pg_database WHERE datname = current_database())"
+                )
+            ).scalar_one()
+        assert (global_, conn_count) == (0, 1)
         assert "statement_timeout=2min" in settings["ann"]
         assert "idle_in_transaction_session_timeout=15min" in settings["cur"]
         assert not any(s.startswith("statement_timeout") for s in settings["cur"])
