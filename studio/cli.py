@@ -1041,8 +1041,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="fail (exit 2, nothing written) unless val and test each cover at least N (rule, "
-        "concept) tuples and every requested rule yields puzzles (without it: a warning below "
-        "5 tuples)",
+        "concept) tuples, every requested rule yields puzzles and every rule train has is in "
+        "test (without it: the same as warnings, at 5 tuples)",
     )
     s.set_defaults(func=cmd_generate)
 
