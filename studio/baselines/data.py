@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -418,48 +417,14 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
 
 
 # ---- stimulus split folder ---------------------------------------------------------------------
-#: What Pillow raises on a damaged PNG while decoding it: OSError mostly, SyntaxError for a
-#: broken chunk ("broken PNG file"), zlib's error, ValueError and EOFError for truncations
-#: (the fuzz bench found each).
-PICTURE_ERRORS: tuple[type[BaseException], ...] = (
-    OSError,
-    SyntaxError,
-    ValueError,
-    EOFError,
-    zlib.error,
-)
-
-
-def _open_stimulus(path: Path) -> Any:
-    """``Image.open`` of an item's picture, refusing a non-regular file and a picture larger
-    than ``studio.stimuli.split.MAX_PICTURE_PIXELS`` before it is decoded (the studio draws
-    them at a few hundred pixels a side; a 30000 × 30000 PNG is damage, issue 25)."""
-    from PIL import Image
-
-    from studio.core.splitdir import require_regular_file
-    from studio.stimuli.split import MAX_PICTURE_PIXELS as MAX_STIMULUS_PIXELS
-
-    require_regular_file(path)
-    try:
-        im = Image.open(path)
-    except Image.DecompressionBombError as e:
-        raise StudioError(f"is too large to be an item's picture ({e})", path) from None
-    if im.width * im.height > MAX_STIMULUS_PIXELS:
-        im.close()
-        raise StudioError(
-            f"is {im.width} × {im.height} pixels, too large to be an item's picture "
-            f"(at most {MAX_STIMULUS_PIXELS:,} pixels)",
-            path,
-        )
-    return im
-
-
 def stimulus_ink(path: Path, size: int = FRAME) -> np.ndarray:
     """A PNG as ``uint8`` ink × 255 at ``size``: grayscale, box-filter resize, 255 - gray."""
     from PIL import Image, UnidentifiedImageError
 
+    from studio.stimuli.split import PICTURE_ERRORS, open_picture
+
     try:
-        with _open_stimulus(path) as im:
+        with open_picture(path) as im:
             gray = im.convert("L")
             if gray.size != (size, size):
                 gray = gray.resize((size, size), Image.Resampling.BOX)
@@ -477,8 +442,10 @@ def cut_pieces(path: Path, size: int = FRAME, most: int = MAX_PIECES) -> np.ndar
     from PIL import Image
     from scipy import ndimage
 
+    from studio.stimuli.split import PICTURE_ERRORS, open_picture
+
     try:
-        with _open_stimulus(path) as im:
+        with open_picture(path) as im:
             gray = np.asarray(im.convert("L"), dtype=np.uint8)
     except PICTURE_ERRORS as e:
         raise StudioError(f"cannot be read as an image: {e}", path) from None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import json
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -241,28 +242,49 @@ def vet_stimulus_split(folder: str | Path) -> list[Verdict]:
     return out
 
 
-#: Largest picture of an item a split may hold (pixels), for ``vet`` and ``baseline`` alike.
+#: Largest picture of an item a split may hold (pixels), for ``vet`` and ``baseline`` alike:
+#: the studio draws them at a few hundred pixels a side; a 30000 × 30000 PNG is damage.
 MAX_PICTURE_PIXELS = 4096 * 4096
+#: What Pillow raises on a damaged PNG: OSError mostly, SyntaxError for a broken chunk
+#: ("broken PNG file"), zlib's error, ValueError and EOFError for truncations (the fuzz bench
+#: found each), DecompressionBombError for a huge one.
+PICTURE_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    SyntaxError,
+    ValueError,
+    EOFError,
+    zlib.error,
+    Image.DecompressionBombError,
+)
+
+
+def open_picture(path: Path) -> Image.Image:
+    """An item's picture, opened (its header read, nothing decoded yet) once it is known to
+    be there, a regular file and at most :data:`MAX_PICTURE_PIXELS`: the one check ``vet``
+    and ``baseline`` both make (issue 25). StudioError naming the file otherwise; decoding
+    errors later are the caller's to catch (:data:`PICTURE_ERRORS`)."""
+    from studio.core.splitdir import require_regular_file
+
+    if not path.exists():
+        raise StudioError("missing: the item's picture is not there", path)
+    require_regular_file(path)
+    try:
+        im = Image.open(path)
+    except PICTURE_ERRORS as e:
+        raise StudioError(f"cannot be read as a picture: {e}", path) from None
+    if im.width * im.height > MAX_PICTURE_PIXELS:
+        im.close()
+        raise StudioError(
+            f"is {im.width} × {im.height} pixels, too large to be an item's picture "
+            f"(at most {MAX_PICTURE_PIXELS:,} pixels)",
+            path,
+        )
+    return im
 
 
 def _check_pictures(folder: Path, record: Mapping[str, Any]) -> None:
-    """Every picture the record names is there, a regular file, and of a sane size (read
-    from its header, not decoded): what ``baseline`` will read, ``vet`` has looked at."""
-    from studio.core.splitdir import require_regular_file
-
+    """Every picture the record names is there and sane (:func:`open_picture`): what
+    ``baseline`` will read, ``vet`` has looked at."""
     for name in record.get("images", []):
-        path = folder / "images" / str(record["id"]) / f"{name}.png"
-        if not path.exists():
-            raise StudioError("missing: the item's picture is not there", path)
-        require_regular_file(path)
-        try:
-            with Image.open(path) as im:
-                size = im.size
-        except (OSError, SyntaxError, ValueError, EOFError, Image.DecompressionBombError) as e:
-            raise StudioError(f"cannot be read as a picture: {e}", path) from None
-        if size[0] * size[1] > MAX_PICTURE_PIXELS:
-            raise StudioError(
-                f"is {size[0]} × {size[1]} pixels, too large to be an item's picture "
-                f"(at most {MAX_PICTURE_PIXELS:,} pixels)",
-                path,
-            )
+        with open_picture(folder / "images" / str(record["id"]) / f"{name}.png"):
+            pass

@@ -344,7 +344,7 @@ def _migrate_database(engine: Engine, location: str) -> None:
         ) from e
 
 
-def _refresh_rules(engine: Engine, location: str) -> None:
+def _refresh_rules(engine: Engine) -> None:
     """A lab database's server rules brought to this build's, when its owner opens it
     (:func:`studio.store.labschema.refresh_server_rules`), in one transaction under the
     migration lock."""
@@ -503,7 +503,7 @@ class Project(LabProjectMixin):
                 raise ProjectError(f"cannot be read: {_database_error(e)}", location) from e
             if version < FORMAT_VERSION:
                 _migrate_database(engine, location)
-            _refresh_rules(engine, location)
+            _refresh_rules(engine)
             project = cls(url, engine)
             project._load_schema()
         except BaseException:

@@ -582,15 +582,29 @@ def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
         assert conn.execute(text(may_create)).scalar_one() is False
         assert conn.execute(text(rules)).scalar_one() == str(SERVER_RULES_VERSION)
         # a person added before gets the login limits too
-        show = "SELECT setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole"
-        here = "(SELECT oid FROM pg_database WHERE datname = current_database())"
-        configs = conn.execute(
-            text(show + f" WHERE r.rolname = 'ann' AND s.setdatabase = {here}")
-        ).scalar_one()
+        [configs] = _login_settings(conn, "ann")
         assert "statement_timeout=2min" in configs
         execute = "SELECT has_function_privilege('ann', 'studio_audit()', 'EXECUTE')"
         assert conn.execute(text(execute)).scalar_one() is False
     owner.dispose()
+
+
+def _login_settings(conn: Connection, name: str, here: bool = True) -> list[list[str]]:
+    """The settings rows (``setconfig``) of login ``name``: for this database (``here``), or
+    the server-wide ones."""
+    where = (
+        "s.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        if here
+        else "s.setdatabase = 0"
+    )
+    rows = conn.execute(
+        text(
+            "SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole"
+            f" WHERE r.rolname = :n AND {where}"
+        ),
+        {"n": name},
+    ).all()
+    return [list(r[0]) for r in rows]
 
 
 def _ua_schema_json() -> str:
@@ -623,30 +637,12 @@ def test_who_may_be_a_person_and_the_limits_their_logins_get(pg_server: PgServer
         with engine.begin() as conn:
             lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
             lab.add_person(conn, "cur", "curator", "t", password="pw-of-cur")
-            settings = dict(
-                conn.execute(
-                    text(
-                        "SELECT r.rolname, s.setconfig FROM pg_db_role_setting s"
-                        " JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname IN ('ann', 'cur')"
-                        " AND s.setdatabase = (SELECT oid FROM pg_database"
-                        " WHERE datname = current_database())"
-                    )
-                ).all()
-            )
+            settings = {name: _login_settings(conn, name)[0] for name in ("ann", "cur")}
         assert "idle_in_transaction_session_timeout=15min" in settings["ann"]
         # in this database only: the same login may have another role elsewhere
-        where = "SELECT count(*) FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole"
-        global_ = conn_count = None
         with engine.connect() as check:
-            global_ = check.execute(
-                text(where + " WHERE r.rolname = 'ann' AND s.setdatabase = 0")
-            ).scalar_one()
-            conn_count = check.execute(
-                text(
-                    where + " WHERE r.rolname = 'ann' AND s.setdatabase = (SELECT oid"
-                    " FROM pg_database WHERE datname = current_database())"
-                )
-            ).scalar_one()
+            global_ = len(_login_settings(check, "ann", here=False))
+            conn_count = len(_login_settings(check, "ann"))
         assert (global_, conn_count) == (0, 1)
         assert "statement_timeout=2min" in settings["ann"]
         assert "idle_in_transaction_session_timeout=15min" in settings["cur"]
