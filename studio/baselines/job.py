@@ -7,7 +7,8 @@ Parameters (``ctx.params``, as the dashboard submits them)::
      "models": ["blind", "context", "pixel-similarity"],   # ids or group names
                # (default: blind and the answers-only probes, JOB_DEFAULT_MODELS)
      "seeds": 3, "device": "auto", "epochs": null,
-     "cuda_speedups": true,   # bf16 autocast + large inference batches on CUDA; CPU: ignored
+     "cuda_speedups": false,  # bf16 autocast + large inference batches on CUDA (slower when
+                              # measured); CPU: ignored
      "compile": false}        # torch.compile the frame encoders on CUDA (slower when measured)
 
 ``"beside_window": false`` (set by ``analogy-studio jobs``, which runs jobs with no window
@@ -141,7 +142,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
             # niced; `analogy-studio jobs` runs jobs with no window to keep responsive
             lower_priority=bool(params.get("beside_window", True)),
             cross_fit=bool(params.get("cross_fit", True)),
-            cuda_speedups=bool(params.get("cuda_speedups", True)),
+            cuda_speedups=bool(params.get("cuda_speedups", False)),
             compile=bool(params.get("compile", False)),
             on_device=ctx.set_device,
         )

@@ -140,7 +140,7 @@ class _Runner:
         device: str,
         should_stop: ShouldStop | None,
         log: Log | None,
-        cuda_speedups: bool = True,
+        cuda_speedups: bool = False,
         compile: bool = False,
         force_speedups: bool = False,
         compile_backend: str = "inductor",
@@ -478,7 +478,7 @@ def run_baselines(
     on_unit: UnitDone | None = None,
     lower_priority: bool = False,
     on_device: Callable[[str], None] | None = None,
-    cuda_speedups: bool = True,
+    cuda_speedups: bool = False,
     compile: bool = False,
     force_speedups: bool = False,
     compile_backend: str = "inductor",
@@ -492,10 +492,10 @@ def run_baselines(
     every batch and unit (True raises :class:`~studio.baselines.BaselineCancelled`).
     ``lower_priority``: the run shares the machine with the studio's window (the worker's
     job): one core is left free and the process is niced; otherwise torch uses every core.
-    ``cuda_speedups``: on a CUDA device, bfloat16 autocast and large inference batches (False:
-    float32, as on the CPU); ignored on the CPU. ``compile``: also ``torch.compile`` the frame
-    encoders on CUDA (off by default: slower on the measured GPU, see
-    :class:`studio.baselines.trained.DeviceData`). ``force_speedups`` and
+    ``cuda_speedups``: on a CUDA device, bfloat16 autocast and large inference batches;
+    ``compile``: ``torch.compile`` the frame encoders on CUDA. Both off by default (float32 and
+    eager, as on the CPU): each was slower on the measured GPU, see
+    :class:`studio.baselines.trained.DeviceData`. ``force_speedups`` and
     ``compile_backend``: the CUDA path's structure on any device, for the suite (ibid.)."""
     from studio.plugins import registry
 

@@ -73,14 +73,12 @@ class DeviceData:
     """A source's arrays as ``uint8`` tensors on the training device, moved once and shared by
     every fit (converted to float ink per batch).
 
-    ``cuda_speedups`` (default on) lets the fits use bfloat16 autocast and larger inference
-    batches; they apply on a CUDA device only and are ignored on the CPU, whose path stays
-    float32 and eager (:attr:`mixed_precision`). ``compile`` (default off) adds
-    ``torch.compile`` for the frame encoders on CUDA (:attr:`compiled`): measured on one H100
-    (bench/gpu_bench.py, docs/benchmarks.md "Issue 26"), compiling made the default job on
-    1,000 puzzles 105 s against 36 s eager (and 46 s on the machine's 16 CPU cores) — for
-    8–32-channel encoders the compilation costs more than it saves — so it is asked for, not
-    assumed.
+    Both speed-ups are asked for, not assumed: measured on one H100 (bench/gpu_bench.py,
+    docs/benchmarks.md "Issue 26"), each made the default job slower than float32 eager on the
+    same GPU. ``cuda_speedups`` (bfloat16 autocast and larger inference batches): 41.8 s
+    against 29.3 s on 1,000 puzzles (the casts cost more than 8–32-channel convolutions save);
+    ``compile`` (``torch.compile`` for the frame encoders, :attr:`compiled`): 105 s against
+    36 s. Both apply on a CUDA device only; the CPU path stays float32 and eager.
 
     ``force_speedups`` takes the CUDA path's structure on any device (bfloat16 autocast on the
     device's own type, a compiled encoder with ``compile_backend``): the suite has no GPU, and
@@ -93,7 +91,7 @@ class DeviceData:
         data: PuzzleArrays,
         device: str,
         *,
-        cuda_speedups: bool = True,
+        cuda_speedups: bool = False,
         compile: bool = False,
         force_speedups: bool = False,
         compile_backend: str = "inductor",
@@ -104,7 +102,7 @@ class DeviceData:
         self.compile = bool(compile)
         self.force_speedups = bool(force_speedups)
         self.compile_backend = compile_backend
-        if self.on_cuda:  # the report's peak is this source's, not an earlier job's
+        if self.on_cuda and torch.cuda.is_available():  # the peak is this source's alone
             torch.cuda.reset_peak_memory_stats(self.device)
         self._tensors: dict[str, torch.Tensor] = {}
         self._bank: torch.Tensor | None = None
@@ -124,9 +122,9 @@ class DeviceData:
 
     @property
     def compiled(self) -> bool:
-        """``torch.compile`` for the frame encoders: CUDA with the speed-ups and ``compile``
-        on (or ``force_speedups``)."""
-        return self.force_speedups or (self.on_cuda and self.cuda_speedups and self.compile)
+        """``torch.compile`` for the frame encoders: CUDA with ``compile`` on (or
+        ``force_speedups``)."""
+        return self.force_speedups or (self.on_cuda and self.compile)
 
     def speedups(self) -> dict[str, Any]:
         """What the report says of the code path: autocast dtype, compiled or eager."""

@@ -4,6 +4,8 @@ and the per-rule fields of the report."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -93,6 +95,28 @@ def test_the_context_model_scores_the_same_from_the_bank_as_from_the_frames(
         banked = model.outputs(dd, idx)
         direct = model.net(dd.ink("context", idx), dd.ink("answers", idx))
     torch.testing.assert_close(banked, direct, rtol=1e-4, atol=1e-5)
+
+
+def test_cuda_runs_float32_eager_unless_asked(data: PuzzleArrays) -> None:
+    """On the H100 measured, bf16 autocast and torch.compile each made the job slower than
+    float32 eager (docs/benchmarks.md, issue 26), so ``--device cuda`` asks for neither, and
+    each is asked for on its own (compiling once needed the bf16 switch as well)."""
+    plain = DeviceData(data, "cuda")  # nothing moves to the device until a fit asks
+    assert not plain.mixed_precision and not plain.compiled and plain.eval_batch == EVAL_BATCH
+    assert plain.speedups() == {"autocast": None, "compiled": None, "eval_batch": EVAL_BATCH}
+    assert DeviceData(data, "cuda", compile=True).compiled
+    assert DeviceData(data, "cuda", cuda_speedups=True).eval_batch > EVAL_BATCH
+
+
+def test_the_cli_defaults_to_float32(tmp_path: Path) -> None:
+    from studio.cli import build_parser
+
+    parser = build_parser()
+    assert not parser.parse_args(["baseline", str(tmp_path)]).cuda_speedups
+    assert parser.parse_args(["baseline", str(tmp_path), "--cuda-speedups"]).cuda_speedups
+    assert not parser.parse_args(["baseline", str(tmp_path), "--no-cuda-speedups"]).cuda_speedups
+    with pytest.raises(SystemExit):
+        parser.parse_args(["baseline", str(tmp_path), "--cuda-speedups", "--no-cuda-speedups"])
 
 
 def test_cuda_speedups_are_ignored_on_the_cpu(data: PuzzleArrays) -> None:
