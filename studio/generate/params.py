@@ -10,6 +10,10 @@ from studio.core.errors import StudioError
 from studio.core.puzzle import LAYOUTS
 
 ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
+#: The rules asked for when none are named: all but ``union``, which needs glyphs that carry
+#: two values of one concept (a multi-valued tag) and so, on annotations with one value per
+#: concept, only ever ran dry and warned (issue 24). Ask for it by name where glyphs allow it.
+DEFAULT_RULES = tuple(r for r in ALL_RULES if r != "union")
 EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values")
 HOLDOUTS = ("none", "basic", "disjoint")
 SAMPLINGS = ("balanced", "diverse")
@@ -49,7 +53,7 @@ class SplitParams:
 
     family: str = "glyph-pmp"
     layout: str = "two-row"
-    rules: tuple[str, ...] = ALL_RULES
+    rules: tuple[str, ...] = DEFAULT_RULES
     extrapolation: str = "neutral"
     shift: bool = False
     holdout: str = "disjoint"

@@ -43,9 +43,12 @@ def test_concepts_and_rules_come_from_the_schema_and_the_family(qtbot) -> None:
     concepts.item(1).setCheckState(Qt.CheckState.Checked)
     dlg.show()
     union = dlg.findChild(type(dlg.form.widget("strict")), "option_rules_union")
+    # unticked by default, and the rules' tooltip says why (issue 24)
+    assert not union.isChecked() and "union" not in dlg.params().rules
+    assert "two values of one concept" in dlg.form.widget("rules").toolTip()
     qtbot.mouseClick(union, Qt.MouseButton.LeftButton)
     params = dlg.params()
-    assert params.concepts == ("concept-1",) and "union" not in params.rules
+    assert params.concepts == ("concept-1",) and "union" in params.rules
 
 
 def test_a_stimulus_family_gets_its_own_options_and_an_output_folder(qtbot, tmp_path: Path) -> None:

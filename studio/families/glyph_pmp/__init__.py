@@ -15,6 +15,7 @@ from studio.core.family import Family, Option
 from studio.generate.params import (
     ALL_RULES,
     ANSWER_SETS,
+    DEFAULT_RULES,
     DEFAULT_SAMPLING,
     EXTRAPOLATIONS,
     GLYPH_LAYOUTS,
@@ -70,8 +71,9 @@ FAMILY = Family(
         Option(
             "rules",
             "subset",
-            ALL_RULES,
-            "all, or a list like constant,progression",
+            DEFAULT_RULES,
+            "all, or a list like constant,progression (default: all but union, which needs glyphs "
+            "tagged with two values of one concept, and runs dry without them)",
             choices=ALL_RULES,
         ),
         Option(
