@@ -7,16 +7,16 @@ A throwaway PostgreSQL server (``tests.pgserver.running_server``) holds two stud
 ``public`` is first made writable by everyone, as PostgreSQL 14 made it and as a database
 upgraded from it keeps it. Then, as ``ann``:
 
-- ``public-function``: create ``public.unnest(bigint[])`` that grants ``studio_admin`` to
+- ``public-function``: create ``public.unnest(bigint[])`` that grants ``lab_a``'s admin role to
   herself, then tag a glyph (the owner-run consensus function must not call it);
 - ``forged-audit``: attach the studio's owner-run ``studio_audit`` trigger to a temporary
   table of her own (a forged audit entry written with the owner's rights);
-- ``set-role`` / ``grant``: ``SET ROLE studio_admin``; ``GRANT studio_admin TO ann``;
+- ``set-role`` / ``grant``: ``SET ROLE`` to, and ``GRANT ... TO ann``, ``lab_a``'s admin role;
 - ``approve``: approve a puzzle of her own database;
-- ``other-database``: put a tag into ``lab_b``, a database she is no person of (the
-  ``studio_*`` group roles are server-wide);
-- ``hostile-concept``: a tag whose concept is ``../../../escape_rel`` (the server does not
-  check tags against the schema yet).
+- ``other-database``: put a tag into ``lab_b``, a database she is no person of (until rules
+  3 the ``studio_*`` group roles were server-wide and CONNECT was PUBLIC's);
+- ``hostile-concept``: a tag whose concept is ``../../../escape_rel`` (until rules 3 the
+  server did not check tags against the schema).
 
 Prints one JSON object: per attack ``refused`` or ``allowed`` with the server's words, and
 the counts. ``allowed`` rows are what is still to do (issue 25), not a failure of the run.
@@ -48,6 +48,9 @@ def _try(engine: Engine, sql: str, params: dict[str, Any] | None = None) -> str 
     return None
 
 
+_SHAPE = {"id": "shape", "values": [{"id": "round"}, {"id": "square"}]}
+
+
 def _make(url: str, person: str) -> None:
     from studio.store import lab
     from studio.store.migrations import create_current
@@ -56,6 +59,11 @@ def _make(url: str, person: str) -> None:
     with engine.begin() as conn:
         conn.execute(text("GRANT CREATE ON SCHEMA public TO PUBLIC"))  # PostgreSQL 14
         create_current(conn)
+        schema = {"categories": [{"id": "c", "concepts": [_SHAPE]}]}
+        conn.execute(
+            text("INSERT INTO schema_versions (version, json, created_at) VALUES (1, :j, 't')"),
+            {"j": json.dumps(schema)},
+        )
         conn.execute(text("INSERT INTO glyphs (codepoint, font) VALUES (19968, 'f')"))
         conn.execute(text("INSERT INTO puzzle_sets (name, created_at) VALUES ('s', 't')"))
         conn.execute(
@@ -70,7 +78,9 @@ def _make(url: str, person: str) -> None:
 
 def attacks(url_a: str, url_b: str) -> dict[str, dict[str, str]]:
     from studio.store import lab
+    from studio.store.labschema import group_roles
 
+    admin = group_roles(url_a.rsplit("/", 1)[1])["admin"]  # lab_a's admin role
     owner = create_engine(url_a)
     ann = _as(url_a, "ann")
     ann_b = _as(url_b, "ann")
@@ -82,13 +92,13 @@ def attacks(url_a: str, url_b: str) -> dict[str, dict[str, str]]:
 
     def is_admin() -> bool:
         with owner.connect() as conn:
-            q = "SELECT pg_has_role('ann', 'studio_admin', 'MEMBER')"
+            q = f"SELECT pg_has_role('ann', '{admin}', 'MEMBER')"
             return bool(conn.execute(text(q)).scalar_one())
 
     why = _try(
         ann,
         "CREATE FUNCTION public.unnest(bigint[]) RETURNS SETOF bigint LANGUAGE plpgsql AS"
-        " $$ BEGIN EXECUTE 'GRANT studio_admin TO ann'; RETURN QUERY SELECT 1::bigint; END $$",
+        f" $$ BEGIN EXECUTE 'GRANT {admin} TO ann'; RETURN QUERY SELECT 1::bigint; END $$",
     )
     if why is None:  # created: does the owner's code run it?
         try:
@@ -107,8 +117,8 @@ def attacks(url_a: str, url_b: str) -> dict[str, dict[str, str]]:
             "INSERT INTO forged VALUES (1)",
         ),
     )
-    record("set-role", _try(ann, "SET ROLE studio_admin"))
-    record("grant", _try(ann, "GRANT studio_admin TO ann"))
+    record("set-role", _try(ann, f"SET ROLE {admin}"))
+    record("grant", _try(ann, f"GRANT {admin} TO ann"))
     record("approve", _try(ann, "UPDATE puzzles SET status = 'approved'"))
     record(
         "other-database",

@@ -37,6 +37,7 @@ from studio.core.errors import ProjectError
 from studio.store.dbfile import is_database_url, open_engine, safe_location
 from studio.store.dialect import fix_identity, is_postgres, require_empty, table_names
 from studio.store.filecheck import check_database, check_project_file
+from studio.store.labschema import SERVER_META_KEYS, SERVER_TABLES, refresh_schema_tags
 from studio.store.migrations import FORMAT_VERSION, create_current
 from studio.store.project import MIGRATION_LOCK, Project
 
@@ -110,7 +111,9 @@ def _copy_rows(source: Connection, target: Connection, report: CopyReport) -> No
     meta.reflect(bind=target)
     src_tables = set(table_names(source))
     postgres = is_postgres(target)
-    tables: list[Table] = [t for t in meta.sorted_tables if t.name in src_tables]
+    tables: list[Table] = [
+        t for t in meta.sorted_tables if t.name in src_tables and t.name not in SERVER_TABLES
+    ]
     if postgres:
         # the copy is the lab's history as it was: the target's own audit/notify triggers
         # must not add to it (foreign keys stay checked: only user triggers are off)
@@ -122,9 +125,9 @@ def _copy_rows(source: Connection, target: Connection, report: CopyReport) -> No
         keys = [c.name for c in t.primary_key.columns] or columns[:1]
         query = select(*(src.c[c] for c in columns)).order_by(*(src.c[k] for k in keys))
         if t.name == "meta":
-            # which server rules a lab database installed is the database's own, not the
-            # project's (the target has its own, or none: a file)
-            query = query.where(src.c["key"] != "server_rules")
+            # which server rules a lab database installed (and its group roles) are the
+            # database's own, not the project's (the target has its own, or none: a file)
+            query = query.where(src.c["key"].not_in(SERVER_META_KEYS))
         n = 0
         result = source.execution_options(stream_results=True).execute(query)
         for chunk in result.partitions(CHUNK):
@@ -133,6 +136,10 @@ def _copy_rows(source: Connection, target: Connection, report: CopyReport) -> No
         report.rows[t.name] = n
         fix_identity(target, t.name)
     if postgres:
+        # the accepted tags from the schema versions just copied, and the tags' keys checked
+        # against them now (a table with checks pending cannot be altered)
+        refresh_schema_tags(target)
+        target.exec_driver_sql("SET CONSTRAINTS ALL IMMEDIATE")
         for t in tables:
             target.exec_driver_sql(f"ALTER TABLE {t.name} ENABLE TRIGGER USER")
 

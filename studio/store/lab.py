@@ -25,10 +25,11 @@ from sqlalchemy.exc import DBAPIError
 from studio.core.errors import StudioError
 from studio.store.dialect import is_postgres
 from studio.store.labschema import (
-    GROUP_ROLES,
+    GROUP_ROLE_PREFIX,
     ROLES,
     consensus_statements,
     current_database,
+    group_roles,
     login_limits,
 )
 
@@ -183,10 +184,11 @@ def add_person(
                 {"n": name, "h": hashed},
             ).scalar_one()
             conn.exec_driver_sql(str(stmt))
+        groups = group_roles(current_database(conn))
         for other in ROLES:
             if other != role:
-                conn.execute(text(f'REVOKE {GROUP_ROLES[other]} FROM "{name}"'))
-        conn.execute(text(f'GRANT {GROUP_ROLES[role]} TO "{name}"'))
+                conn.execute(text(f'REVOKE {groups[other]} FROM "{name}"'))
+        conn.execute(text(f'GRANT {groups[role]} TO "{name}"'))
     conn.execute(
         text(
             "INSERT INTO people (name, role, full_name, created_at) VALUES (:n, :r, :f, :t)"
@@ -204,7 +206,7 @@ def _check_login(conn: Connection, name: str, role: str) -> None:
     roles, replication, bypassing row-level security: the project's grants and policies would
     not bind it, while the studio would show it as an annotator), and the database's owner in
     any role but admin (the owner is never demoted)."""
-    if name in GROUP_ROLES.values() or name.startswith("pg_"):
+    if name.startswith((GROUP_ROLE_PREFIX, "pg_")):
         raise StudioError(f"{name} is a role of the server, not a person")
     row = conn.execute(
         text(

@@ -28,6 +28,10 @@ studio (psql, a script) is held to the same rules:
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
@@ -35,20 +39,38 @@ from studio.store.dialect import add_column, create_missing, is_postgres
 
 #: Roles of people on a project, least to most rights.
 ROLES = ("annotator", "curator", "admin")
-#: PostgreSQL group role of each studio role (and of the job workers).
-GROUP_ROLES = {
+#: The server-wide group roles of rules versions 1 and 2 (shared by every studio database of
+#: a server, so a person's role in one lab held in all: issue 25). Version 3 takes every right
+#: from them in a database it upgrades; :func:`group_roles` names the roles that replace them.
+LEGACY_GROUP_ROLES = {
     "annotator": "studio_annotator",
     "curator": "studio_curator",
     "admin": "studio_admin",
     "worker": "studio_worker",
 }
+#: Every group role the studio makes starts so; no person's login may.
+GROUP_ROLE_PREFIX = "studio_"
+
+
+def group_roles(database: str) -> dict[str, str]:
+    """The group roles of one lab database: ``studio_<name>_<hash>_<role>`` for annotator,
+    curator, admin and worker. Roles are server-wide in PostgreSQL, so each database has its
+    own and its grants, policies and functions name only them: a curator of one lab is nobody
+    in the next. The hash of the full name keeps two databases apart whose names differ only
+    past the 24 characters kept or in characters a role name does without."""
+    slug = re.sub(r"[^a-z0-9_]+", "_", database.lower()).strip("_")[:24] or "db"
+    tag = hashlib.sha1(database.encode()).hexdigest()[:8]
+    return {r: f"{GROUP_ROLE_PREFIX}{slug}_{tag}_{r}" for r in (*ROLES, "worker")}
+
+
 #: The channel other clients LISTEN on; payload: {"table", "op", "who", "glyphs"}.
 NOTIFY_CHANNEL = "studio_changes"
 #: The server rules' version (``meta.server_rules``): a lab database whose rules are older is
 #: brought up to date when its owner opens it (:func:`refresh_server_rules`), with no change
 #: of format. 2: the project's schema closed to others, owner-run code calling pg_catalog's
-#: functions, trigger functions the owner's alone (issue 25).
-SERVER_RULES_VERSION = 2
+#: functions, trigger functions the owner's alone. 3: group roles of this database alone
+#: (:func:`group_roles`) and CONNECT for the project's people only (issue 25).
+SERVER_RULES_VERSION = 3
 #: Server-side limits set on every person's login (issue 25): a session left idle inside a
 #: transaction holds its locks for everyone, so the server ends it; an annotator's statement
 #: never needs long.
@@ -165,73 +187,130 @@ def upgrade(conn: Connection) -> None:
 
 # ---- PostgreSQL: roles, grants, row-level security, functions, triggers -----------------------
 
-_CREATE_GROUPS = """
+
+def _create_groups(roles: dict[str, str]) -> str:
+    names = ", ".join(f"'{n}'" for n in roles.values())  # [a-z0-9_] only (group_roles)
+    return f"""
 DO $$
 DECLARE r text;
 BEGIN
-  FOREACH r IN ARRAY ARRAY['studio_annotator', 'studio_curator', 'studio_admin', 'studio_worker']
+  FOREACH r IN ARRAY ARRAY[{names}]
   LOOP
-    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
-      EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+      EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
     END IF;
   END LOOP;
 END $$
 """
 
-_GROUP_LADDER = (
-    "GRANT studio_annotator TO studio_curator",
-    "GRANT studio_curator TO studio_admin",
-)
+
+def _group_ladder(roles: dict[str, str]) -> tuple[str, ...]:
+    return (
+        f"GRANT {roles['annotator']} TO {roles['curator']}",
+        f"GRANT {roles['curator']} TO {roles['admin']}",
+    )
 
 
-def _grants(schema: str) -> tuple[str, ...]:
+def _grants(schema: str, roles: dict[str, str]) -> tuple[str, ...]:
     s = f'"{schema}"'
-    all_roles = "studio_annotator, studio_curator, studio_admin, studio_worker"
+    all_roles = ", ".join(roles.values())
+    ann, cur, adm, wrk = (roles[r] for r in ("annotator", "curator", "admin", "worker"))
     return (
         f"REVOKE ALL ON ALL TABLES IN SCHEMA {s} FROM PUBLIC",
         f"GRANT USAGE ON SCHEMA {s} TO {all_roles}",
         f"GRANT SELECT ON ALL TABLES IN SCHEMA {s} TO {all_roles}",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {s} TO {all_roles}",
         # annotator: its own tags and its own done marks (row-level security says whose)
-        "GRANT INSERT, DELETE ON annotator_tags TO studio_annotator",
-        "GRANT UPDATE (done_at) ON assignment_items TO studio_annotator",
+        f"GRANT INSERT, DELETE ON annotator_tags TO {ann}",
+        f"GRANT UPDATE (done_at) ON assignment_items TO {ann}",
         # curator: curation, the consensus, adjudication, assignments, baseline jobs
         "GRANT INSERT, UPDATE, DELETE ON tags, puzzles, puzzle_sets, assignments,"
-        " assignment_items, baseline_flags, job_logs TO studio_curator",
-        "GRANT INSERT ON puzzle_events, adjudications TO studio_curator",
-        "GRANT INSERT, UPDATE, DELETE ON jobs TO studio_curator",
-        "GRANT INSERT, UPDATE ON glyphs TO studio_curator",
+        f" assignment_items, baseline_flags, job_logs TO {cur}",
+        f"GRANT INSERT ON puzzle_events, adjudications TO {cur}",
+        f"GRANT INSERT, UPDATE, DELETE ON jobs TO {cur}",
+        f"GRANT INSERT, UPDATE ON glyphs TO {cur}",
         # admin: the schema, fonts, glyphs, people, settings
-        "GRANT INSERT, UPDATE, DELETE ON schema_versions, fonts, glyphs, people, meta"
-        " TO studio_admin",
+        f"GRANT INSERT, UPDATE, DELETE ON schema_versions, fonts, glyphs, people, meta TO {adm}",
         # workers: the queue, logs and flags
-        "GRANT UPDATE ON jobs TO studio_worker",
-        "GRANT INSERT, DELETE ON job_logs, baseline_flags TO studio_worker",
-        "REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON audit_log FROM studio_annotator,"
-        " studio_curator, studio_admin, studio_worker",
+        f"GRANT UPDATE ON jobs TO {wrk}",
+        f"GRANT INSERT, DELETE ON job_logs, baseline_flags TO {wrk}",
+        f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON audit_log FROM {all_roles}",
     )
 
 
-_RLS = (
-    "ALTER TABLE annotator_tags ENABLE ROW LEVEL SECURITY",
-    "DROP POLICY IF EXISTS read_all ON annotator_tags",
-    "CREATE POLICY read_all ON annotator_tags FOR SELECT USING (true)",
-    "DROP POLICY IF EXISTS own_insert ON annotator_tags",
-    "CREATE POLICY own_insert ON annotator_tags FOR INSERT WITH CHECK"
-    " (annotator = current_user OR pg_has_role(current_user, 'studio_admin', 'MEMBER'))",
-    "DROP POLICY IF EXISTS own_delete ON annotator_tags",
-    "CREATE POLICY own_delete ON annotator_tags FOR DELETE USING"
-    " (annotator = current_user OR pg_has_role(current_user, 'studio_admin', 'MEMBER'))",
-    "ALTER TABLE assignment_items ENABLE ROW LEVEL SECURITY",
-    "DROP POLICY IF EXISTS read_all ON assignment_items",
-    "CREATE POLICY read_all ON assignment_items FOR SELECT USING (true)",
-    "DROP POLICY IF EXISTS own_done ON assignment_items",
-    "CREATE POLICY own_done ON assignment_items FOR UPDATE USING"
-    " (annotator = current_user OR pg_has_role(current_user, 'studio_curator', 'MEMBER'))",
-    "DROP POLICY IF EXISTS curator_write ON assignment_items",
-    "CREATE POLICY curator_write ON assignment_items FOR ALL USING"
-    " (pg_has_role(current_user, 'studio_curator', 'MEMBER'))",
-)
+def _rls(roles: dict[str, str]) -> tuple[str, ...]:
+    adm, cur = roles["admin"], roles["curator"]
+    return (
+        "ALTER TABLE annotator_tags ENABLE ROW LEVEL SECURITY",
+        "DROP POLICY IF EXISTS read_all ON annotator_tags",
+        "CREATE POLICY read_all ON annotator_tags FOR SELECT USING (true)",
+        "DROP POLICY IF EXISTS own_insert ON annotator_tags",
+        "CREATE POLICY own_insert ON annotator_tags FOR INSERT WITH CHECK (annotator ="
+        f" current_user OR pg_catalog.pg_has_role(current_user, '{adm}', 'MEMBER'))",
+        "DROP POLICY IF EXISTS own_delete ON annotator_tags",
+        "CREATE POLICY own_delete ON annotator_tags FOR DELETE USING (annotator ="
+        f" current_user OR pg_catalog.pg_has_role(current_user, '{adm}', 'MEMBER'))",
+        "ALTER TABLE assignment_items ENABLE ROW LEVEL SECURITY",
+        "DROP POLICY IF EXISTS read_all ON assignment_items",
+        "CREATE POLICY read_all ON assignment_items FOR SELECT USING (true)",
+        "DROP POLICY IF EXISTS own_done ON assignment_items",
+        "CREATE POLICY own_done ON assignment_items FOR UPDATE USING (annotator ="
+        f" current_user OR pg_catalog.pg_has_role(current_user, '{cur}', 'MEMBER'))",
+        "DROP POLICY IF EXISTS curator_write ON assignment_items",
+        "CREATE POLICY curator_write ON assignment_items FOR ALL USING"
+        f" (pg_catalog.pg_has_role(current_user, '{cur}', 'MEMBER'))",
+    )
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _database_grants(database: str, roles: dict[str, str]) -> tuple[str, ...]:
+    """Only the project's people (and its workers) may connect: CONNECT and TEMPORARY were
+    PUBLIC's, so any login of the server could open the database and read what its grants
+    give every role."""
+    db = _quote(database)
+    return (
+        f"REVOKE CONNECT, TEMPORARY ON DATABASE {db} FROM PUBLIC",
+        f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {', '.join(roles.values())}",
+    )
+
+
+def _retire_legacy_roles(conn: Connection, schema: str, database: str) -> None:
+    """Take from the server-wide roles of rules 1–2 every right they held in this database
+    (their members may hold them for another database's sake: the memberships stay, and give
+    nothing here). A worker login granted the old ``studio_worker`` keeps working here through
+    this database's worker role."""
+    existing = [
+        str(r)
+        for r in conn.execute(
+            text("SELECT rolname FROM pg_catalog.pg_roles WHERE rolname = ANY(:names)"),
+            {"names": list(LEGACY_GROUP_ROLES.values())},
+        ).scalars()
+    ]
+    if not existing:
+        return
+    old = ", ".join(existing)
+    for stmt in (
+        f'REVOKE ALL ON ALL TABLES IN SCHEMA "{schema}" FROM {old}',
+        f'REVOKE ALL ON ALL SEQUENCES IN SCHEMA "{schema}" FROM {old}',
+        f'REVOKE ALL ON ALL FUNCTIONS IN SCHEMA "{schema}" FROM {old}',
+        f'REVOKE ALL ON SCHEMA "{schema}" FROM {old}',
+        f"REVOKE ALL ON DATABASE {_quote(database)} FROM {old}",
+    ):
+        conn.execute(text(stmt))
+    if "studio_worker" in existing:
+        workers = conn.execute(
+            text(
+                "SELECT r.rolname FROM pg_catalog.pg_auth_members m"
+                " JOIN pg_catalog.pg_roles g ON g.oid = m.roleid"
+                " JOIN pg_catalog.pg_roles r ON r.oid = m.member"
+                " WHERE g.rolname = 'studio_worker' AND r.rolcanlogin"
+            )
+        ).scalars()
+        for name in workers:
+            conn.execute(text(f"GRANT {group_roles(database)['worker']} TO {_quote(str(name))}"))
 
 
 def _catalog_calls(sql: str) -> str:
@@ -319,6 +398,29 @@ BEGIN{own_table}
     'glyphs', COALESCE(ids, '[]'::json))::text);
   RETURN NULL;
 END $fn$""",
+        f"""
+CREATE OR REPLACE FUNCTION studio_schema_tags() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
+BEGIN{own_table}
+  PERFORM studio_refresh_schema_tags();
+  RETURN NULL;
+END $fn$""",
+        f"""
+CREATE OR REPLACE FUNCTION studio_refresh_schema_tags() RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
+BEGIN
+  -- the (concept, value) pairs of the newest schema: what the tag tables' foreign keys
+  -- (checked at commit) accept
+  DELETE FROM schema_tags;
+  INSERT INTO schema_tags (concept, value)
+  SELECT DISTINCT c.concept ->> 'id', v.value ->> 'id'
+  FROM (SELECT s.json::jsonb AS j FROM schema_versions s
+        ORDER BY s.version DESC LIMIT 1) AS newest,
+    pg_catalog.jsonb_array_elements(newest.j -> 'categories') AS cat(category),
+    pg_catalog.jsonb_array_elements(cat.category -> 'concepts') AS c(concept),
+    pg_catalog.jsonb_array_elements(c.concept -> 'values') AS v(value)
+  WHERE c.concept ->> 'id' IS NOT NULL AND v.value ->> 'id' IS NOT NULL;
+END $fn$""",
         """
 CREATE OR REPLACE FUNCTION studio_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
@@ -343,6 +445,19 @@ AUDITED = (
     "fonts",
 )
 NOTIFIED = ("annotator_tags", "tags", "puzzles", "jobs", "adjudications", "assignment_items")
+#: Tables whose every (concept, value) must be in the project's newest schema: a foreign key
+#: to ``schema_tags`` (issue 25: psql put a concept ``../../escape`` where exports build
+#: paths from it, and values the CSV export could not re-import).
+CHECKED_TAGS = ("annotator_tags", "tags")
+#: Meta rows that belong to the database, not the project: no copy carries them.
+SERVER_META_KEYS = ("server_rules", "group_roles")
+#: Tables only a lab database has (derived from the project's own; no copy carries them).
+SERVER_TABLES = ("schema_tags",)
+
+_SCHEMA_TAGS = (
+    "CREATE TABLE IF NOT EXISTS schema_tags (concept TEXT NOT NULL, value TEXT NOT NULL,"
+    " PRIMARY KEY (concept, value))"
+)
 
 
 def _statement_triggers(prefix: str, tables: tuple[str, ...], function: str) -> list[str]:
@@ -367,6 +482,10 @@ def _triggers() -> tuple[str, ...]:
         *_statement_triggers("audit", AUDITED, "studio_audit"),
         *_statement_triggers("notify", NOTIFIED, "studio_notify"),
     ]
+    out.append(
+        "CREATE OR REPLACE TRIGGER schema_tags AFTER INSERT OR UPDATE OR DELETE ON"
+        " schema_versions FOR EACH STATEMENT EXECUTE FUNCTION studio_schema_tags()"
+    )
     for table in ("audit_log", "adjudications"):
         out.append(
             f"CREATE OR REPLACE TRIGGER append_only BEFORE UPDATE OR DELETE ON {table}"
@@ -384,23 +503,52 @@ def install_server_rules(conn: Connection) -> None:
     run again: everything is created or replaced). Needs the right to create roles (a lab
     admin with CREATEROLE, or the database owner given it) the first time on a server."""
     schema = str(conn.execute(text("SELECT current_schema()")).scalar_one())
-    # group roles are shared by the server's databases: serialise their creation
+    database = current_database(conn)
+    roles = group_roles(database)
+    # group roles are server-wide objects: serialise their creation
     conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('analogy-studio roles'))"))
-    conn.execute(text(_CREATE_GROUPS))
-    for stmt in (*_GROUP_LADDER, *_functions(schema), *_triggers(), *_RLS, *_grants(schema)):
+    conn.execute(text(_create_groups(roles)))
+    conn.execute(text(_SCHEMA_TAGS))
+    for stmt in (
+        *_group_ladder(roles),
+        *_functions(schema),
+        *_triggers(),
+        *_rls(roles),
+        *_grants(schema, roles),
+        *_database_grants(database, roles),
+    ):
         conn.execute(text(stmt))
+    _retire_legacy_roles(conn, schema, database)
     # nobody but the owner creates objects in the project's schema: an owner-run function
     # resolves unqualified names there, and PostgreSQL up to 14 let everyone create in
     # ``public`` (issue 25: an annotator's public.unnest(bigint[]) ran as the owner)
     conn.execute(text(f'REVOKE CREATE ON SCHEMA "{schema}" FROM PUBLIC'))
-    for fn in ("studio_audit()", "studio_notify()", "studio_append_only()"):
+    for fn in (
+        "studio_audit()",
+        "studio_notify()",
+        "studio_append_only()",
+        "studio_schema_tags()",
+        "studio_refresh_schema_tags()",
+    ):
         conn.execute(text(f"REVOKE ALL ON FUNCTION {fn} FROM PUBLIC"))
+    # an admin copying a project in rebuilds the accepted tags from the schema it copied
+    conn.execute(
+        text(f"GRANT EXECUTE ON FUNCTION studio_refresh_schema_tags() TO {roles['admin']}")
+    )
+    _check_tags_by_schema(conn)
     conn.execute(text("REVOKE ALL ON FUNCTION studio_refresh_consensus(bigint[]) FROM PUBLIC"))
     conn.execute(
         text(
-            "GRANT EXECUTE ON FUNCTION studio_refresh_consensus(bigint[]) TO studio_annotator,"
-            " studio_curator, studio_admin"
+            "GRANT EXECUTE ON FUNCTION studio_refresh_consensus(bigint[]) TO"
+            f" {roles['annotator']}, {roles['curator']}, {roles['admin']}"
         )
+    )
+    conn.execute(
+        text(
+            "INSERT INTO meta (key, value) VALUES ('group_roles', :v)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        ),
+        {"v": json.dumps(roles, sort_keys=True)},
     )
     # the people already there get their logins' limits (a login of another owner's making
     # that this one may not alter is left as it is)
@@ -410,10 +558,11 @@ def install_server_rules(conn: Connection) -> None:
             " ON r.rolname = p.name WHERE NOT r.rolsuper"
         )
     ).all()
-    database = current_database(conn)
     for name, role in people:
         try:
             with conn.begin_nested():
+                # this database's role (the server-wide ones give nothing here any more)
+                conn.execute(text(f"GRANT {roles[str(role)]} TO {_quote(str(name))}"))
                 for stmt in login_limits(str(name), str(role), database):
                     conn.execute(text(stmt))
         except DBAPIError:
@@ -428,6 +577,33 @@ def install_server_rules(conn: Connection) -> None:
         ),
         {"v": str(version)},
     )
+
+
+def _check_tags_by_schema(conn: Connection) -> None:
+    """Fill ``schema_tags`` from the newest schema and tie both tag tables to it. The keys are
+    checked at commit (a schema edit renames tags in steps) and ``NOT VALID``: tags from
+    before are left to the client's orphan report rather than stopping the upgrade."""
+    conn.execute(text("SELECT studio_refresh_schema_tags()"))
+    for table in CHECKED_TAGS:
+        name = f"{table}_in_schema"
+        there = conn.execute(
+            text("SELECT 1 FROM pg_catalog.pg_constraint WHERE conname = :n"), {"n": name}
+        ).first()
+        if there is None:
+            conn.execute(
+                text(
+                    f"ALTER TABLE {table} ADD CONSTRAINT {name} FOREIGN KEY (concept, value)"
+                    " REFERENCES schema_tags (concept, value) DEFERRABLE INITIALLY DEFERRED"
+                    " NOT VALID"
+                )
+            )
+
+
+def refresh_schema_tags(conn: Connection) -> None:
+    """Rebuild ``schema_tags`` where there is one (a copy into a lab database writes the
+    schema versions with the studio's triggers off)."""
+    if is_postgres(conn) and conn.execute(text("SELECT to_regclass('schema_tags')")).scalar():
+        conn.execute(text("SELECT studio_refresh_schema_tags()"))
 
 
 def login_limits(name: str, role: str, database: str) -> list[str]:

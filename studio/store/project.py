@@ -627,17 +627,7 @@ class Project(LabProjectMixin):
             ).first()
             if newest is not None and int(newest[0]) != self._schema_version:
                 raise _SchemaRace(int(newest[0]), str(newest[1]))
-            for ch in tag_changes:
-                _apply_tag_change(conn, ch)
-            orphans = _orphan_tags(conn, schema)
-            if orphans:
-                listing = ", ".join(f"{c}={v!r} ({n})" for (c, v), n in list(orphans.items())[:8])
-                raise SchemaError(
-                    None,
-                    "$",
-                    f"{sum(orphans.values())} tags use concepts or values the new schema lacks: "
-                    f"{listing}",
-                )
+            # the new version first: on a lab server the renamed tags are checked against it
             version = self._schema_version + 1
             conn.execute(
                 text(
@@ -646,6 +636,17 @@ class Project(LabProjectMixin):
                 ),
                 {"v": version, "j": schema.dumps(), "t": now_iso(), "a": author, "n": note},
             )
+            for ch in tag_changes:
+                _apply_tag_change(conn, ch)
+            orphans = _orphan_tags(conn, schema)
+            if orphans:  # the whole edit, the version with it, is rolled back
+                listing = ", ".join(f"{c}={v!r} ({n})" for (c, v), n in list(orphans.items())[:8])
+                raise SchemaError(
+                    None,
+                    "$",
+                    f"{sum(orphans.values())} tags use concepts or values the new schema lacks: "
+                    f"{listing}",
+                )
         return version
 
     # ---- fonts -----------------------------------------------------------------------------

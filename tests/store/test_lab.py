@@ -4,6 +4,7 @@ the append-only audit trail), change notifications and concurrent tagging withou
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -16,10 +17,35 @@ from sqlalchemy.exc import DBAPIError
 
 from studio.core.errors import StudioError
 from studio.store import lab
+from studio.store.labschema import group_roles, install_server_rules
 from studio.store.migrations import create_current
 from tests.pgserver import PgServer
 
 N_GLYPHS = 40
+
+
+#: The schema of the databases made here from ``create_current`` alone: on a lab server every
+#: tag must be one of the newest schema's (a foreign key to ``schema_tags``).
+TEST_SCHEMA = json.dumps(
+    {
+        "categories": [
+            {
+                "id": "test",
+                "concepts": [
+                    {"id": "shape", "values": [{"id": "round"}, {"id": "square"}]},
+                    {"id": "count", "values": [{"id": str(i)} for i in range(10)]},
+                ],
+            }
+        ]
+    }
+)
+
+
+def _with_schema(conn: Connection) -> None:
+    conn.execute(
+        text("INSERT INTO schema_versions (version, json, created_at) VALUES (1, :j, 't')"),
+        {"j": TEST_SCHEMA},
+    )
 
 
 def _engine(kind: str, request: pytest.FixtureRequest) -> tuple[Engine, str]:
@@ -36,6 +62,7 @@ def db(request: pytest.FixtureRequest) -> Iterator[tuple[Engine, str]]:
     engine, url = _engine(request.param, request)
     with engine.begin() as conn:
         create_current(conn)
+        _with_schema(conn)
         conn.execute(
             text("INSERT INTO glyphs (codepoint, font) VALUES (:cp, 'f')"),
             [{"cp": 0x4E00 + i} for i in range(N_GLYPHS)],
@@ -198,6 +225,7 @@ def lab_pg(pg_server: PgServer) -> Iterator[tuple[Engine, str]]:
     engine = create_engine(url)
     with engine.begin() as conn:
         create_current(conn)
+        _with_schema(conn)
         conn.execute(
             text("INSERT INTO glyphs (codepoint, font) VALUES (:cp, 'f')"),
             [{"cp": 0x4E00 + i} for i in range(N_GLYPHS)],
@@ -495,12 +523,14 @@ def test_an_annotator_cannot_run_code_as_the_owner(pg_server: PgServer) -> None:
     with owner.begin() as conn:
         conn.execute(text("GRANT CREATE ON SCHEMA public TO PUBLIC"))  # as on PostgreSQL 14
         create_current(conn)
+        _with_schema(conn)
         conn.execute(text("INSERT INTO glyphs (codepoint, font) VALUES (19968, 'f')"))
         lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
     ann = _as(url, "ann")
+    admin = group_roles(url.rsplit("/", 1)[1])["admin"]
     evil = (
         "CREATE FUNCTION public.unnest(bigint[]) RETURNS SETOF bigint LANGUAGE plpgsql AS"
-        " $$ BEGIN EXECUTE 'GRANT studio_admin TO ann'; RETURN QUERY SELECT 1::bigint; END $$"
+        f" $$ BEGIN EXECUTE 'GRANT {admin} TO ann'; RETURN QUERY SELECT 1::bigint; END $$"
     )
     try:
         # the schema is closed to everyone but the owner now
@@ -513,14 +543,14 @@ def test_an_annotator_cannot_run_code_as_the_owner(pg_server: PgServer) -> None:
             conn.execute(
                 text(
                     "CREATE FUNCTION public.count(text) RETURNS bigint LANGUAGE plpgsql AS"
-                    " $$ BEGIN EXECUTE 'GRANT studio_admin TO ann'; RETURN 1; END $$"
+                    f" $$ BEGIN EXECUTE 'GRANT {admin} TO ann'; RETURN 1; END $$"
                 )
             )
         with ann.begin() as conn:
             assert lab.add_own_tags(conn, "ann", [1], "shape", "round", "t") == [1]
             assert _consensus(conn) == {(1, "shape", "round")}
         with owner.connect() as conn:
-            member = "SELECT pg_has_role('ann', 'studio_admin', 'MEMBER')"
+            member = f"SELECT pg_has_role('ann', '{admin}', 'MEMBER')"
             assert conn.execute(text(member)).scalar_one() is False
         # the studio's trigger functions are the owner's: nobody attaches them elsewhere
         assert "permission denied for function public.studio_audit" in _refused(
@@ -668,3 +698,131 @@ def test_the_owner_stays_an_admin(pg_server: PgServer) -> None:
             lab.add_person(c, "labowner", "annotator", "t")
     finally:
         engine.dispose()
+
+
+def _lab_database(pg_server: PgServer, prefix: str, people: dict[str, str]) -> str:
+    url = pg_server.fresh_database(prefix)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        create_current(conn)
+        _with_schema(conn)
+        conn.execute(text("INSERT INTO glyphs (codepoint, font) VALUES (19968, 'f')"))
+        conn.execute(text("INSERT INTO puzzle_sets (name, created_at) VALUES ('s', 't')"))
+        conn.execute(
+            text(
+                "INSERT INTO puzzles (set_id, puzzle_id, position, record, layout, rule,"
+                " concept, split, updated_at) VALUES (1, 'p1', 0, '{}', 'l', 'r', 'c', 'test', 't')"
+            )
+        )
+        for name, role in people.items():
+            lab.add_person(conn, name, role, "t", password=f"pw-of-{name}")
+    engine.dispose()
+    return url
+
+
+def test_a_role_in_one_lab_database_gives_nothing_in_another(pg_server: PgServer) -> None:
+    """Issue 25, point 2: the group roles were server-wide and CONNECT was PUBLIC's, so a
+    person of one lab had the same role in every studio database of the server. Now each
+    database has its own roles, and only its people may connect to it."""
+    url_a = _lab_database(pg_server, "lab_a", {"ann": "annotator", "cy": "curator"})
+    url_b = _lab_database(pg_server, "lab_b", {"bob": "annotator", "cy": "annotator"})
+    ann_b, cy_b, cy_a = _as(url_b, "ann"), _as(url_b, "cy"), _as(url_a, "cy")
+    try:
+        # not a person of lab_b: not even a connection
+        assert "permission denied for database" in _refused(ann_b, "SELECT 1")
+        # a curator of lab_a is an annotator in lab_b, and only that
+        assert "permission denied for table puzzles" in _refused(
+            cy_b, "UPDATE puzzles SET status = 'approved'"
+        )
+        assert "permission denied for table tags" in _refused(
+            cy_b, "INSERT INTO tags (glyph_id, concept, value) VALUES (1, 'shape', 'round')"
+        )
+        with cy_a.begin() as conn:  # where cy is a curator, cy curates
+            conn.execute(text("UPDATE puzzles SET status = 'approved'"))
+        owner_b = create_engine(url_b)
+        with owner_b.connect() as conn:
+            roles = json.loads(
+                conn.execute(text("SELECT value FROM meta WHERE key = 'group_roles'")).scalar_one()
+            )
+        owner_b.dispose()
+        db_b = url_b.rsplit("/", 1)[1]
+        assert roles == group_roles(db_b) and roles != group_roles(url_a.rsplit("/", 1)[1])
+    finally:
+        for engine in (ann_b, cy_b, cy_a):
+            engine.dispose()
+
+
+def test_upgraded_rules_take_every_right_from_the_server_wide_roles(pg_server: PgServer) -> None:
+    """A database made under rules 1–2 granted its rights to ``studio_curator`` & co., roles
+    shared by the server's databases. Installing today's rules leaves those roles nothing in
+    it: a login holding the old curator role (for another database's sake) is here only the
+    annotator it is listed as; a worker login of the old role keeps its worker rights here."""
+    url = _lab_database(pg_server, "legacy", {"old": "annotator"})
+    engine = create_engine(url)
+    old = _as(url, "old")
+    try:
+        with engine.begin() as conn:
+            for legacy in ("studio_curator", "studio_worker"):
+                conn.execute(
+                    text(
+                        f"DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname ="
+                        f" '{legacy}') THEN CREATE ROLE {legacy} NOLOGIN; END IF; END $$"
+                    )
+                )
+            conn.execute(text("GRANT UPDATE ON puzzles TO studio_curator"))  # as rules 2 did
+            conn.execute(text("GRANT studio_curator TO old"))
+            conn.execute(text("CREATE ROLE oldgpu LOGIN"))
+            conn.execute(text("GRANT studio_worker TO oldgpu"))
+        with old.begin() as conn:  # the leak, as a database of rules 2 has it
+            conn.execute(text("UPDATE puzzles SET status = 'approved'"))
+        with engine.begin() as conn:
+            install_server_rules(conn)
+            worker = group_roles(url.rsplit("/", 1)[1])["worker"]
+            member = f"SELECT pg_has_role('oldgpu', '{worker}', 'MEMBER')"
+            assert conn.execute(text(member)).scalar_one() is True
+        assert "permission denied for table puzzles" in _refused(
+            old, "UPDATE puzzles SET status = 'rejected'"
+        )
+    finally:
+        old.dispose()
+        engine.dispose()
+
+
+def test_the_server_accepts_only_tags_of_the_schema(lab_pg: tuple[Engine, str]) -> None:
+    """Issue 25, point 3: an annotator with psql put a tag whose concept was
+    ``../../../escape_rel``; exports built folders from it. The server now refuses any tag
+    not in the newest schema, for annotators' own tags and curators' consensus alike, and
+    follows a new schema version the moment it is written."""
+    engine, url = lab_pg
+    ann, cur = _as(url, "ann"), _as(url, "cur")
+    hostile = (
+        "INSERT INTO annotator_tags (glyph_id, concept, value, annotator)"
+        " VALUES (1, '../../../escape_rel', 'x', 'ann')"
+    )
+    try:
+        assert "schema_tags" in _refused(ann, hostile)
+        assert "schema_tags" in _refused(
+            ann,
+            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator)"
+            " VALUES (1, 'shape', 'oval', 'ann')",
+        )
+        assert "schema_tags" in _refused(
+            cur, "INSERT INTO tags (glyph_id, concept, value) VALUES (1, 'shape', 'x\ty')"
+        )
+        assert "permission denied" in _refused(
+            ann, "INSERT INTO schema_tags (concept, value) VALUES ('../../../escape_rel', 'x')"
+        )
+        with ann.begin() as conn:  # a tag of the schema goes through
+            assert lab.add_own_tags(conn, "ann", [1], "shape", "round", "t") == [1]
+        with engine.begin() as conn:  # a new version with an oval shape: oval is a tag now
+            newer = json.loads(TEST_SCHEMA)
+            newer["categories"][0]["concepts"][0]["values"].append({"id": "oval"})
+            conn.execute(
+                text("INSERT INTO schema_versions (version, json, created_at) VALUES (2, :j, 't')"),
+                {"j": json.dumps(newer)},
+            )
+        with ann.begin() as conn:
+            assert lab.add_own_tags(conn, "ann", [2], "shape", "oval", "t") == [2]
+    finally:
+        ann.dispose()
+        cur.dispose()

@@ -20,6 +20,7 @@ from studio.core.schema import Schema
 from studio.store.copy import copy_project
 from studio.store.dbfile import open_engine, safe_location
 from studio.store.dialect import table_names, translate
+from studio.store.labschema import SERVER_META_KEYS, SERVER_TABLES
 from studio.store.migrations import FORMAT_1_DDL, FORMAT_VERSION
 from studio.store.project import NewPuzzle, Project
 from tests.pgserver import PgServer, running_server
@@ -60,16 +61,18 @@ def fill(project: Project, ua_schema: Schema, ua_csv: Path) -> int:
 
 
 def dump(location: str | Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table's rows, in primary-key order (what a copy must keep exactly). The meta row
-    ``server_rules`` says which rules a lab database's server installed: the database's own,
-    never the project's, so no copy carries it."""
+    """Every table's rows, in primary-key order (what a copy must keep exactly). The meta rows
+    ``server_rules`` and ``group_roles`` and the table ``schema_tags`` are a lab database's
+    own, never the project's, so no copy carries them."""
     engine = open_engine(location)
     out: dict[str, list[tuple[Any, ...]]] = {}
     try:
         with engine.connect() as conn:
             for t in table_names(conn):
+                if t in SERVER_TABLES:
+                    continue
                 rows = conn.execute(text(f"SELECT * FROM {t}")).all()
-                rows = [r for r in rows if not (t == "meta" and r[0] == "server_rules")]
+                rows = [r for r in rows if not (t == "meta" and r[0] in SERVER_META_KEYS)]
                 out[t] = sorted((tuple(r) for r in rows), key=repr)
     finally:
         engine.dispose()

@@ -4,6 +4,7 @@ by ``worker serve`` as a GPU server would, its result and flags read back by the
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -41,7 +42,8 @@ def test_a_baseline_on_a_lab_puzzle_set_runs_on_a_remote_worker(pg_server: PgSer
             },
             "blind on the lab set",
         )
-        # the GPU server signs in as a worker login: studio_worker's rights must be enough
+        # the GPU server signs in as a worker login: the database's worker role (named in
+        # meta, as docs/lab-server.md says) must give rights enough
         with project._engine.begin() as conn:
             conn.execute(
                 text(
@@ -49,7 +51,9 @@ def test_a_baseline_on_a_lab_puzzle_set_runs_on_a_remote_worker(pg_server: PgSer
                     " THEN CREATE ROLE gpu7 LOGIN; END IF; END $$"
                 )
             )
-            conn.execute(text("GRANT studio_worker TO gpu7"))
+            groups = conn.execute(text("SELECT value FROM meta WHERE key = 'group_roles'"))
+            worker = json.loads(groups.scalar_one())["worker"]
+            conn.execute(text(f"GRANT {worker} TO gpu7"))
     worker_url = url.replace("//postgres@", "//gpu7@")
     done = subprocess.run(
         [
