@@ -885,8 +885,11 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
             if not 1 <= args.limit <= MAX_AUDIT:
                 raise StudioError(f"--limit {args.limit}: expected 1 to {MAX_AUDIT:,} entries")
+            from studio.store.lab import plain_field
+
             for e in reversed(project.audit(args.limit)):
-                print(f"{e.at}\t{e.who}\t{e.action}\t{e.target}\t{e.detail.get('rows', '')}")
+                fields = (e.at, e.who, e.action, e.target, e.detail.get("rows", ""))
+                print("\t".join(plain_field(f) for f in fields))
     return 0
 
 
@@ -1281,7 +1284,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"analogy-studio: error: {e.filename}: {e.strerror or e}", file=sys.stderr)
         return EXIT_USER_ERROR
     except Exception as e:
-        return _bug(e, debug, save_crash_log(e, f"argv: {args_list!r}"))
+        from studio.store.lab import database_refusal
+
+        said = database_refusal(e)  # the lab server said no: the person's, not a bug
+        if said is None:
+            return _bug(e, debug, save_crash_log(e, f"argv: {args_list!r}"))
+        if debug:
+            traceback.print_exc()
+        print(f"analogy-studio: error: {said}", file=sys.stderr)
+        return EXIT_USER_ERROR
 
 
 def _check_utf8(args: list[str]) -> None:

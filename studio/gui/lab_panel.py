@@ -44,7 +44,7 @@ from studio.app import Studio
 from studio.core.agreement import AgreementReport, Disagreement, Estimate
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
-from studio.store.lab import AuditEntry, Person
+from studio.store.lab import AuditEntry, Person, plain_field
 from studio.store.project import Project
 
 __all__ = ["ROLE_RANK", "LabPanel", "estimate_text", "refusal"]
@@ -57,22 +57,14 @@ _DISAGREE = QColor("#fff3cd")
 
 def refusal(error: BaseException) -> str | None:
     """What to tell a person whose write failed: a StudioError's own sentence, or the server's
-    refusal (no right, row-level security, a lock held too long) in words; None for anything
-    else (a bug, which the error hook reports as one)."""
+    refusal in words (:func:`studio.store.lab.database_refusal`, as the command line says it);
+    None for anything else (a bug, which the error hook reports as one)."""
     if isinstance(error, StudioError):
         return str(error)
-    from sqlalchemy.exc import DBAPIError
+    from studio.store.lab import database_refusal
 
-    if not isinstance(error, DBAPIError):
-        return None
-    orig = error.orig
-    state = getattr(orig, "sqlstate", None) or ""
-    first = (str(orig).strip().splitlines() or [""])[0]
-    if state == "42501" or "row-level security" in first or "permission denied" in first:
-        return f"The lab database refused this: your role does not allow it ({first})"
-    if state == "55P03":  # lock_not_available
-        return "Another person is changing the same rows right now; try again in a moment"
-    return None
+    said = database_refusal(error)
+    return said[:1].upper() + said[1:] if said else None
 
 
 def estimate_text(e: Estimate, digits: int = 2) -> str:
@@ -804,9 +796,15 @@ class LabPanel(QWidget):
         project = self.studio.project
         rows = []
         for e in entries:
-            detail = ", ".join(f"{k}={v}" for k, v in e.detail.items())
+            detail = plain_field(", ".join(f"{k}={v}" for k, v in e.detail.items()))
             rows.append(
-                [_when(e.at), e.who, e.action, e.target, _item(detail[:120], detail[:2000])]
+                [
+                    _when(e.at),
+                    plain_field(e.who),
+                    plain_field(e.action),
+                    plain_field(e.target),
+                    _item(detail[:120], detail[:2000]),
+                ]
             )
         _fill(self.audit_table, rows)
         if project.is_database:

@@ -26,6 +26,7 @@ from studio.core.errors import StudioError
 from studio.store.dialect import is_postgres
 from studio.store.labschema import (
     GROUP_ROLE_PREFIX,
+    MAX_CONSENSUS_IDS,
     ROLES,
     consensus_statements,
     current_database,
@@ -46,8 +47,10 @@ __all__ = [
     "assigned_glyphs",
     "audit_entries",
     "current_login",
+    "database_refusal",
     "mark_done",
     "people",
+    "plain_field",
     "ratings",
     "refresh_consensus",
     "remove_own_tags",
@@ -245,6 +248,47 @@ def require_role(conn: Connection, who: str | None, needed: str, what: str) -> N
         )
 
 
+def plain_field(value: object) -> str:
+    """``value`` as one line of text whatever it holds: tabs, newlines and other control
+    characters written as escapes, so a field of the audit trail cannot forge a line or a
+    column of ``lab audit``'s output (issue 25)."""
+    text_ = str(value)
+    if text_.isprintable():
+        return text_
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text_)
+
+
+def database_refusal(error: BaseException) -> str | None:
+    """The lab server's refusal of something a person tried, in words: no right (grants,
+    row-level security), another person's lock held past the wait, a statement or an idle
+    transaction cut off by the server's limits, a tag outside the schema; None for anything
+    else (a bug). One text for the command line and the window."""
+    from sqlalchemy.exc import DBAPIError
+
+    if not isinstance(error, DBAPIError):
+        return None
+    orig = error.orig
+    state = getattr(orig, "sqlstate", None) or ""
+    first = (str(orig).strip().splitlines() or [""])[0]
+    if state == "42501" or "row-level security" in first or "permission denied" in first:
+        return f"the lab database refused this: your role does not allow it ({first})"
+    if state == "55P03":  # lock_not_available
+        return (
+            "another person is changing the same rows right now (the lab database's wait for "
+            "them ran out); try again in a moment"
+        )
+    if state == "57014":  # query_canceled: the role's statement_timeout
+        return f"the lab database stopped a statement that ran past your role's limit ({first})"
+    if state == "25P03":  # idle_in_transaction_session_timeout
+        return "the lab database ended a session left idle inside a transaction; open it again"
+    if state == "23503" and "_in_schema" in first:
+        return (
+            "the lab database refused a tag that is not in the project's newest schema (it "
+            f"may have changed since this was opened: open the project again) ({first})"
+        )
+    return None
+
+
 # ---- assignments ----------------------------------------------------------------------------
 def assign(
     conn: Connection,
@@ -353,7 +397,7 @@ def refresh_consensus(conn: Connection, glyph_ids: Iterable[int]) -> None:
     if not ids:
         return
     if is_postgres(conn):
-        for chunk in _chunks(ids, 20_000):
+        for chunk in _chunks(ids, MAX_CONSENSUS_IDS):
             conn.execute(
                 text("SELECT studio_refresh_consensus(CAST(:ids AS bigint[]))"),
                 {"ids": list(chunk)},

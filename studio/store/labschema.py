@@ -69,13 +69,24 @@ NOTIFY_CHANNEL = "studio_changes"
 #: brought up to date when its owner opens it (:func:`refresh_server_rules`), with no change
 #: of format. 2: the project's schema closed to others, owner-run code calling pg_catalog's
 #: functions, trigger functions the owner's alone. 3: group roles of this database alone
-#: (:func:`group_roles`) and CONNECT for the project's people only (issue 25).
+#: (:func:`group_roles`), CONNECT for the project's people only, tags tied to the schema,
+#: bounded consensus calls and audit entries, annotators' idle transactions ended after a
+#: minute (issue 25).
 SERVER_RULES_VERSION = 3
 #: Server-side limits set on every person's login (issue 25): a session left idle inside a
 #: transaction holds its locks for everyone, so the server ends it; an annotator's statement
 #: never needs long.
 IDLE_TIMEOUT = "15min"
+#: An annotator's client never waits inside a transaction (each tag is one short one), so a
+#: session that does is ended soon: it may be holding glyphs' locks against everyone.
+ANNOTATOR_IDLE_TIMEOUT = "1min"
 ANNOTATOR_STATEMENT_TIMEOUT = "2min"
+#: Most glyphs one call of ``studio_refresh_consensus`` takes (the client sends chunks of
+#: this many); and how long it waits for another session's locks on them.
+MAX_CONSENSUS_IDS = 20_000
+CONSENSUS_LOCK_TIMEOUT = "5s"
+#: Largest audit entry detail (bytes of JSON): a bigger sample is left out, its size said.
+AUDIT_MAX_BYTES = 65_536
 #: Most glyph ids one notification carries (PostgreSQL's payload limit is 8000 bytes).
 NOTIFY_MAX_IDS = 400
 #: Most rows one audit entry quotes (a bulk import is one entry with its count).
@@ -84,7 +95,8 @@ AUDIT_MAX_ROWS = 50
 CONSENSUS_RULE = (
     "A glyph's consensus tags: the curator's settled tags when it was adjudicated; else, when "
     "fewer than two people are assigned it, every tag anyone gave it; else the tags every "
-    "person who tagged it (or marked it done) agrees on."
+    "person who tagged it (or marked it done) agrees on, where an annotator's tags count only "
+    "on the glyphs assigned to them: nobody outside the overlap vetoes its agreement."
 )
 
 _TABLES = (
@@ -114,6 +126,14 @@ _TABLES = (
     " action TEXT NOT NULL, target TEXT NOT NULL, detail TEXT NOT NULL DEFAULT '{}')",
 )
 
+#: Does the tag row ``{t}`` count toward its glyph's agreement? An annotator's only on the
+#: glyphs assigned to them; anyone else's (curators, admins, an importer) always.
+_COUNTS = (
+    "(NOT EXISTS (SELECT 1 FROM people r WHERE r.name = {t}.annotator AND r.role = 'annotator')"
+    " OR EXISTS (SELECT 1 FROM assignment_items g WHERE g.glyph_id = {t}.glyph_id"
+    " AND g.annotator = {t}.annotator))"
+)
+
 #: The consensus of the glyphs in ``{todo}`` (a subquery of glyph ids), as rows
 #: (glyph_id, concept, value, author, created_at). One text for both dialects: SQLite runs it
 #: from Python, PostgreSQL inside ``studio_refresh_consensus``.
@@ -129,12 +149,14 @@ WHERE a.glyph_id IN ({todo})
 GROUP BY a.glyph_id, a.concept, a.value
 HAVING (SELECT COUNT(DISTINCT s.annotator) FROM assignment_items s
           WHERE s.glyph_id = a.glyph_id) < 2
-    OR COUNT(DISTINCT a.annotator) = (
+    OR (COUNT(DISTINCT CASE WHEN {counts_a} THEN a.annotator END) > 0
+        AND COUNT(DISTINCT CASE WHEN {counts_a} THEN a.annotator END) = (
          SELECT COUNT(*) FROM (
-           SELECT p.annotator FROM annotator_tags p WHERE p.glyph_id = a.glyph_id
+           SELECT p.annotator FROM annotator_tags p
+             WHERE p.glyph_id = a.glyph_id AND {counts_p}
            UNION
            SELECT d.annotator FROM assignment_items d
-             WHERE d.glyph_id = a.glyph_id AND d.done_at IS NOT NULL) AS participants)
+             WHERE d.glyph_id = a.glyph_id AND d.done_at IS NOT NULL) AS participants))
 """
 
 #: Remove the consensus rows of ``{todo}`` that the rule no longer gives (adjudicated glyphs
@@ -160,7 +182,9 @@ ON CONFLICT DO NOTHING
 def consensus_statements(todo: str) -> tuple[str, str]:
     """The DELETE and INSERT that bring ``tags`` of the glyphs ``todo`` (an SQL subquery or
     list of ids) to their consensus."""
-    select = CONSENSUS_SELECT.format(todo=todo)
+    select = CONSENSUS_SELECT.format(
+        todo=todo, counts_a=_COUNTS.format(t="a"), counts_p=_COUNTS.format(t="p")
+    )
     return (
         CONSENSUS_DELETE.format(todo=todo, select=select),
         CONSENSUS_INSERT.format(select=select),
@@ -338,8 +362,13 @@ def _functions(schema: str) -> tuple[str, ...]:
     return (
         f"""
 CREATE OR REPLACE FUNCTION studio_refresh_consensus(ids bigint[]) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path}
+SET lock_timeout = '{CONSENSUS_LOCK_TIMEOUT}' AS $fn$
 BEGIN
+  IF pg_catalog.cardinality(ids) > {MAX_CONSENSUS_IDS} THEN
+    RAISE EXCEPTION 'studio_refresh_consensus takes at most {MAX_CONSENSUS_IDS} glyphs, got %',
+      pg_catalog.cardinality(ids) USING ERRCODE = 'program_limit_exceeded';
+  END IF;
   -- one glyph's consensus is made by one transaction at a time: the row locks serialise
   -- people tagging the same glyph, and every statement after them sees the others' commits.
   -- NO KEY UPDATE: it does not wait for the key-share locks that inserting a tag takes on
@@ -351,7 +380,7 @@ END $fn$""",
         f"""
 CREATE OR REPLACE FUNCTION studio_audit() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
-DECLARE n bigint; sample json;
+DECLARE n bigint; sample json; detail text;
 BEGIN{own_table}
   IF TG_OP = 'DELETE' THEN
     SELECT pg_catalog.count(*), pg_catalog.json_agg(r) FILTER (WHERE rn <= {AUDIT_MAX_ROWS})
@@ -363,11 +392,15 @@ BEGIN{own_table}
       FROM (SELECT o AS r, pg_catalog.row_number() OVER () AS rn FROM new_rows o) x;
   END IF;
   IF n > 0 THEN
+    detail := pg_catalog.json_build_object('rows', n, 'sample', sample)::text;
+    IF pg_catalog.octet_length(detail) > {AUDIT_MAX_BYTES} THEN
+      detail := pg_catalog.json_build_object(
+        'rows', n, 'sample_left_out_bytes', pg_catalog.octet_length(detail))::text;
+    END IF;
     INSERT INTO audit_log (at, who, action, target, detail) VALUES (
       pg_catalog.to_char(pg_catalog.clock_timestamp() AT TIME ZONE 'UTC',
                          'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"'),
-      session_user, pg_catalog.lower(TG_OP), TG_TABLE_NAME,
-      pg_catalog.json_build_object('rows', n, 'sample', sample)::text);
+      session_user, pg_catalog.lower(TG_OP), TG_TABLE_NAME, detail);
   END IF;
   RETURN NULL;
 END $fn$""",
@@ -611,7 +644,8 @@ def login_limits(name: str, role: str, database: str) -> list[str]:
     only (``ALTER ROLE … IN DATABASE``: the same login may have another role, and a DBA's
     settings, in the server's other databases). ``name`` is a checked login name."""
     at = f'ALTER ROLE "{name}" IN DATABASE "{database}"'
-    out = [f"{at} SET idle_in_transaction_session_timeout = '{IDLE_TIMEOUT}'"]
+    idle = ANNOTATOR_IDLE_TIMEOUT if role == "annotator" else IDLE_TIMEOUT
+    out = [f"{at} SET idle_in_transaction_session_timeout = '{idle}'"]
     if role == "annotator":
         out.append(f"{at} SET statement_timeout = '{ANNOTATOR_STATEMENT_TIMEOUT}'")
     else:

@@ -881,7 +881,9 @@ class Project(LabProjectMixin):
                             chunk_rows[start : start + _STAGING_CHUNK],
                         )
                         conn.commit()  # temp tables only: the project is not locked
-                counts = _copy_staged(conn, author, now_iso())
+                # on a lab database an import is the login's, whatever ``author`` says (an
+                # owner's import once went in as the OS user and counted as an annotator)
+                counts = _copy_staged(conn, self.author_for(author), now_iso())
             finally:
                 if conn.in_transaction():
                     conn.rollback()

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from studio.cli import EXIT_BUG, EXIT_USER_ERROR
+from tests.pgserver import PgServer
 
 
 def studio(*args: str, env_dir: Path, code: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -183,3 +184,23 @@ def test_a_crafted_tag_cannot_send_the_folder_export_outside_its_output(tmp_path
     assert "cannot name a folder of UA's layout" in done.stderr
     assert "../../../escape_rel=x" in done.stderr
     assert not (tmp_path / "a").exists() and not (tmp_path / "escape_rel-x").exists()
+
+
+def test_a_right_the_lab_server_refuses_is_one_line_and_exit_2(
+    pg_server: PgServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 25, point 8: an annotator's import on a lab database was an internal error
+    (exit 1, a crash log) where the server had only said no. Now one line, exit 2."""
+    from studio.cli import main
+
+    url = pg_server.fresh_database("clirefuse")
+    assert main(["-q", "init", url]) == 0
+    assert main(["lab", "add-person", url, "ann", "--role", "annotator"]) == 0
+    csv = tmp_path / "a.csv"
+    csv.write_text("concept,value,codepoint,font\nclosure,circle,25CB,symbola\n")
+    capsys.readouterr()
+    code = main(["import-annotations", url.replace("//postgres@", "//ann@"), str(csv)])
+    err = capsys.readouterr().err
+    assert code == EXIT_USER_ERROR, err
+    assert err.startswith("analogy-studio: error: the lab database refused this: your role")
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1

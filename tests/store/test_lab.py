@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError
 
 from studio.core.errors import StudioError
 from studio.store import lab
-from studio.store.labschema import group_roles, install_server_rules
+from studio.store.labschema import MAX_CONSENSUS_IDS, group_roles, install_server_rules
 from studio.store.migrations import create_current
 from tests.pgserver import PgServer
 
@@ -95,6 +95,9 @@ def _reference_consensus(conn: Connection) -> set[tuple[int, str, str]]:
         assigned[int(g)].add(str(a))
         if d is not None:
             done[int(g)].add(str(a))
+    annotators = {
+        str(r[0]) for r in conn.execute(text("SELECT name FROM people WHERE role = 'annotator'"))
+    }
     adjudicated = lab.adjudicated_glyphs(conn)
     settled = {
         (int(r[0]), str(r[1]), str(r[2]))
@@ -107,10 +110,12 @@ def _reference_consensus(conn: Connection) -> set[tuple[int, str, str]]:
             continue
         if len(assigned[g]) < 2:
             out |= {(g, c, v) for tags in by_person.values() for c, v in tags}
-        else:
-            participants = set(by_person) | done[g]
-            agreed = set.intersection(*(by_person.get(p, set()) for p in participants))
-            out |= {(g, c, v) for c, v in agreed}
+        else:  # an annotator counts only where assigned (curators, importers: always)
+            participants = {p for p in by_person if p not in annotators or p in assigned[g]}
+            participants |= done[g]
+            if participants:
+                agreed = set.intersection(*(by_person.get(p, set()) for p in participants))
+                out |= {(g, c, v) for c, v in agreed}
     return out
 
 
@@ -165,11 +170,13 @@ def test_consensus_follows_the_rule_under_random_edits(db: tuple[Engine, str]) -
     with engine.begin() as conn:
         ids = _ids(conn)
         lab.assign(conn, ids, people, "t0", overlap=0.5, seed=1)
+        for name in (*people, "dan"):
+            lab.add_person(conn, name, "annotator", "t")
     for step in range(60):
         with engine.begin() as conn:
             op = rng.random()
             g = rng.sample(ids, rng.randint(1, 4))
-            who = rng.choice(people)
+            who = rng.choice([*people, "dan"])  # dan is assigned nothing
             c, v = rng.choice(values)
             if op < 0.55:
                 lab.add_own_tags(conn, who, g, c, v, f"t{step}")
@@ -182,6 +189,26 @@ def test_consensus_follows_the_rule_under_random_edits(db: tuple[Engine, str]) -
             assert _consensus(conn) == _reference_consensus(conn), f"step {step}"
     with engine.begin() as conn:
         assert _consensus(conn)  # the scenario did produce a consensus to compare
+
+
+def test_someone_not_assigned_an_overlap_glyph_cannot_veto_its_agreement(
+    db: tuple[Engine, str],
+) -> None:
+    """Issue 25, point 6: dan, not given the glyph, tagged it otherwise, and the tag both
+    assigned annotators agreed on vanished from the consensus. Only the assigned count."""
+    engine, _ = db
+    with engine.begin() as conn:
+        g = _ids(conn)[0]
+        lab.add_person(conn, "dan", "annotator", "t")
+        lab.assign(conn, [g], ["ann", "bea"], "t", overlap=1.0)
+        lab.add_own_tags(conn, "ann", [g], "shape", "round", "t1")
+        lab.add_own_tags(conn, "bea", [g], "shape", "round", "t2")
+        lab.add_own_tags(conn, "dan", [g], "shape", "square", "t3")
+        lab.mark_done(conn, "dan", [g], "t4")  # no assignment of dan's to mark
+        assert _consensus(conn) == {(g, "shape", "round")}
+        lab.add_own_tags(conn, "bea", [g], "count", "2", "t5")  # an assigned one still does
+        assert _consensus(conn) == {(g, "shape", "round")}
+        assert _consensus(conn) == _reference_consensus(conn)
 
 
 def test_overlap_glyph_keeps_only_agreed_tags_until_adjudicated(db: tuple[Engine, str]) -> None:
@@ -477,7 +504,8 @@ def test_an_import_gives_the_rule_s_consensus(project_location: str) -> None:
         assert (ids[keys[5]], "aspect", "wide") in consensus  # settled: untouched
         assert (ids[keys[5]], "closed", "empty") not in consensus
         assert (ids[keys[8]], "closed", "empty") in consensus  # no overlap: union
-        assert (ids[keys[1]], "closed", "empty") not in consensus  # ann and ua disagree
+        if not p.is_database:  # on a lab database both writes are the login's own
+            assert (ids[keys[1]], "closed", "empty") not in consensus  # ann and ua disagree
         assert counts.new_tags == len(consensus) - 3  # what the project gained
         assert p.import_tags(rows, "ua").new_tags == 0
 
@@ -668,7 +696,7 @@ def test_who_may_be_a_person_and_the_limits_their_logins_get(pg_server: PgServer
             lab.add_person(conn, "ann", "annotator", "t", password="pw-of-ann")
             lab.add_person(conn, "cur", "curator", "t", password="pw-of-cur")
             settings = {name: _login_settings(conn, name)[0] for name in ("ann", "cur")}
-        assert "idle_in_transaction_session_timeout=15min" in settings["ann"]
+        assert "idle_in_transaction_session_timeout=1min" in settings["ann"]
         # in this database only: the same login may have another role elsewhere
         with engine.connect() as check:
             global_ = len(_login_settings(check, "ann", here=False))
@@ -826,3 +854,65 @@ def test_the_server_accepts_only_tags_of_the_schema(lab_pg: tuple[Engine, str]) 
     finally:
         ann.dispose()
         cur.dispose()
+
+
+def test_audit_entries_are_bounded_and_print_as_one_line_each(
+    lab_pg: tuple[Engine, str],
+) -> None:
+    """Issue 25, point 4: one audit entry could be 50 MB (a huge puzzle record in its row
+    sample), and a field holding a tab and a newline forged a line of ``lab audit``."""
+    engine, url = lab_pg
+    cur = _as(url, "cur")
+    try:
+        with cur.begin() as conn:
+            conn.execute(
+                text("UPDATE puzzles SET record = :r WHERE puzzle_id = 'p1'"),
+                {"r": json.dumps({"junk": "x" * 200_000})},
+            )
+    finally:
+        cur.dispose()
+    with engine.begin() as conn:
+        [entry] = [e for e in lab.audit_entries(conn) if e.target == "puzzles"][:1]
+        size = conn.execute(text("SELECT max(length(detail)) FROM audit_log")).scalar_one()
+    assert entry.detail["rows"] == 1 and "sample" not in entry.detail
+    assert entry.detail["sample_left_out_bytes"] > 200_000 and size < 70_000
+    forged = lab.plain_field("cy\tapproved\n2026-01-01\tcy")
+    assert "\t" not in forged and "\n" not in forged and forged.count("\\t") == 2
+    assert lab.plain_field("Zoë") == "Zoë"
+
+
+def test_one_consensus_call_takes_a_bounded_number_of_glyphs(lab_pg: tuple[Engine, str]) -> None:
+    """Issue 25, point 5: an annotator locked every glyph with one call inside an open
+    transaction and waited. A call now takes at most MAX_CONSENSUS_IDS glyphs, waits at most
+    a few seconds for others' locks, and an annotator's idle transaction ends in a minute."""
+    _, url = lab_pg
+    ann = _as(url, "ann")
+    try:
+        refused = _refused(
+            ann,
+            "SELECT studio_refresh_consensus(ARRAY(SELECT pg_catalog.generate_series(1,"
+            f" {MAX_CONSENSUS_IDS + 1}))::bigint[])",
+        )
+        assert f"takes at most {MAX_CONSENSUS_IDS} glyphs" in refused
+        with ann.connect() as conn:
+            idle = conn.execute(text("SHOW idle_in_transaction_session_timeout")).scalar_one()
+        assert idle == "1min"
+    finally:
+        ann.dispose()
+
+
+def test_an_import_on_a_lab_database_is_the_login_s(pg_server: PgServer) -> None:
+    """Issue 25, point 7: an import by the owner went in under the OS user (``root``), who
+    then counted as an annotator in ``lab agreement``. The login is the author, as for tags."""
+    from studio.core.annotations import TagRow
+    from studio.core.keys import GlyphKey
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.store.project import Project
+
+    url = pg_server.fresh_database("labimport")
+    key = GlyphKey(0x25CB, "symbola")
+    with Project.create(url, load_schema(bundled_schema_path())) as p:
+        assert p.import_tags([TagRow.of("closure", "circle", key)], "root").new_tags == 1
+        with p._engine.connect() as conn:
+            who = conn.execute(text("SELECT DISTINCT annotator FROM annotator_tags")).all()
+    assert who == [("postgres",)]
