@@ -15,6 +15,7 @@ import pytest
 
 from studio.core.schema import Schema, bundled_schema_path, load_schema
 from studio.resources import ua_data_dir
+from tests.fontenv import hermetic_font_dir
 
 SHARED_UA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ua"
 
@@ -29,6 +30,8 @@ def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["XDG_DATA_HOME"] = str(base / "data")
     os.environ["XDG_CONFIG_HOME"] = str(base / "config")
     os.environ["ANALOGY_STUDIO_SETTINGS"] = str(base / "settings.ini")
+    # render with set-up's fonts only, never with whatever else the machine has (issue 25)
+    hermetic_font_dir(base)
 
 
 @pytest.fixture(scope="session")

@@ -46,6 +46,7 @@ from studio.glyphs.render import check_renderable
 from studio.glyphs.unicode import blocks, is_private_use
 
 __all__ = [
+    "FONT_DIRS_ENV",
     "FONT_SUFFIXES",
     "SOURCES",
     "FontCatalog",
@@ -98,8 +99,18 @@ def default_font_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("analogy-studio")) / "fonts"
 
 
+#: Folders (``os.pathsep``-separated) to take the system's fonts from instead of the usual
+#: ones: a lab that wants its renders to depend on a chosen set of fonts only, and the suite
+#: (tests/fontenv.py), which must not depend on the fonts a machine happens to have.
+FONT_DIRS_ENV = "ANALOGY_STUDIO_FONT_DIRS"
+
+
 def system_font_dirs() -> list[Path]:
-    """The usual Linux font folders that exist on this machine, system ones first."""
+    """The usual Linux font folders that exist on this machine, system ones first; only the
+    folders ``ANALOGY_STUDIO_FONT_DIRS`` names when it is set."""
+    chosen = os.environ.get(FONT_DIRS_ENV)
+    if chosen is not None:
+        return [Path(p) for p in chosen.split(os.pathsep) if p and Path(p).is_dir()]
     home = Path.home()
     candidates = [
         Path("/usr/share/fonts"),

@@ -90,7 +90,7 @@ def test_a_copied_project_remakes_its_split_on_a_machine_with_other_fonts(
     fonts = tmp_path / "fonts"
     fonts.mkdir()
     _changed_copy(made["dejavu"], fonts / "DejaVuSans.ttf")  # the "same" font, another file
-    shutil.copy(Path(made["dejavu"]).with_name("DejaVuSansMono.ttf"), fonts / "Added.ttf")
+    shutil.copy(Path(made["dejavu"]).resolve().with_name("DejaVuSansMono.ttf"), fonts / "Added.ttf")
     catalog = FontCatalog.scan(dirs=[fonts], use_cache=False)
     assert catalog.get("symbola") is None
     with _studio(copy, catalog, tmp_path / "fresh-cache") as studio:

@@ -56,20 +56,31 @@ CASES: dict[str, tuple[bool, list[str]]] = {
 PICTURES = (".png", ".npz")
 
 
-def stack() -> dict[str, str]:
-    """The versions that draw the pictures; pictures are compared only where they match."""
+def stack(project: str) -> dict[str, str]:
+    """The versions that draw the pictures, and the font files that draw the UA project's
+    glyphs (one hash over each font id's sha256, as ``split.json`` records them); pictures are
+    compared only where all of them match."""
     import freetype
     import numpy
     import PIL
     import pyrender
     import trimesh
 
+    from studio.app import Studio
+    from studio.store.project import Project
+
+    studio = Studio(Project.open(project))
+    try:
+        fonts = json.dumps(studio.font_manifest(), sort_keys=True)
+    finally:
+        studio.close()
     return {
         "freetype": ".".join(map(str, freetype.version())),
         "numpy": numpy.__version__,
         "pillow": PIL.__version__,
         "pyrender": pyrender.__version__,
         "trimesh": trimesh.__version__,
+        "fonts": hashlib.sha256(fonts.encode()).hexdigest(),
     }
 
 
@@ -132,12 +143,14 @@ def digest_file(path: Path) -> dict[str, str]:
 
 def write(tmp: Path) -> None:
     from tests.conftest import SHARED_UA
+    from tests.fontenv import hermetic_font_dir
 
+    hermetic_font_dir(tmp)  # the suite's fonts, so what is recorded is what it compares
     project = make_project(tmp, SHARED_UA / "annotations.csv")
     cases = {name: run_case(name, project, tmp / name) for name in CASES}
     cases.update(run_exports(project, tmp / "exports"))
     GOLDEN.write_text(
-        json.dumps({"stack": stack(), "cases": cases}, indent=1, sort_keys=True) + "\n"
+        json.dumps({"stack": stack(project), "cases": cases}, indent=1, sort_keys=True) + "\n"
     )
     print(f"wrote {GOLDEN}: {len(cases)} cases, {sum(map(len, cases.values()))} files")
 

@@ -21,10 +21,10 @@ def project(tmp_path_factory: pytest.TempPathFactory, ua_csv: Path) -> str:
     return make_project(tmp_path_factory.mktemp("golden"), ua_csv)
 
 
-def _compare(name: str, got: dict[str, str]) -> None:
+def _compare(name: str, got: dict[str, str], project: str) -> None:
     want = RECORDED["cases"][name]
     assert sorted(got) == sorted(want), f"{name}: the files written differ"
-    same_stack = RECORDED["stack"] == stack()
+    same_stack = RECORDED["stack"] == stack(project)
     changed = [
         f for f in sorted(want) if got[f] != want[f] and (same_stack or not f.endswith(PICTURES))
     ]
@@ -33,12 +33,12 @@ def _compare(name: str, got: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_split_is_byte_identical(name: str, project: str, tmp_path: Path) -> None:
-    _compare(name, run_case(name, project, tmp_path / name))
+    _compare(name, run_case(name, project, tmp_path / name), project)
 
 
 def test_annotation_exports_are_byte_identical(project: str, tmp_path: Path) -> None:
     for name, got in run_exports(project, tmp_path):
-        _compare(name, got)
+        _compare(name, got, project)
 
 
 def test_every_built_in_family_has_a_golden_case() -> None:
