@@ -16,7 +16,13 @@ upgraded from it keeps it. Then, as ``ann``:
 - ``other-database``: put a tag into ``lab_b``, a database she is no person of (until rules
   3 the ``studio_*`` group roles were server-wide and CONNECT was PUBLIC's);
 - ``hostile-concept``: a tag whose concept is ``../../../escape_rel`` (until rules 3 the
-  server did not check tags against the schema).
+  server did not check tags against the schema);
+- ``lock-blockade``: lock every glyph with one call of the consensus function (then wait);
+- ``unassigned-veto``: tag a glyph she was not given, against the tag its two assigned
+  annotators agreed on (allowed when that tag leaves the consensus);
+- ``audit-flood``: as a curator, a 2 MB puzzle record (allowed when the audit entry keeps it);
+- ``demote-owner``: as an admin, ``UPDATE people`` to make the owner an annotator;
+- ``take-over-login``: as an admin, set the password of ``bob``, a person of ``lab_b``.
 
 Prints one JSON object: per attack ``refused`` or ``allowed`` with the server's words, and
 the counts. ``allowed`` rows are what is still to do (issue 25), not a failure of the run.
@@ -136,7 +142,51 @@ def attacks(url_a: str, url_b: str) -> dict[str, dict[str, str]]:
             " VALUES (1, '../../../escape_rel', 'x', 'ann')",
         ),
     )
-    for engine in (owner, ann, ann_b):
+    # more of the issue's attacks, with a curator and an admin of lab_a
+    with owner.begin() as conn:
+        for name, role in (("cy", "curator"), ("adm", "admin"), ("bea", "annotator"),
+                           ("cyd", "annotator")):  # fmt: skip
+            lab.add_person(conn, name, role, "t", password=f"pw-of-{name}")
+        lab.assign(conn, [1], ["bea", "cyd"], "t", overlap=1.0)
+        lab.add_own_tags(conn, "bea", [1], "shape", "square", "t")
+        lab.add_own_tags(conn, "cyd", [1], "shape", "square", "t")
+    cy, adm = _as(url_a, "cy"), _as(url_a, "adm")
+    record(
+        "lock-blockade",
+        _try(
+            ann,
+            "SELECT studio_refresh_consensus(ARRAY(SELECT pg_catalog.generate_series(1,"
+            " 1000000))::bigint[])",
+        ),
+    )
+
+    def vetoed() -> bool:
+        with owner.connect() as conn:
+            q = "SELECT count(*) FROM tags WHERE glyph_id = 1 AND value = 'square'"
+            return conn.execute(text(q)).scalar_one() == 0
+
+    with ann.begin() as conn:  # ann was not given glyph 1; bea and cyd agree on square
+        lab.add_own_tags(conn, "ann", [1], "shape", "round", "t")
+    record("unassigned-veto", None if vetoed() else "the assigned annotators' tag stays", vetoed)
+
+    def flooded() -> bool:
+        with owner.connect() as conn:
+            q = "SELECT max(pg_catalog.octet_length(detail)) FROM audit_log"
+            return int(conn.execute(text(q)).scalar_one()) > 1_000_000
+
+    why = _try(cy, "UPDATE puzzles SET record = :r", {"r": json.dumps({"x": "y" * 2_000_000})})
+    record("audit-flood", why or "the entry left its 2 MB sample out", flooded)
+    demote = "UPDATE people SET role = 'annotator' WHERE name = 'postgres'"
+    record("demote-owner", _try(adm, demote))
+    record(
+        "take-over-login",  # bob is a person of lab_b: lab_a's admin sets his password
+        _try(
+            adm,
+            "SELECT studio_add_person('bob', 'annotator', '',"
+            " 'SCRAM-SHA-256$4096:c2FsdA==$a2V5:c2VydmVy', 't')",
+        ),
+    )
+    for engine in (owner, ann, ann_b, cy, adm):
         engine.dispose()
     return out
 

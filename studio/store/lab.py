@@ -10,7 +10,6 @@ operation in one transaction on either kind of database.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import random
 import re
@@ -29,9 +28,6 @@ from studio.store.labschema import (
     MAX_CONSENSUS_IDS,
     ROLES,
     consensus_statements,
-    current_database,
-    group_roles,
-    login_limits,
 )
 
 __all__ = [
@@ -124,10 +120,7 @@ def people(conn: Connection) -> list[Person]:
 def role_of(conn: Connection, name: str) -> str | None:
     """A person's studio role: from ``people``; on PostgreSQL a login that is not listed but
     owns the database (the one who ran ``init``) is an admin."""
-    row = conn.execute(text("SELECT role FROM people WHERE name = :n"), {"n": name}).first()
-    if row is not None:
-        return str(row[0])
-    if is_postgres(conn):
+    if is_postgres(conn):  # the owner first: no row of ``people`` demotes the owner
         owner = conn.execute(
             text(
                 "SELECT pg_has_role(r.oid, d.datdba, 'MEMBER') FROM pg_database d, pg_roles r"
@@ -137,7 +130,8 @@ def role_of(conn: Connection, name: str) -> str | None:
         ).scalar_one_or_none()
         if owner:
             return "admin"
-    return None
+    row = conn.execute(text("SELECT role FROM people WHERE name = :n"), {"n": name}).first()
+    return str(row[0]) if row is not None else None
 
 
 def add_person(
@@ -165,33 +159,21 @@ def add_person(
             "give one of printable characters"
         )
     if is_postgres(conn):
-        _check_login(conn, name, role)
-        exists = conn.execute(
-            text("SELECT 1 FROM pg_roles WHERE rolname = :n"), {"n": name}
-        ).first()
-        if exists is None:
-            conn.execute(text(f'CREATE ROLE "{name}" LOGIN'))
-        # a login this admin may not alter (PostgreSQL 16: no ADMIN OPTION) keeps its own
-        with contextlib.suppress(DBAPIError), conn.begin_nested():
-            for stmt in login_limits(name, role, current_database(conn)):
-                conn.execute(text(stmt))
+        _check_login(conn, name, role)  # the checks the server makes too, said in words
+        hashed = None
         if password is not None:
             pgconn = conn.connection.dbapi_connection.pgconn  # type: ignore[union-attr]
             hashed = pgconn.encrypt_password(
                 password.encode(), name.encode(), b"scram-sha-256"
             ).decode()
-            stmt = conn.execute(
-                text(
-                    "SELECT format('ALTER ROLE %I PASSWORD %L', CAST(:n AS text), CAST(:h AS text))"
-                ),
-                {"n": name, "h": hashed},
-            ).scalar_one()
-            conn.exec_driver_sql(str(stmt))
-        groups = group_roles(current_database(conn))
-        for other in ROLES:
-            if other != role:
-                conn.execute(text(f'REVOKE {groups[other]} FROM "{name}"'))
-        conn.execute(text(f'GRANT {groups[role]} TO "{name}"'))
+        # one owner-run function makes the login, its group role, its limits and its row: an
+        # admin who is not the owner (no right to create roles) may add people, and nobody
+        # writes ``people`` around its checks
+        conn.execute(
+            text("SELECT studio_add_person(:n, :r, :f, :h, :t)"),
+            {"n": name, "r": role, "f": full_name, "h": hashed, "t": at},
+        )
+        return
     conn.execute(
         text(
             "INSERT INTO people (name, role, full_name, created_at) VALUES (:n, :r, :f, :t)"
@@ -263,7 +245,6 @@ def database_refusal(error: BaseException) -> str | None:
     row-level security), another person's lock held past the wait, a statement or an idle
     transaction cut off by the server's limits, a tag outside the schema; None for anything
     else (a bug). One text for the command line and the window."""
-    from sqlalchemy.exc import DBAPIError
 
     if not isinstance(error, DBAPIError):
         return None

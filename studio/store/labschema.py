@@ -254,7 +254,9 @@ def _grants(schema: str, roles: dict[str, str]) -> tuple[str, ...]:
         f"GRANT INSERT, UPDATE, DELETE ON jobs TO {cur}",
         f"GRANT INSERT, UPDATE ON glyphs TO {cur}",
         # admin: the schema, fonts, glyphs, people, settings
-        f"GRANT INSERT, UPDATE, DELETE ON schema_versions, fonts, glyphs, people, meta TO {adm}",
+        # (people through studio_add_person only: its checks are the server's)
+        f"GRANT INSERT, UPDATE, DELETE ON schema_versions, fonts, glyphs, meta TO {adm}",
+        f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON people FROM {all_roles}",
         # workers: the queue, logs and flags
         f"GRANT UPDATE ON jobs TO {wrk}",
         f"GRANT INSERT, DELETE ON job_logs, baseline_flags TO {wrk}",
@@ -347,7 +349,7 @@ def _catalog_calls(sql: str) -> str:
     return sql
 
 
-def _functions(schema: str) -> tuple[str, ...]:
+def _functions(schema: str, roles: dict[str, str]) -> tuple[str, ...]:
     path = f'"{schema}", pg_temp'
     delete, insert = (
         _catalog_calls(s) for s in consensus_statements("SELECT pg_catalog.unnest(ids)")
@@ -454,6 +456,94 @@ BEGIN
     pg_catalog.jsonb_array_elements(c.concept -> 'values') AS v(value)
   WHERE c.concept ->> 'id' IS NOT NULL AND v.value ->> 'id' IS NOT NULL;
 END $fn$""",
+        rf"""
+CREATE OR REPLACE FUNCTION studio_add_person(person text, person_role text,
+  person_full_name text, password_hash text, at text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
+DECLARE
+  owner_name text;
+  powerful boolean;
+  login_exists boolean;
+  was_person boolean;
+  target text := CASE person_role WHEN 'annotator' THEN '{roles["annotator"]}'
+    WHEN 'curator' THEN '{roles["curator"]}' WHEN 'admin' THEN '{roles["admin"]}' END;
+  grp text;
+BEGIN
+  SELECT pg_catalog.pg_get_userbyid(d.datdba) INTO owner_name FROM pg_catalog.pg_database d
+    WHERE d.datname = pg_catalog.current_database();
+  IF session_user <> owner_name
+     AND NOT pg_catalog.pg_has_role(session_user, '{roles["admin"]}', 'MEMBER') THEN
+    RAISE EXCEPTION 'permission denied: only an admin of this project adds people'
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  IF target IS NULL THEN
+    RAISE EXCEPTION 'role % is not annotator, curator or admin',
+      pg_catalog.quote_literal(person_role) USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF person !~ '^[a-z_][a-z0-9_.-]{{0,62}}$' OR person LIKE 'pg\_%' OR person LIKE 'studio\_%'
+  THEN
+    RAISE EXCEPTION '% cannot be a person of a project', pg_catalog.quote_literal(person)
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF person = owner_name AND person_role <> 'admin' THEN
+    RAISE EXCEPTION '% owns the database: the owner stays an admin', person
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  SELECT r.rolsuper OR r.rolcreaterole OR r.rolreplication OR r.rolbypassrls INTO powerful
+    FROM pg_catalog.pg_roles r WHERE r.rolname = person;
+  login_exists := powerful IS NOT NULL;
+  IF powerful THEN
+    RAISE EXCEPTION 'permission denied: % is a login with powers beyond a person''s', person
+      USING ERRCODE = 'insufficient_privilege';
+  END IF;
+  was_person := EXISTS (SELECT 1 FROM people p WHERE p.name = person);
+  IF NOT login_exists THEN
+    EXECUTE pg_catalog.format('CREATE ROLE %I LOGIN', person);
+  END IF;
+  IF password_hash IS NOT NULL THEN
+    -- an admin sets only the password of a login the project made or already has: another
+    -- login of the server (a person of another lab database, say) is not theirs to take over;
+    -- the owner, who may alter roles anyway, may
+    IF login_exists AND NOT was_person AND session_user <> owner_name THEN
+      RAISE EXCEPTION 'permission denied: % is already a login of the server and no person '
+        'here: add them without a password (they keep the one they have)', person
+        USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF password_hash !~ '^SCRAM-SHA-256\$' THEN
+      RAISE EXCEPTION 'a password reaches the server hashed (SCRAM-SHA-256) only'
+        USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    EXECUTE pg_catalog.format('ALTER ROLE %I PASSWORD %L', person, password_hash);
+  END IF;
+  FOREACH grp IN ARRAY ARRAY['{roles["annotator"]}', '{roles["curator"]}', '{roles["admin"]}']
+  LOOP
+    IF grp <> target THEN
+      EXECUTE pg_catalog.format('REVOKE %I FROM %I', grp, person);
+    END IF;
+  END LOOP;
+  EXECUTE pg_catalog.format('GRANT %I TO %I', target, person);
+  BEGIN  -- a login the owner may not alter (made by another) keeps its own settings
+    EXECUTE pg_catalog.format(
+      'ALTER ROLE %I IN DATABASE %I SET idle_in_transaction_session_timeout = %L', person,
+      pg_catalog.current_database(), CASE WHEN person_role = 'annotator'
+        THEN '{ANNOTATOR_IDLE_TIMEOUT}' ELSE '{IDLE_TIMEOUT}' END);
+    IF person_role = 'annotator' THEN
+      EXECUTE pg_catalog.format('ALTER ROLE %I IN DATABASE %I SET statement_timeout = %L',
+        person, pg_catalog.current_database(), '{ANNOTATOR_STATEMENT_TIMEOUT}');
+    ELSE
+      EXECUTE pg_catalog.format('ALTER ROLE %I IN DATABASE %I RESET statement_timeout',
+        person, pg_catalog.current_database());
+    END IF;
+  EXCEPTION WHEN insufficient_privilege THEN
+    NULL;
+  END;
+  INSERT INTO people (name, role, full_name, created_at)
+    VALUES (person, person_role, COALESCE(person_full_name, ''), at)
+    ON CONFLICT (name) DO UPDATE SET role = excluded.role,
+      full_name = CASE WHEN excluded.full_name = '' THEN people.full_name
+                       ELSE excluded.full_name END;
+END $fn$
+""",
         """
 CREATE OR REPLACE FUNCTION studio_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $fn$
@@ -544,7 +634,7 @@ def install_server_rules(conn: Connection) -> None:
     conn.execute(text(_SCHEMA_TAGS))
     for stmt in (
         *_group_ladder(roles),
-        *_functions(schema),
+        *_functions(schema, roles),
         *_triggers(),
         *_rls(roles),
         *_grants(schema, roles),
@@ -570,6 +660,9 @@ def install_server_rules(conn: Connection) -> None:
     )
     _check_tags_by_schema(conn)
     conn.execute(text("REVOKE ALL ON FUNCTION studio_refresh_consensus(bigint[]) FROM PUBLIC"))
+    add_person = "studio_add_person(text, text, text, text, text)"
+    conn.execute(text(f"REVOKE ALL ON FUNCTION {add_person} FROM PUBLIC"))
+    conn.execute(text(f"GRANT EXECUTE ON FUNCTION {add_person} TO {roles['admin']}"))
     conn.execute(
         text(
             "GRANT EXECUTE ON FUNCTION studio_refresh_consensus(bigint[]) TO"

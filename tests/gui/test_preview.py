@@ -181,3 +181,29 @@ def test_a_request_after_shutdown_is_dropped(qtbot) -> None:
     assert service.submit(lambda: 1) == 1
     service.shutdown()
     assert service.submit(lambda: 2) == 0
+
+
+def test_an_answer_that_arrives_before_submit_returns_is_shown(qtbot, panel) -> None:
+    """A job can finish before ``submit`` has returned its number: ``add_done_callback`` then
+    runs at once, in the GUI thread, and ``finished`` is delivered before the requester knew
+    which number to wait for. The catalog lost such answers now and then under load (a
+    waitUntil of 60 s timed out); here the job is done before its callback is added."""
+    from concurrent.futures import Future
+
+    c = panel.catalog
+    service = c.requester.service
+    real_submit = service._pool.submit
+
+    def finished_at_once(fn, *args):
+        done: Future = Future()
+        done.set_result(fn(*args))
+        return done
+
+    service._pool.submit = finished_at_once
+    try:
+        panel.pages.setCurrentWidget(c)
+        c.cells_spin.setValue(4)
+        qtbot.mouseClick(c.show_button, Qt.MouseButton.LeftButton)
+        assert c.last_count == 5  # the five free tetrominoes, shown at once
+    finally:
+        service._pool.submit = real_submit

@@ -916,3 +916,48 @@ def test_an_import_on_a_lab_database_is_the_login_s(pg_server: PgServer) -> None
         with p._engine.connect() as conn:
             who = conn.execute(text("SELECT DISTINCT annotator FROM annotator_tags")).all()
     assert who == [("postgres",)]
+
+
+def test_an_admin_adds_people_through_the_owner_s_function_only(pg_server: PgServer) -> None:
+    """Issue 25, point 7: a non-owner admin could not add anyone ("permission denied to create
+    role", an internal error), while an admin's ``UPDATE people`` could demote the owner. Now
+    ``studio_add_person`` (owner-run, checking the caller is an admin here) does it all, and
+    nobody writes ``people`` around it."""
+    url = _lab_database(pg_server, "labpeople", {"adm": "admin", "ann": "annotator"})
+    adm, ann = _as(url, "adm"), _as(url, "ann")
+    try:
+        with adm.begin() as conn:  # an admin who cannot create roles adds a person
+            lab.add_person(conn, "newbie", "curator", "t", password="pw-of-newbie")
+            assert lab.role_of(conn, "newbie") == "curator"
+        new = _as(url, "newbie")
+        with new.begin() as conn:  # and the person is a curator of this database
+            conn.execute(text("UPDATE puzzles SET status = 'approved'"))
+        new.dispose()
+        assert "permission denied" in _refused(
+            ann, "SELECT studio_add_person('ann', 'admin', '', NULL, 't')"
+        )
+        assert "permission denied for table people" in _refused(
+            adm, "UPDATE people SET role = 'annotator' WHERE name = 'postgres'"
+        )
+        assert "owner stays an admin" in _refused(
+            adm, "SELECT studio_add_person('postgres', 'annotator', '', NULL, 't')"
+        )
+        assert "cannot be a person" in _refused(
+            adm, "SELECT studio_add_person('pg_monitor', 'annotator', '', NULL, 't')"
+        )
+        owner = create_engine(url)
+        with owner.begin() as conn:
+            conn.execute(text("CREATE ROLE dbauser LOGIN"))  # a login of the server's own
+            conn.execute(text("CREATE ROLE strong LOGIN CREATEROLE"))
+        owner.dispose()
+        assert "powers beyond a person" in _refused(
+            adm, "SELECT studio_add_person('strong', 'annotator', '', NULL, 't')"
+        )
+        assert "add them without a password" in _refused(
+            adm,
+            "SELECT studio_add_person('dbauser', 'annotator', '',"
+            " 'SCRAM-SHA-256$4096:c2FsdA==$a2V5:c2VydmVy', 't')",
+        )
+    finally:
+        adm.dispose()
+        ann.dispose()

@@ -50,6 +50,14 @@ class RenderService(QObject):
         self._seq = 0
         self._closed = False
 
+    def next_seq(self) -> int:
+        """The number the next :meth:`submit` will return (0 once shut down). A consumer takes
+        it *before* submitting: a quick job may finish, and its ``finished`` be delivered,
+        before ``submit`` returns — straight from ``add_done_callback`` in this thread — and an
+        answer to a number the consumer does not yet hold would be dropped (the flaky catalog
+        test: a 12-shape sheet drawn faster than the GUI thread got back)."""
+        return 0 if self._closed else self._seq + 1
+
     def submit(self, fn: Callable[..., Any], *args: Any) -> int:
         """Queue ``fn(*args)``; its sequence number, or 0 once the service is shut down (a
         debounce timer may still fire while the tab closes: that request is simply dropped)."""
@@ -119,7 +127,8 @@ class _Requester:
         if job is None:
             return
         fn, args = job
-        self.latest = self.service.submit(fn, *args)
+        self.latest = self.service.next_seq()  # before the answer can arrive
+        self.service.submit(fn, *args)
 
     def _finished(self, seq: int, result: Any) -> None:
         if seq == self.latest:
