@@ -94,8 +94,10 @@ def probe(
     bank: dict[tuple[str, str], np.ndarray] = {}
     if bank_frames:
         enc = _unit(np.asarray(encode(np.stack(bank_frames)), dtype=np.float64))
-        for label in set(bank_labels):
-            rows = [j for j, lab in enumerate(bank_labels) if lab == label]
+        by_label: dict[tuple[str, str], list[int]] = {}  # one pass, not a scan per label
+        for j, lab in enumerate(bank_labels):
+            by_label.setdefault(lab, []).append(j)
+        for label, rows in by_label.items():
             bank[label] = enc[rows]
     asks: list[tuple[int, Question, np.ndarray]] = []
     for k, i in enumerate(eval_idx):

@@ -585,6 +585,8 @@ def split_loader_run(ctx: dict[str, bytes], files: dict[str, bytes], work: Path)
 
 #: the stimulus families fuzzed (issue 25: their split folders were never fuzzed), with
 #: options that keep a seed split small
+#: small options for the built-in stimulus families; any other registered family (a plugin's)
+#: is fuzzed with its defaults
 STIMULUS_FUZZ = {
     "kiva": {"size": 96},
     "polycube-rotation": {"level": 2},
@@ -599,7 +601,7 @@ def stimulus_split_files(work: Path, family: str) -> dict[str, bytes]:
     from studio.stimuli.split import generate_stimulus_split
 
     out = work / f"seed-{family}"
-    generate_stimulus_split(family, out, 6, seed=3, options=STIMULUS_FUZZ[family])
+    generate_stimulus_split(family, out, 6, seed=3, options=STIMULUS_FUZZ.get(family, {}))
     return read_tree(out, skip=lambda n: n.startswith("sheets/"))
 
 
@@ -632,7 +634,9 @@ def make_loaders(split_files: Callable[[Path], dict[str, bytes]] | None = None) 
                 lambda files, path: _save_split(files, path),
             )
         )
-    for family in STIMULUS_FUZZ:
+    from studio.stimuli.split import stimulus_families
+
+    for family in stimulus_families():  # every registered family, plugins' too
         out.append(
             Loader(
                 f"stimulus-{family}",
