@@ -512,7 +512,13 @@ def stimulus_answer_attributes(
 
 def load_stimulus_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
     """A stimulus split folder (KiVA, polycube rotation, shape composition, cube nets)."""
-    from studio.stimuli.split import ITEMS, RECORD_ERRORS, SPLIT_JSON, read_stimulus_split
+    from studio.stimuli.split import (
+        ITEMS,
+        RECORD_ERRORS,
+        SPLIT_JSON,
+        check_pictures,
+        read_stimulus_split,
+    )
 
     folder = Path(folder)
     from studio.plugins import family as family_of
@@ -540,6 +546,7 @@ def load_stimulus_split(folder: str | Path, progress: Progress | None = None) ->
     pieces = np.zeros((n, n_answers, MAX_PIECES, FRAME, FRAME), np.uint8) if cut else None
     counts = np.zeros((n, n_answers), np.int64) if cut else None
     for i, (r, s) in enumerate(specs):
+        check_pictures(folder, r)  # every picture the record names, as vet checks them
         base = folder / "images" / str(r["id"])
         for j, name in enumerate(s["context"]):
             context[i, j] = stimulus_ink(base / f"{name}.png")

@@ -237,7 +237,7 @@ def vet_stimulus_split(folder: str | Path) -> list[Verdict]:
                 f"item {r['id']}: a damaged {family_id} record ({type(e).__name__}: {e})",
                 Path(folder) / ITEMS,
             ) from None
-        _check_pictures(Path(folder), r)
+        check_pictures(Path(folder), r)
         out.append(replace(verdict, subject_id=str(r["id"])))
     return out
 
@@ -265,7 +265,11 @@ def open_picture(path: Path) -> Image.Image:
     errors later are the caller's to catch (:data:`PICTURE_ERRORS`)."""
     from studio.core.splitdir import require_regular_file
 
-    if not path.exists():
+    try:
+        there = path.exists()  # raises for a name too long for the file system, say
+    except OSError as e:
+        raise StudioError(f"cannot be read: {e.strerror or e}", path) from None
+    if not there:
         raise StudioError("missing: the item's picture is not there", path)
     require_regular_file(path)
     try:
@@ -282,7 +286,7 @@ def open_picture(path: Path) -> Image.Image:
     return im
 
 
-def _check_pictures(folder: Path, record: Mapping[str, Any]) -> None:
+def check_pictures(folder: Path, record: Mapping[str, Any]) -> None:
     """Every picture the record names is there and sane (:func:`open_picture`): what
     ``baseline`` will read, ``vet`` has looked at."""
     for name in record.get("images", []):
