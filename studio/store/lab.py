@@ -169,20 +169,32 @@ def add_person(
         # one owner-run function makes the login, its group role, its limits and its row: an
         # admin who is not the owner (no right to create roles) may add people, and nobody
         # writes ``people`` around its checks
+        there = "SELECT to_regprocedure('studio_add_person(text, text, text, text, text)')"
+        if conn.execute(text(there)).scalar() is None:
+            raise StudioError(
+                "this lab database's server rules are older than this studio's: its owner "
+                "opens it once with this studio to bring them up to date, then people can be "
+                "added"
+            )
         conn.execute(
             text("SELECT studio_add_person(:n, :r, :f, :h, :t)"),
             {"n": name, "r": role, "f": full_name, "h": hashed, "t": at},
         )
-        return
-    conn.execute(
-        text(
-            "INSERT INTO people (name, role, full_name, created_at) VALUES (:n, :r, :f, :t)"
-            " ON CONFLICT (name) DO UPDATE SET role = excluded.role,"
-            " full_name = CASE WHEN excluded.full_name = '' THEN people.full_name"
-            " ELSE excluded.full_name END"
-        ),
-        {"n": name, "r": role, "f": full_name, "t": at},
-    )
+    else:
+        conn.execute(
+            text(
+                "INSERT INTO people (name, role, full_name, created_at)"
+                " VALUES (:n, :r, :f, :t) ON CONFLICT (name) DO UPDATE SET role = excluded.role,"
+                " full_name = CASE WHEN excluded.full_name = '' THEN people.full_name"
+                " ELSE excluded.full_name END"
+            ),
+            {"n": name, "r": role, "f": full_name, "t": at},
+        )
+    # a changed role changes whose tags count on overlap glyphs: their consensus follows
+    tagged = conn.execute(
+        text("SELECT DISTINCT glyph_id FROM annotator_tags WHERE annotator = :n"), {"n": name}
+    ).scalars()
+    refresh_consensus(conn, [int(g) for g in tagged])
 
 
 def _check_login(conn: Connection, name: str, role: str) -> None:

@@ -327,12 +327,10 @@ def _retire_legacy_roles(conn: Connection, schema: str, database: str) -> None:
     ):
         conn.execute(text(stmt))
     if "studio_worker" in existing:
-        workers = conn.execute(
+        workers = conn.execute(  # members directly or through another group alike
             text(
-                "SELECT r.rolname FROM pg_catalog.pg_auth_members m"
-                " JOIN pg_catalog.pg_roles g ON g.oid = m.roleid"
-                " JOIN pg_catalog.pg_roles r ON r.oid = m.member"
-                " WHERE g.rolname = 'studio_worker' AND r.rolcanlogin"
+                "SELECT r.rolname FROM pg_catalog.pg_roles r WHERE r.rolcanlogin"
+                " AND pg_catalog.pg_has_role(r.oid, 'studio_worker', 'MEMBER')"
             )
         ).scalars()
         for name in workers:
@@ -347,6 +345,17 @@ def _catalog_calls(sql: str) -> str:
     for name in ("COUNT", "MIN"):
         sql = sql.replace(f"{name}(", f"pg_catalog.{name.lower()}(")
     return sql
+
+
+#: The (concept, value) pairs of the newest schema version, as the CTE ``newest_tags``.
+_NEWEST_TAGS = """newest_tags AS (
+    SELECT DISTINCT c.concept ->> 'id' AS concept, v.value ->> 'id' AS value
+    FROM (SELECT s.json::jsonb AS j FROM schema_versions s
+          ORDER BY s.version DESC LIMIT 1) AS newest,
+      pg_catalog.jsonb_array_elements(newest.j -> 'categories') AS cat(category),
+      pg_catalog.jsonb_array_elements(cat.category -> 'concepts') AS c(concept),
+      pg_catalog.jsonb_array_elements(c.concept -> 'values') AS v(value)
+    WHERE c.concept ->> 'id' IS NOT NULL AND v.value ->> 'id' IS NOT NULL)"""
 
 
 def _functions(schema: str, roles: dict[str, str]) -> tuple[str, ...]:
@@ -446,15 +455,14 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = {path} AS $fn$
 BEGIN
   -- the (concept, value) pairs of the newest schema: what the tag tables' foreign keys
   -- (checked at commit) accept
-  DELETE FROM schema_tags;
+  -- by difference: a pair the new version keeps is never deleted, so nobody's tag written
+  -- meanwhile waits on, then misses, a row deleted and written again
+  WITH {_NEWEST_TAGS}
+  DELETE FROM schema_tags t WHERE NOT EXISTS (
+    SELECT 1 FROM newest_tags n WHERE n.concept = t.concept AND n.value = t.value);
+  WITH {_NEWEST_TAGS}
   INSERT INTO schema_tags (concept, value)
-  SELECT DISTINCT c.concept ->> 'id', v.value ->> 'id'
-  FROM (SELECT s.json::jsonb AS j FROM schema_versions s
-        ORDER BY s.version DESC LIMIT 1) AS newest,
-    pg_catalog.jsonb_array_elements(newest.j -> 'categories') AS cat(category),
-    pg_catalog.jsonb_array_elements(cat.category -> 'concepts') AS c(concept),
-    pg_catalog.jsonb_array_elements(c.concept -> 'values') AS v(value)
-  WHERE c.concept ->> 'id' IS NOT NULL AND v.value ->> 'id' IS NOT NULL;
+    SELECT n.concept, n.value FROM newest_tags n ON CONFLICT DO NOTHING;
 END $fn$""",
         rf"""
 CREATE OR REPLACE FUNCTION studio_add_person(person text, person_role text,
@@ -464,7 +472,6 @@ DECLARE
   owner_name text;
   powerful boolean;
   login_exists boolean;
-  was_person boolean;
   target text := CASE person_role WHEN 'annotator' THEN '{roles["annotator"]}'
     WHEN 'curator' THEN '{roles["curator"]}' WHEN 'admin' THEN '{roles["admin"]}' END;
   grp text;
@@ -496,19 +503,30 @@ BEGIN
     RAISE EXCEPTION 'permission denied: % is a login with powers beyond a person''s', person
       USING ERRCODE = 'insufficient_privilege';
   END IF;
-  was_person := EXISTS (SELECT 1 FROM people p WHERE p.name = person);
   IF NOT login_exists THEN
     EXECUTE pg_catalog.format('CREATE ROLE %I LOGIN', person);
+    INSERT INTO studio_logins (name, created_at) VALUES (person, at) ON CONFLICT DO NOTHING;
+  END IF;
+  IF password_hash IS NOT NULL AND session_user <> owner_name THEN
+    -- an admin sets only the password of a login this project made, that holds nothing but
+    -- this database's roles and owns no database: any other login of the server (a person
+    -- of another lab, the owner, a member of pg_execute_server_program) is not an admin's
+    -- to take over. The owner, who may alter roles anyway, may.
+    IF NOT EXISTS (SELECT 1 FROM studio_logins l WHERE l.name = person)
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m
+                    JOIN pg_catalog.pg_roles g ON g.oid = m.roleid
+                    JOIN pg_catalog.pg_roles r ON r.oid = m.member
+                  WHERE r.rolname = person AND g.rolname NOT IN
+                    ('{roles["annotator"]}', '{roles["curator"]}', '{roles["admin"]}'))
+       OR EXISTS (SELECT 1 FROM pg_catalog.pg_database d
+                    JOIN pg_catalog.pg_roles r ON r.oid = d.datdba WHERE r.rolname = person)
+    THEN
+      RAISE EXCEPTION 'permission denied: % is a login this project did not make (or one '
+        'with other roles): add them without a password (they keep the one they have)',
+        person USING ERRCODE = 'insufficient_privilege';
+    END IF;
   END IF;
   IF password_hash IS NOT NULL THEN
-    -- an admin sets only the password of a login the project made or already has: another
-    -- login of the server (a person of another lab database, say) is not theirs to take over;
-    -- the owner, who may alter roles anyway, may
-    IF login_exists AND NOT was_person AND session_user <> owner_name THEN
-      RAISE EXCEPTION 'permission denied: % is already a login of the server and no person '
-        'here: add them without a password (they keep the one they have)', person
-        USING ERRCODE = 'insufficient_privilege';
-    END IF;
     IF password_hash !~ '^SCRAM-SHA-256\$' THEN
       RAISE EXCEPTION 'a password reaches the server hashed (SCRAM-SHA-256) only'
         USING ERRCODE = 'invalid_parameter_value';
@@ -575,11 +593,15 @@ CHECKED_TAGS = ("annotator_tags", "tags")
 #: Meta rows that belong to the database, not the project: no copy carries them.
 SERVER_META_KEYS = ("server_rules", "group_roles")
 #: Tables only a lab database has (derived from the project's own; no copy carries them).
-SERVER_TABLES = ("schema_tags",)
+SERVER_TABLES = ("schema_tags", "studio_logins")
 
 _SCHEMA_TAGS = (
     "CREATE TABLE IF NOT EXISTS schema_tags (concept TEXT NOT NULL, value TEXT NOT NULL,"
     " PRIMARY KEY (concept, value))"
+)
+#: The logins ``studio_add_person`` made: the only ones whose password an admin may set.
+_LOGINS = (
+    "CREATE TABLE IF NOT EXISTS studio_logins (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)"
 )
 
 
@@ -632,6 +654,7 @@ def install_server_rules(conn: Connection) -> None:
     conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('analogy-studio roles'))"))
     conn.execute(text(_create_groups(roles)))
     conn.execute(text(_SCHEMA_TAGS))
+    conn.execute(text(_LOGINS))
     for stmt in (
         *_group_ladder(roles),
         *_functions(schema, roles),
@@ -658,7 +681,7 @@ def install_server_rules(conn: Connection) -> None:
     conn.execute(
         text(f"GRANT EXECUTE ON FUNCTION studio_refresh_schema_tags() TO {roles['admin']}")
     )
-    _check_tags_by_schema(conn)
+    _check_tags_by_schema(conn, schema)
     conn.execute(text("REVOKE ALL ON FUNCTION studio_refresh_consensus(bigint[]) FROM PUBLIC"))
     add_person = "studio_add_person(text, text, text, text, text)"
     conn.execute(text(f"REVOKE ALL ON FUNCTION {add_person} FROM PUBLIC"))
@@ -705,15 +728,21 @@ def install_server_rules(conn: Connection) -> None:
     )
 
 
-def _check_tags_by_schema(conn: Connection) -> None:
+def _check_tags_by_schema(conn: Connection, schema: str) -> None:
     """Fill ``schema_tags`` from the newest schema and tie both tag tables to it. The keys are
     checked at commit (a schema edit renames tags in steps) and ``NOT VALID``: tags from
-    before are left to the client's orphan report rather than stopping the upgrade."""
+    before are left to the client's orphan report rather than stopping the upgrade. A key is
+    looked for on the table itself: a same-named constraint on someone's temporary table
+    must not pass for it (review of issue 25)."""
     conn.execute(text("SELECT studio_refresh_schema_tags()"))
     for table in CHECKED_TAGS:
         name = f"{table}_in_schema"
         there = conn.execute(
-            text("SELECT 1 FROM pg_catalog.pg_constraint WHERE conname = :n"), {"n": name}
+            text(
+                "SELECT 1 FROM pg_catalog.pg_constraint WHERE conname = :n"
+                " AND conrelid = CAST(:t AS regclass)"
+            ),
+            {"n": name, "t": f"{_quote(schema)}.{table}"},
         ).first()
         if there is None:
             conn.execute(
@@ -736,7 +765,7 @@ def login_limits(name: str, role: str, database: str) -> list[str]:
     """The statements that give a person's login the limits of its role in this ``database``
     only (``ALTER ROLE … IN DATABASE``: the same login may have another role, and a DBA's
     settings, in the server's other databases). ``name`` is a checked login name."""
-    at = f'ALTER ROLE "{name}" IN DATABASE "{database}"'
+    at = f"ALTER ROLE {_quote(name)} IN DATABASE {_quote(database)}"
     idle = ANNOTATOR_IDLE_TIMEOUT if role == "annotator" else IDLE_TIMEOUT
     out = [f"{at} SET idle_in_transaction_session_timeout = '{idle}'"]
     if role == "annotator":

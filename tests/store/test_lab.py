@@ -961,3 +961,121 @@ def test_an_admin_adds_people_through_the_owner_s_function_only(pg_server: PgSer
     finally:
         adm.dispose()
         ann.dispose()
+
+
+def test_an_admin_cannot_take_over_a_login_in_two_steps(pg_server: PgServer) -> None:
+    """Review of issue 25: an admin added an existing server login without a password (which
+    is allowed), then again with one, and set the password of another database's owner or of
+    a member of pg_execute_server_program. Only logins this project made, holding nothing but
+    its roles, may have their password set by an admin."""
+    url = _lab_database(pg_server, "labtakeover", {"adm2": "admin"})
+    adm = _as(url, "adm2")
+    scram = "'SCRAM-SHA-256$4096:c2FsdA==$a2V5:c2VydmVy'"
+    try:
+        owner = create_engine(url)
+        with owner.begin() as conn:
+            conn.execute(text("CREATE ROLE shelly LOGIN"))
+            conn.execute(text("GRANT pg_execute_server_program TO shelly"))
+        owner.dispose()
+        with adm.begin() as conn:  # step one: a person without a password, allowed
+            conn.execute(text("SELECT studio_add_person('shelly', 'annotator', '', NULL, 't')"))
+        assert "did not make" in _refused(
+            adm, f"SELECT studio_add_person('shelly', 'annotator', '', {scram}, 't')"
+        )
+        with adm.begin() as conn:  # a login the project made: its admin may reset it
+            lab.add_person(conn, "fresh", "annotator", "t", password="pw-1")
+            lab.add_person(conn, "fresh", "annotator", "t", password="pw-2")
+    finally:
+        adm.dispose()
+
+
+def test_a_same_named_constraint_elsewhere_does_not_stand_in_for_the_tag_keys(
+    pg_server: PgServer,
+) -> None:
+    """Review of issue 25: an annotator's temporary table with constraints named like the tag
+    keys, open while the owner installed the rules, made the install skip the real keys."""
+    url = _lab_database(pg_server, "labkeys", {"ann": "annotator"})
+    owner = create_engine(url)
+    ann = _as(url, "ann")
+    try:
+        with owner.begin() as conn:
+            for table in ("annotator_tags", "tags"):
+                conn.execute(text(f"ALTER TABLE {table} DROP CONSTRAINT {table}_in_schema"))
+        with ann.connect() as held:  # the decoys stay while the owner installs
+            held.execute(
+                text(
+                    "CREATE TEMP TABLE x (a int CONSTRAINT annotator_tags_in_schema CHECK (true),"
+                    " b int CONSTRAINT tags_in_schema CHECK (true))"
+                )
+            )
+            held.commit()
+            with owner.begin() as conn:
+                install_server_rules(conn)
+        assert "schema_tags" in _refused(
+            ann,
+            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator)"
+            " VALUES (1, '../../escape', 'x', 'ann')",
+        )
+    finally:
+        ann.dispose()
+        owner.dispose()
+
+
+def test_a_crafted_database_name_is_quoted_in_every_statement(pg_server: PgServer) -> None:
+    """Review of issue 25: ``ALTER ROLE … IN DATABASE "<name>"`` was built unquoted, so a
+    database named ``postgres" RESET ALL; ALTER ROLE evil SUPERUSER; --`` ran that as the superuser
+    who installed its rules."""
+    from psycopg import sql
+
+    crafted = 'postgres" RESET ALL; ALTER ROLE evil SUPERUSER; --'
+    admin_url = pg_server.fresh_database("labname")
+    owner = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    try:
+        with owner.connect() as conn:
+            conn.execute(text("CREATE ROLE evil LOGIN"))
+            ident = sql.Identifier(crafted).as_string(conn.connection.dbapi_connection)
+            conn.execute(text(f"CREATE DATABASE {ident}"))
+        url = admin_url.rsplit("/", 1)[0] + "/" + crafted.replace("%", "%25").replace(
+            '"', "%22").replace(" ", "%20").replace(";", "%3B")  # fmt: skip
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            create_current(conn)
+            _with_schema(conn)
+            lab.add_person(conn, "evil", "annotator", "t")
+            install_server_rules(conn)  # as a superuser opening it would
+        engine.dispose()
+        with owner.connect() as conn:
+            is_super = "SELECT rolsuper FROM pg_roles WHERE rolname = 'evil'"
+            assert conn.execute(text(is_super)).scalar_one() is False
+    finally:
+        owner.dispose()
+
+
+def test_a_schema_version_keeping_a_pair_leaves_its_row_alone(lab_pg: tuple[Engine, str]) -> None:
+    """Review of issue 25: rebuilding ``schema_tags`` by delete-all-then-insert made a tag
+    written during a schema edit fail its key though its value never changed. The rows the
+    new version keeps are not touched (same row version)."""
+    engine, _ = lab_pg
+    row = "SELECT xmin::text FROM schema_tags WHERE concept = 'shape' AND value = 'round'"
+    with engine.begin() as conn:
+        before = conn.execute(text(row)).scalar_one()
+        newer = json.loads(TEST_SCHEMA)
+        newer["categories"][0]["concepts"][0]["values"].append({"id": "oval"})
+        conn.execute(
+            text("INSERT INTO schema_versions (version, json, created_at) VALUES (2, :j, 't')"),
+            {"j": json.dumps(newer)},
+        )
+    with engine.begin() as conn:
+        assert conn.execute(text(row)).scalar_one() == before
+        oval = "SELECT count(*) FROM schema_tags WHERE value = 'oval'"
+        assert conn.execute(text(oval)).scalar_one() == 1
+
+
+def test_adding_people_to_a_database_with_older_rules_says_what_to_do(
+    lab_pg: tuple[Engine, str],
+) -> None:
+    engine, _ = lab_pg
+    with engine.begin() as conn:
+        conn.execute(text("DROP FUNCTION studio_add_person(text, text, text, text, text)"))
+    with pytest.raises(StudioError, match="its owner opens it once"), engine.begin() as conn:
+        lab.add_person(conn, "late", "annotator", "t")
