@@ -46,6 +46,9 @@ MODEL_GROUPS: dict[str, tuple[str, ...]] = {
     "partial": ("partial-answers", "partial-row1", "partial-row2"),
     "spatial": ("cnn-mlp", "siamese", "cnn-max"),
     "probes": ("probe-tags", "probe-image", "probe-row1", "probe-row2"),
+    # the papers' solvers (issue 26): asked for by name, never in the default job (minutes
+    # on a CPU for 1,000 puzzles, where the default job takes seconds)
+    "published": ("resnet18", "wren", "scl"),
 }
 
 #: What a job and ``analogy-studio baseline`` run when no models are named: the probes are

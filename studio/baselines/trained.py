@@ -579,3 +579,66 @@ __all__ = [
     "autocast",
     "seed_everything",
 ]
+
+
+class _PublishedBaseline(TorchBaseline):
+    """A published solver (:mod:`studio.baselines.published`): every context panel and each
+    candidate through the net's panel encoder (each distinct frame once), then its scorer."""
+
+    learning_rate = 1e-3
+
+    def applies(self, data: PuzzleArrays) -> str | None:
+        if data.n_context == 0:
+            return "the puzzles have no context (odd-one-out: the answers are the group)"
+        return None
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        net = self.net
+        assert net is not None
+        ids = torch.cat([dd.frame_ids("context")[idx], dd.frame_ids("answers")[idx]], dim=1)
+        emb = encode_unique(self.encoder_fn(), dd.frame_bank(), ids)
+        c = dd.data.n_context
+        scores: torch.Tensor = net.score(emb[:, :c], emb[:, c:])  # type: ignore[operator]
+        return scores
+
+
+class ResNet18Baseline(_PublishedBaseline):
+    """ResNet-18 per panel + an MLP over the panels (UA's ResNet baseline)."""
+
+    id = "resnet18"
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        from studio.baselines.published import ResNet18
+
+        return ResNet18(data.n_context)
+
+
+class WReNBaseline(_PublishedBaseline):
+    """WReN (Barrett et al. 2018): a relation network over the panels."""
+
+    id = "wren"
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        from studio.baselines.published import WReN
+
+        return WReN(data.n_context)
+
+
+class SCLBaseline(_PublishedBaseline):
+    """SCL (Wu et al. 2020): attribute and relation networks shared across slices and rows."""
+
+    id = "scl"
+
+    def applies(self, data: PuzzleArrays) -> str | None:
+        why = super().applies(data)
+        if why is not None:
+            return why
+        length = data.rows[-1] + 1
+        if any(r != length for r in data.rows[:-1]):
+            return f"rows of unequal length {list(data.rows)} (SCL reads whole rows)"
+        return None
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        from studio.baselines.published import SCL
+
+        return SCL(tuple(int(r) for r in data.rows))

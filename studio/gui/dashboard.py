@@ -120,7 +120,7 @@ THIS_COMPUTER = "this computer"
 DEVICES = ("auto", "cpu", "cuda")
 #: Model groups in the order the new-job dialog lists them, and those ticked by default (the
 #: spatial models apply to the polycube and shape-composition families only).
-GROUP_ORDER = ("blind", "context", "similarity", "partial", "spatial", "probes")
+GROUP_ORDER = ("blind", "context", "similarity", "partial", "spatial", "probes", "published")
 DEFAULT_GROUPS = ("blind", "context", "similarity", "partial", "probes")
 #: Roles of the job list's cells.
 JOB_ROLE = Qt.ItemDataRole.UserRole + 1  # the JobRecord

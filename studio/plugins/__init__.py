@@ -234,6 +234,37 @@ _BASELINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
                   "maximum of the piece vectors is the candidate vector; an MLP scores the "
                   f"pair. {_TRAINING}.",
     }),
+    ("resnet18", "studio.baselines.trained:ResNet18Baseline", {
+        "label": "ResNet-18 (published)", "group": "published", "trained": True,
+        "flags_shortcuts": False, "applies_to": "puzzles with context",
+        "recipe": "He et al. 2016's ResNet-18 (7×7/2 stem, max-pool, four stages of two "
+                  "basic blocks, batch normalisation) at a quarter width (16-128 channels) "
+                  "encodes each panel; as UA's ResNet baseline, an MLP over the context "
+                  "panels' and the candidate's features scores it; softmax over the "
+                  "candidates. Training: cross-entropy, Adam 1e-3, batch 64, ≤10 epochs, "
+                  "early stopping; seeded. Tests: a generic deep vision model on the puzzle "
+                  "(UA Table 1's ResNet row).",
+    }),
+    ("wren", "studio.baselines.trained:WReNBaseline", {
+        "label": "WReN (published)", "group": "published", "trained": True,
+        "flags_shortcuts": False, "applies_to": "puzzles with context",
+        "recipe": "Barrett et al. 2018: a 4-layer CNN (32 channels, stride 2) per panel, "
+                  "features tagged with the panel's one-hot position; a 4-layer relation "
+                  "network g over every ordered pair of the context panels and the candidate, "
+                  "summed; a 3-layer f scores the candidate. Training: cross-entropy, Adam "
+                  "1e-3, batch 64, ≤10 epochs, early stopping; seeded. Tests: a relational "
+                  "solver of the PGM family (UA Table 1's relational rows).",
+    }),
+    ("scl", "studio.baselines.trained:SCLBaseline", {
+        "label": "SCL (published)", "group": "published", "trained": True,
+        "flags_shortcuts": False, "applies_to": "puzzles whose rows have equal length",
+        "recipe": "Wu et al. 2020's Scattering Compositional Learner: WReN's panel CNN; its "
+                  "64 features split into 8 slices; one attribute network reads each slice "
+                  "across a row's panels (the last row completed by the candidate), one "
+                  "relation network each row's attribute codes, an MLP over all rows' codes "
+                  "scores the candidate. Training: as WReN. Tests: a compositional relational "
+                  "solver (UA Table 1's SCL row).",
+    }),
     ("probe-tags", "studio.baselines.probes:ProbeTags", {
         "label": "Answers-only probe: tags", "group": "probes", "trained": False,
         "flags_shortcuts": True, "applies_to": "sources whose answers carry annotations or "

@@ -387,8 +387,12 @@ def test_new_job_dialog_submits_a_baseline_job(
     dlg = dash.job_dialog
     assert dlg is not None and dlg.isVisible()
     assert list(dlg.group_boxes) == [
-        "blind", "context", "similarity", "partial", "spatial", "probes"
+        "blind", "context", "similarity", "partial", "spatial", "probes", "published"
     ]  # fmt: skip
+    # the papers' solvers are offered, unticked (minutes on a CPU), each named in the tooltip
+    published = dlg.group_boxes["published"]
+    assert not published.isChecked()
+    assert all(name in published.toolTip() for name in ("ResNet-18", "WReN", "SCL"))
     # ticked by default: what a job and `analogy-studio baseline` run, the probes included
     assert [g for g, b in dlg.group_boxes.items() if b.isChecked()] == [
         "blind", "context", "similarity", "partial", "probes"
