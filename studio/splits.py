@@ -19,7 +19,6 @@ Long work reports ``progress(done, total)`` and polls ``should_stop()``; a stop 
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ import numpy as np
 from studio.core.annotations import TagRow, read_annotation_csv
 from studio.core.errors import FontChangedError, StudioError
 from studio.core.keys import GlyphKey
-from studio.core.procs import pool_worker_start
+from studio.core.procs import pool_context, pool_worker_start, usable_cores
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema, bundled_schema_path, load_schema
 from studio.core.splitdir import check_target, read_frames_npz
@@ -204,10 +203,7 @@ def generate_from(
 
 def default_workers() -> int:
     """Every core this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return usable_cores()
 
 
 #: fewer puzzles than this (all folds) are made in this process, whatever ``workers`` says
@@ -341,17 +337,8 @@ def _in_pool(
 
 
 def _mp_context() -> Any:
-    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a
-    plain fork would copy half-way."""
-    import multiprocessing
-
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        # only takes effect if the fork server is not running yet (the glyph renderer's pool
-        # may have started it): then workers fork with the generator already imported
-        ctx.set_forkserver_preload(["studio.splits", "studio.families.glyph_pmp.generator"])
-        return ctx
-    return multiprocessing.get_context("spawn")
+    # workers fork with the generator already imported
+    return pool_context(["studio.splits", "studio.families.glyph_pmp.generator"])
 
 
 #: a pool worker's inputs (set once by :func:`_init_worker`) and its generators, per fold

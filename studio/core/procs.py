@@ -14,11 +14,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import multiprocessing
+import multiprocessing.context
 import os
 import signal
 import sys
+from collections.abc import Sequence
 
-__all__ = ["die_with_parent", "pool_worker_start"]
+__all__ = ["die_with_parent", "pool_context", "pool_worker_start", "usable_cores"]
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -65,3 +68,27 @@ def pool_worker_start() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="analogy-studio-parent-watch", daemon=True).start()
+
+
+def usable_cores() -> int:
+    """Cores this process may use: its CPU affinity (a container's or ``taskset``'s limit),
+    every core where the system cannot say. The one count every pool and thread setting
+    reads (issue 27: five copies of it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def pool_context(preload: Sequence[str] = ()) -> multiprocessing.context.BaseContext:
+    """The start method of every process pool: ``forkserver`` (``spawn`` where there is
+    none). The studio runs Qt threads, which a plain fork would copy half-way, and an OpenGL
+    context must not be inherited. ``preload``: modules the fork server imports once, so its
+    workers start with them (only when this call starts the server; one already running —
+    started by another pool — is reused as it is)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        if preload:
+            ctx.set_forkserver_preload(list(preload))
+        return ctx
+    return multiprocessing.get_context("spawn")

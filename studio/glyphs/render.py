@@ -81,7 +81,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from studio.core.errors import FontError
 from studio.core.fileio import atomic_write_bytes
-from studio.core.procs import pool_worker_start
+from studio.core.procs import pool_context, pool_worker_start
 
 __all__ = [
     "EMPTY_OUTLINE",
@@ -679,14 +679,8 @@ def _work_chunk(
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = multiprocessing.get_context("forkserver")
-        # Only takes effect if the fork server is not running yet; then workers fork with
-        # Pillow, numpy and fontTools already imported.
-        ctx.set_forkserver_preload(["studio.glyphs.render"])
-        return ctx
-    return multiprocessing.get_context("spawn")
+    # workers fork with Pillow, numpy and fontTools already imported
+    return pool_context(["studio.glyphs.render"])
 
 
 def _results(

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from PIL import Image
 
+from studio.core.procs import pool_context, pool_worker_start, usable_cores
 from studio.core.verdict import Verdict
 from studio.stimuli.items import StimulusItem
 
@@ -111,26 +112,12 @@ def pool_workers(
     this process may use, and 1 below ``min_items`` items or inside a daemonic process (which
     may not start its own); never more than there are chunks of ``chunk`` items."""
     import multiprocessing
-    import os
 
     if workers is None or workers == 0:
         if count < min_items or multiprocessing.current_process().daemon:
             return 1
-        try:
-            workers = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            workers = os.cpu_count() or 1
+        workers = usable_cores()
     return max(1, min(int(workers), -(-count // chunk)))
-
-
-def pool_context() -> Any:
-    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a plain
-    fork would copy, and an OpenGL context must not be inherited."""
-    import multiprocessing
-
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("forkserver")
-    return multiprocessing.get_context("spawn")
 
 
 class ShardableGenerator(Protocol):
@@ -170,8 +157,6 @@ def _worker_items(count: int, seed: int, indices: range) -> tuple[list[StimulusI
 
 def _start_worker(initializer: Callable[..., None], *initargs: Any) -> None:
     """A pool worker's start: die with the pool's parent, then the caller's initializer."""
-    from studio.core.procs import pool_worker_start
-
     pool_worker_start()
     initializer(*initargs)
 

@@ -11,6 +11,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 
 from studio.core.errors import StudioError
+from studio.core.procs import usable_cores
 
 __all__ = ["DEVICE_CHOICES", "DeviceChoice", "apply_device", "choose_device", "cpu_threads"]
 
@@ -35,11 +36,8 @@ class DeviceChoice:
 def cpu_threads(leave_core_free: bool = True) -> int:
     """Cores this process may use, less one when ``leave_core_free`` (a job beside the
     studio's window, which must stay responsive); all of them otherwise (the command line)."""
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    return max(1, n - 1) if leave_core_free else max(1, n)
+    n = usable_cores()
+    return max(1, n - 1) if leave_core_free else n
 
 
 def _cpu_choice(leave_core_free: bool = True) -> DeviceChoice:

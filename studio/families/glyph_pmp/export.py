@@ -81,7 +81,7 @@ from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
 from studio.core.fileio import fsync_dir, sync_tree, write_file
 from studio.core.keys import GlyphKey
-from studio.core.procs import pool_worker_start
+from studio.core.procs import pool_context, pool_worker_start, usable_cores
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.splitdir import (
@@ -443,13 +443,7 @@ def _raise_outcome(outcome: _TaskOutcome) -> None:
 
 
 def _mp_context() -> multiprocessing.context.BaseContext:
-    """``forkserver`` (``spawn`` where there is none): the studio runs Qt threads, which a
-    plain fork would copy. A fork server already started (by glyph rendering) is reused."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])
-        return ctx
-    return multiprocessing.get_context("spawn")
+    return pool_context([__name__])
 
 
 def default_workers(puzzles: int) -> int:
@@ -458,11 +452,7 @@ def default_workers(puzzles: int) -> int:
     more than it saves."""
     if puzzles < POOL_MIN_PUZZLES:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, cores)
+    return usable_cores()
 
 
 class _PictureWriter:
