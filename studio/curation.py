@@ -807,20 +807,36 @@ class Curator:
         self._push_changes(label, set_id, forward, backward)
 
     def approvable(self, ids: Sequence[str]) -> list[str]:
-        """Of these puzzles of the open set, those :meth:`approve_clean` approves: no error
-        and not decided yet (``draft`` or ``flagged``; a rejection is never overruled)."""
+        """Of these puzzles of the open set, those :meth:`approve_clean` approves: no error,
+        not decided yet and not flagged. A puzzle the vetting flagged (a warning, such as a
+        foil that completes a rule over another concept) or a baseline found shortcut-prone is
+        decided one by one, never in bulk (issue 28: Ctrl+Shift+A approved a puzzle flagged
+        "[grade high] Answer 4 completes arithmetic…"); a rejection is never overruled."""
         if self.set_id is None or not ids:
             return []
-        wanted = set(ids)
+        shortcut = self.shortcut_flags()
         return [
             r.id
-            for r in self.summaries(ids=list(wanted))
-            if not r.errors and r.status in ("draft", "flagged")
+            for r in self.summaries(ids=list(set(ids)))
+            if not r.errors and r.status == "draft" and r.id not in shortcut
+        ]
+
+    def flagged_among(self, ids: Sequence[str]) -> list[str]:
+        """Of these puzzles, the undecided ones that bulk approval leaves to the curator:
+        flagged by the vetting, or found shortcut-prone by a baseline."""
+        if self.set_id is None or not ids:
+            return []
+        shortcut = self.shortcut_flags()
+        return [
+            r.id
+            for r in self.summaries(ids=list(set(ids)))
+            if r.status in ("draft", "flagged") and (r.status == "flagged" or r.id in shortcut)
         ]
 
     def approve_clean(self, ids: Sequence[str], comment: str | None = None) -> list[str]:
-        """Approve, in one undoable step, those of ``ids`` without errors that are not decided
-        yet (:meth:`approvable`); returns the ids approved (none: nothing is pushed)."""
+        """Approve, in one undoable step, those of ``ids`` without errors or flags that are
+        not decided yet (:meth:`approvable`); returns the ids approved (none: nothing is
+        pushed)."""
         chosen = self.approvable(ids)
         if chosen:
             self.set_status(chosen, "approved", comment)

@@ -411,9 +411,10 @@ def test_approve_clean_is_one_step_and_skips_errors_and_decisions(curated: Curat
     rejected = next(i for i in ids if i != pid)
     curated.set_status([rejected], "rejected")
     before = studio.undo_stack.undo_label
+    flagged = set(curated.flagged_among(ids))  # left to decide one by one (issue 28)
     done = curated.approve_clean(ids)
     assert pid not in done and rejected not in done
-    assert len(done) == len(ids) - 2
+    assert len(done) == len(ids) - len(flagged | {pid, rejected})
     statuses = {c.id: c.status for c in curated.puzzles()}
     assert all(statuses[i] == "approved" for i in done)
     assert statuses[rejected] == "rejected" and statuses[pid] == "flagged"
@@ -454,3 +455,17 @@ def test_a_second_curator_s_decision_is_not_overwritten(curated: Curator) -> Non
         assert curated.puzzle(second).status == "rejected"
     finally:
         other.close()
+
+
+def test_bulk_approval_leaves_every_flagged_puzzle_to_the_curator(curated: Curator) -> None:
+    """Issue 28: Ctrl+Shift+A approved flagged puzzles (a warning, no error) without asking.
+    Bulk approval now approves only clean drafts and names the flagged ones it left."""
+    curated.set_feature_warning_min("low")  # every warning flags
+    ids = [c.id for c in curated.puzzles()]
+    warned = [r.id for r in curated.summaries(ids=ids) if r.status == "flagged" and not r.errors]
+    assert warned, "the fixture's split has puzzles flagged by a warning alone"
+    done = curated.approve_clean(ids)
+    assert done and not set(warned) & set(done)
+    assert set(curated.flagged_among(ids)) == set(warned)
+    statuses = {c.id: c.status for c in curated.puzzles()}
+    assert all(statuses[i] == "flagged" for i in warned)

@@ -171,7 +171,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("puzzle.approve_clean", "Approve all shown without errors", "puzzle",
                "Ctrl+Shift+A",
                "Approve, as one undo step, the puzzles shown (or selected) that have no error "
-               "and are not decided yet", section="decide"),
+               "or flag and are not decided yet; flagged ones are left to decide one by one",
+               section="decide"),
     ActionSpec("puzzle.next_flagged", "Next flagged puzzle", "puzzle", "N",
                "Open the next puzzle of the list that is flagged", section="navigate"),
     ActionSpec("puzzle.prev_flagged", "Previous flagged puzzle", "puzzle", "Shift+N",

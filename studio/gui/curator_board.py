@@ -11,8 +11,8 @@ Keys (declared in :mod:`studio.gui.actions`, active while the board is shown): A
 R reject (no dialog: the decision applies at once, with the comment typed in the board's comment
 field if any, and the next puzzle opens), D return to draft, C type a comment (Enter or Escape
 go back to the list), N / Shift+N (or P) next / previous flagged puzzle, Ctrl+Shift+A approve
-all shown without errors, F replace a foil (the best candidate preselected: Enter takes it),
-G regenerate, Ctrl+G generate a split.
+all shown without errors or flags (flagged ones are decided one by one), F replace a foil
+(the best candidate preselected: Enter takes it), G regenerate, Ctrl+G generate a split.
 """
 
 from __future__ import annotations
@@ -1415,11 +1415,14 @@ class CuratorBoard(QWidget):
             return []
         if done:
             self.comment_field.clear()
-        left = len(ids) - len(done)
-        self._status_bar_message(
-            f"Approved {len(done)} of the {len(ids)} puzzles {scope} (those without errors"
-            f" not decided yet); {left} left as they were"
-        )
+        flagged = len(self.curator.flagged_among(ids))
+        rest = len(ids) - len(done) - flagged
+        said = f"Approved {len(done)} of the {len(ids)} puzzles {scope}"
+        if flagged:
+            said += f"; {flagged} flagged left for you to decide one by one (N opens the next)"
+        if rest:
+            said += f"; {rest} with errors or decided already left as they were"
+        self._status_bar_message(said)
         return list(done)
 
     def mark_draft(self) -> None:
