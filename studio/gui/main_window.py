@@ -221,7 +221,9 @@ class MainWindow(QMainWindow):
             "The name stored with every tag and decision you make (File ▸ Preferences…)"
         )
         self.annotator_button.clicked.connect(lambda: self.edit_preferences())
-        sb.addPermanentWidget(self.counts_label, 1)
+        # no stretch: QStatusBar draws its messages in the room left of the permanent widgets,
+        # which a stretched label took whole (issue 28: no message ever showed on Annotate)
+        sb.addPermanentWidget(self.counts_label)
         sb.addPermanentWidget(self.progress)
         sb.addPermanentWidget(self.cancel_button)
         self.lab_label = QLabel(objectName="labStatus")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QtMsgType, qInstallMessageHandler
-from PySide6.QtWidgets import QFileDialog, QPushButton
+from PySide6.QtWidgets import QFileDialog, QPushButton, QWidget
 
 from studio.app import Studio
 from studio.core.keys import GlyphKey
@@ -212,6 +212,12 @@ def test_keys_that_cannot_act_say_why_in_the_status_bar(
         f"Concept 'aspect' has no value 9 (it has {len(aspect.values)}: "
         f"keys 1–{len(aspect.values)})"
     )
+    # and it is seen: QStatusBar draws a message left of its permanent widgets, and the glyph
+    # counts once stretched over all of that room (issue 28: no message ever showed here)
+    bar = window.statusBar()
+    room = min(w.geometry().left() for w in bar.findChildren(QWidget) if w.isVisible()
+               and w.parent() is bar and w.geometry().width() > 0)  # fmt: skip
+    assert room > bar.width() // 3, (room, bar.width())
     window.tree.select("aspect", None)  # the concept row: no value chosen
     window.grid.go_to_row(0)
     qtbot.keyClick(window.grid, Qt.Key.Key_Space)
