@@ -939,10 +939,17 @@ class CuratorBoard(QWidget):
         return cached
 
     def selected_ids(self) -> list[str]:
+        """The puzzles a decision acts on: the selected rows when several are selected and the
+        puzzle on the sheet is one of them; else the puzzle on the sheet alone. A key never
+        decides a puzzle the curator is not looking at (issue 28: after Ctrl+Home the sheet
+        showed train-00000 while train-00002 stayed selected, and D acted on train-00002)."""
+        current = self.current_id()
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
         ids = [self.model.puzzle(r).id for r in rows]
-        if not ids and self.current_id() is not None:
-            ids = [self.current_id()]  # type: ignore[list-item]
+        if len(ids) > 1 and current in ids:
+            return ids
+        if current is not None:
+            return [current]
         return ids
 
     def _row_changed(self) -> None:

@@ -377,3 +377,23 @@ def test_no_timer_from_a_worker_thread_and_generated_says_so(qtbot, project_path
     text = window.statusBar().currentMessage()
     assert text.startswith("Generated “") and "40 puzzles" in text
     assert "Imported" not in text
+
+
+def test_a_decision_key_acts_on_the_puzzle_whose_sheet_is_shown(qtbot, project_path: Path) -> None:
+    """Issue 28: after Ctrl+Home the sheet showed train-00000 while train-00002 stayed
+    selected, and D returned train-00002 to draft: A, R or D decided a puzzle the curator was
+    not looking at."""
+    window = open_board(qtbot, project_path)
+    board = window.board
+    import_split(window, n=60)
+    board.table.setFocus()
+    for _ in range(2):
+        qtbot.keyClick(board.table, Qt.Key.Key_Down)
+    hidden = board.current_id()
+    qtbot.keyClick(board.table, Qt.Key.Key_Home, Qt.KeyboardModifier.ControlModifier)
+    seen = board.current_id()
+    assert seen != hidden and board.title.text().find(seen) >= 0  # the sheet is the first's
+    before = shown(board)[hidden]
+    qtbot.keyClick(board.table, Qt.Key.Key_R)
+    assert shown(board)[seen] == "rejected"
+    assert shown(board)[hidden] == before  # untouched: not on the sheet
