@@ -806,32 +806,34 @@ class Curator:
             label += f" ({_short(comment)})"
         self._push_changes(label, set_id, forward, backward)
 
+    def _undecided(self, ids: Sequence[str]) -> tuple[list[str], list[str]]:
+        """Of these puzzles of the open set, the undecided ones split in two: clean (no
+        error, no vetting flag, no baseline shortcut flag) and flagged. One query of the
+        summaries and one of the flags for both answers."""
+        if self.set_id is None or not ids:
+            return [], []
+        shortcut = self.shortcut_flags()
+        clean: list[str] = []
+        flagged: list[str] = []
+        for r in self.summaries(ids=list(set(ids))):
+            if r.status == "flagged" or (r.status == "draft" and r.id in shortcut):
+                flagged.append(r.id)
+            elif r.status == "draft" and not r.errors:
+                clean.append(r.id)
+        return clean, flagged
+
     def approvable(self, ids: Sequence[str]) -> list[str]:
         """Of these puzzles of the open set, those :meth:`approve_clean` approves: no error,
         not decided yet and not flagged. A puzzle the vetting flagged (a warning, such as a
         foil that completes a rule over another concept) or a baseline found shortcut-prone is
         decided one by one, never in bulk (issue 28: Ctrl+Shift+A approved a puzzle flagged
         "[grade high] Answer 4 completes arithmetic…"); a rejection is never overruled."""
-        if self.set_id is None or not ids:
-            return []
-        shortcut = self.shortcut_flags()
-        return [
-            r.id
-            for r in self.summaries(ids=list(set(ids)))
-            if not r.errors and r.status == "draft" and r.id not in shortcut
-        ]
+        return self._undecided(ids)[0]
 
     def flagged_among(self, ids: Sequence[str]) -> list[str]:
         """Of these puzzles, the undecided ones that bulk approval leaves to the curator:
         flagged by the vetting, or found shortcut-prone by a baseline."""
-        if self.set_id is None or not ids:
-            return []
-        shortcut = self.shortcut_flags()
-        return [
-            r.id
-            for r in self.summaries(ids=list(set(ids)))
-            if r.status in ("draft", "flagged") and (r.status == "flagged" or r.id in shortcut)
-        ]
+        return self._undecided(ids)[1]
 
     def approve_clean(self, ids: Sequence[str], comment: str | None = None) -> list[str]:
         """Approve, in one undoable step, those of ``ids`` without errors or flags that are
