@@ -17,6 +17,10 @@ killed with SIGKILL after a random delay (seeded):
 - **generate**: ``analogy-studio generate`` of a small split (render workers included);
 - **generate-pooled**: ``generate --n 5000 --workers 2``, past the size where the process
   pool (a forkserver and its workers) starts (issue 25: killing it left them running);
+- **export**: ``analogy-studio export-set`` of a curated set of approved puzzles (re-vetted,
+  written through a hidden staging folder); after the kill the target must be absent or
+  whole, and an export run again to the same target must succeed and leave no staging
+  leftovers of the killed one (issue 25);
 - **baseline**: a studio process (a :class:`WorkerHost` polled on its main thread) running a
   queued baseline job (context-blind CNN, one seed) in a worker child; the studio is killed.
 
@@ -40,6 +44,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -55,7 +60,7 @@ import psutil
 from common import ua_csv
 
 REPO = Path(__file__).resolve().parents[1]
-KINDS = ("tag", "schema", "import", "generate", "baseline", "generate-pooled")
+KINDS = ("tag", "schema", "import", "generate", "baseline", "generate-pooled", "export")
 #: Seconds after a kill within which every process the killed one started must be gone.
 ORPHAN_GRACE = 3.0
 #: Latest kill time per kind (seconds after the start): long enough to land mid-work.
@@ -66,7 +71,12 @@ KILL_WITHIN = {
     "generate": 4.0,
     "baseline": 6.0,
     "generate-pooled": 6.0,
+    "export": 5.0,
 }
+#: Puzzles in the curated set the export rounds publish.
+EXPORT_PUZZLES = 1500
+#: What a finished export folder holds.
+EXPORT_FILES = ("README.md", "croissant.json", "puzzles.jsonl", "split.json")
 IMPORT_ROWS = 400
 IMPORT_FONT = "killloop"
 
@@ -123,6 +133,42 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "studio", "-q", *args]
 
 
+def _curated_set(project: Path) -> int:
+    """A set of :data:`EXPORT_PUZZLES` approved puzzles in ``project``, made in this process
+    (untimed set-up)."""
+    from studio.app import Studio
+    from studio.curation import Curator
+    from studio.generate.params import SplitParams
+    from studio.splits import generate_and_vet
+    from studio.store.project import Project
+
+    params = SplitParams(n=EXPORT_PUZZLES, seed=25, sampling="balanced", holdout="none")
+    studio = Studio(Project.open(project), author="killloop")
+    try:
+        vetted = generate_and_vet(studio, params)
+        curator = Curator(studio)
+        [set_id] = curator.import_results("killloop", params, vetted.results, vetted.all_verdicts)
+        ids = [s.puzzle_id for s in studio.project.puzzle_summaries(set_id)]
+        curator.set_status(ids, "approved", "killloop: approved in bulk")
+    finally:
+        studio.close()
+    return set_id
+
+
+def _export_whole(out: Path) -> bool | None:
+    """True: a whole export; None: nothing there; False: anything else (half-written)."""
+    if not out.exists():
+        return None
+    if not all((out / name).is_file() for name in EXPORT_FILES):
+        return False
+    with (out / "puzzles.jsonl").open() as f:
+        return sum(1 for _ in f) == EXPORT_PUZZLES
+
+
+def _staging_left(out: Path) -> list[Path]:
+    return sorted(out.parent.glob(f".{out.name}.*"))
+
+
 def _setup(tmp: Path) -> tuple[Path, Path, dict[str, float]]:
     times: dict[str, float] = {}
     project = tmp / "kill.studio"
@@ -138,6 +184,12 @@ def _setup(tmp: Path) -> tuple[Path, Path, dict[str, float]]:
     args = ["--n", "120", "--seed", "5", "--sampling", "balanced"]
     subprocess.run(_cli("generate", str(project), str(split), *args), **run)  # type: ignore[call-overload]
     times["split_s"] = round(time.perf_counter() - t, 1)
+    t = time.perf_counter()
+    # the exports publish from a copy: the tag and import rounds change the annotations, and
+    # an export re-vets against them (and rightly refuses puzzles they no longer support)
+    shutil.copyfile(project, tmp / "export.studio")
+    times["set_id"] = _curated_set(tmp / "export.studio")
+    times["curated_set_s"] = round(time.perf_counter() - t, 1)
     return project, split, times
 
 
@@ -279,6 +331,7 @@ def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
     rng = random.Random(seed)
     tmp = Path(tempfile.mkdtemp(prefix="killloop-"))
     project, split, setup = _setup(tmp)
+    exports = tmp / "export.studio"
     stats: dict[str, Any] = {
         "kills": 0,
         "killed_mid_work": 0,
@@ -293,6 +346,12 @@ def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
         "orphans_by_kind": dict.fromkeys(KINDS, 0),
         "worker_children_started": 0,
         "jobs_left_running": 0,
+        "exports_whole": 0,
+        "exports_absent": 0,
+        "exports_half_written": 0,
+        "exports_rerun_failed": 0,
+        "staging_left_by_kill": 0,
+        "staging_left_after_rerun": 0,
     }
     t0 = time.perf_counter()
     for round_no in range(kills):
@@ -315,6 +374,10 @@ def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
                 args = ["--n", "5000", "--seed", str(round_no), "--holdout", "none"]
                 args += ["--workers", "2"]
             victim = Victim(_cli("generate", str(project), str(out), *args))
+        elif kind == "export":
+            out = tmp / f"export-{round_no}"
+            set_id = str(int(setup["set_id"]))
+            victim = Victim(_cli("export-set", str(exports), set_id, str(out)))
         else:
             with JobQueue(project) as q:
                 job_id = q.submit(
@@ -346,7 +409,7 @@ def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
         orphans = _orphans(sessions)
         stats["orphaned_processes"] += orphans
         stats["orphans_by_kind"][kind] += orphans
-        if not _reopens(project):
+        if not _reopens(exports if kind == "export" else project):
             stats["projects_not_reopened"] += 1
             continue
         stats["projects_reopened"] += 1
@@ -364,6 +427,22 @@ def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
                 stats["acknowledged_edits_lost"] += n != len(imported)
             if n not in (0, len(imported)):
                 stats["partial_imports"] += 1
+        elif kind == "export":
+            whole = _export_whole(out)
+            key = {True: "exports_whole", None: "exports_absent", False: "exports_half_written"}
+            stats[key[whole]] += 1
+            stats["staging_left_by_kill"] += len(_staging_left(out))
+            if whole is None:  # the same target again: it must work, and sweep the leftovers
+                again = subprocess.run(
+                    _cli("export-set", str(exports), set_id, str(out)),
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                )
+                if again.returncode != 0 or not _export_whole(out):
+                    stats["exports_rerun_failed"] += 1
+                    stats.setdefault("export_rerun_errors", []).append(again.stderr[-500:])
+                stats["staging_left_after_rerun"] += len(_staging_left(out))
         elif job_id is not None:
             host = WorkerHost(project)  # the next studio
             try:
@@ -380,8 +459,6 @@ def run(kills: int, seed: int, keep: bool) -> dict[str, Any]:
     if keep:
         stats["folder"] = str(tmp)
     else:
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
     return stats
 
