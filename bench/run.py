@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, str] = {
     "lab": "lab_bench",
     "gpu": "gpu_bench",
     "labsec": "labsec_bench",
+    "needs": "needs_bench",
 }
 
 

@@ -450,7 +450,14 @@ def cmd_needs(args: argparse.Namespace) -> int:
     if per_value:
         print(f"To tag next ({sum(per_value.values())} glyphs over {len(per_value)} values):")
         for (c, v), n in sorted(per_value.items(), key=lambda kv: (-kv[1], kv[0])):
-            print(f"  {c} = {v or '(present)'}: +{n}  ({', '.join(report.tuples_of(c, v))})")
+            sides = report.side_text(c, v)
+            sides = f" ({sides})" if sides else ""
+            print(f"  {c} = {v or '(present)'}: +{n}{sides}  ({', '.join(report.tuples_of(c, v))})")
+        if any(t.side == "eval" for t in mendable) and report.holdout == "disjoint":
+            print(
+                "Held-out glyphs are those the hold-out puts on the val/test side, whoever "
+                "tags them: the tagger's View ▸ Only held-out glyphs shows them."
+            )
     return 0
 
 

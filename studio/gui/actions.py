@@ -211,6 +211,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("view.my_assignment", "Only my assignment", "view", "Ctrl+Shift+M",
                "Show only the glyphs assigned to you (Lab ▸ Assignments)", checkable=True,
                section="filter"),
+    ActionSpec("view.held_out", "Only held-out glyphs", "view", "Ctrl+Shift+T",
+               "Show only the glyphs a split's hold-out keeps for val and test (a glyph's side "
+               "is its own, whoever tags it): where the Needs column's held-out counts are "
+               "filled", checkable=True, section="filter"),
     ActionSpec("view.hide_others", "Hide others' tags", "view", "Ctrl+Shift+H",
                "Show only your own tags in the inspector (and the grid), not the other "
                "annotators'", checkable=True, section="filter"),

@@ -47,6 +47,8 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.keys import GlyphKey
+from studio.families.glyph_pmp.split import glyph_side
+from studio.generate.params import SplitParams
 from studio.glyphs.unicode import block, char_name, matches
 from studio.store.project import GlyphRecord
 
@@ -73,6 +75,9 @@ TAG_FILTERS = (
     ("untagged", "No tags at all"),
 )
 
+#: The hold-out the grid's "held-out glyphs" filter shows: the default split's.
+HOLDOUT_FRACTION = SplitParams().holdout_fraction
+
 
 @dataclass
 class GridFilter:
@@ -85,6 +90,8 @@ class GridFilter:
     hide_missing: bool = True
     #: only these glyphs (the user's assignment), or None for all
     keys: frozenset[GlyphKey] | None = None
+    #: only the glyphs a split's disjoint hold-out keeps for val and test
+    held_out: bool = False
 
 
 @dataclass(frozen=True)
@@ -332,6 +339,8 @@ class GlyphGridModel(QAbstractListModel):
             ):
                 continue
             if f.tag_state != "all" and not self._passes_tag_state(g.key):
+                continue
+            if f.held_out and glyph_side(g.key, HOLDOUT_FRACTION) != "eval":
                 continue
             rows.append(i)
         return rows

@@ -72,6 +72,7 @@ ANNOTATOR_ACTIONS = (
     "view.find",
     "view.only_untagged",
     "view.my_assignment",
+    "view.held_out",
     "view.inspector",
 )
 #: The author :class:`~studio.app.Studio` records when it was given no name.
@@ -261,6 +262,7 @@ class MainWindow(QMainWindow):
             "view.find": self._focus_search,
             "view.only_untagged": self._toggle_only_untagged,
             "view.my_assignment": self._assignment_changed,
+            "view.held_out": self._apply_filter,
             "tag.mark_done": self.mark_selected_done,
             "view.inspector": self._toggle_inspector,
             "puzzle.board": self.show_board,
@@ -297,6 +299,11 @@ class MainWindow(QMainWindow):
         self.mine_button.setDefaultAction(self.actions["view.my_assignment"])
         self.mine_button.setVisible(self.studio.project.is_database)
         self.current_row.addWidget(self.mine_button)
+        # and that it shows only the glyphs held out for val and test (the Needs column's ask)
+        self.held_out_button = QToolButton(objectName="heldOutButton")
+        self.actions["view.held_out"].setIconText("Held out")  # the row is full at 1280 px
+        self.held_out_button.setDefaultAction(self.actions["view.held_out"])
+        self.current_row.addWidget(self.held_out_button)
         self.rights = RightsGate(self.actions, self)
         self.board.bind_actions(self.actions)
         self._on_mode_changed()
@@ -429,7 +436,7 @@ class MainWindow(QMainWindow):
         from studio.families.glyph_pmp.needs import NeedsReport
 
         if isinstance(report, NeedsReport):
-            self.tree.update_needs(report.per_value(), report.tuples_of)
+            self.tree.update_needs(report.per_value(), report.tuples_of, report.side_text)
 
     def _on_current_value(self, concept: str | None, value: str | None) -> None:
         self.model.set_current(concept, value)
@@ -549,6 +556,7 @@ class MainWindow(QMainWindow):
                 keys=self._my_assignment()
                 if self.actions["view.my_assignment"].isChecked()
                 else None,
+                held_out=self.actions["view.held_out"].isChecked(),
             )
         )
         self.grid.select_keys(selected)

@@ -110,9 +110,11 @@ class SchemaTree(QTreeWidget):
         self,
         needs: Mapping[tuple[str, str], int],
         tuples_of: Callable[[str, str], list[str]] | None = None,
+        side_text: Callable[[str, str], str] | None = None,
     ) -> None:
         """Show ``+n`` beside each value the generator lacks ``n`` glyphs of (and the sum on
-        its concept); the tooltip names the dry tuples it would mend."""
+        its concept); the tooltip names the dry tuples it would mend and, with a hold-out,
+        how many of the glyphs must be held-out ones (``side_text``: "2 held-out, 1 train")."""
         per_concept: Counter[str] = Counter()
         for (c, _v), n in needs.items():
             per_concept[c] += n
@@ -130,9 +132,16 @@ class SchemaTree(QTreeWidget):
             else:
                 names = tuples_of(c, v) if tuples_of is not None else []
                 what = f": {', '.join(names)}" if names else ""
+                sides = side_text(c, v) if side_text is not None else ""
+                where = f" ({sides})" if sides else ""
+                if "held-out" in sides:
+                    where += (
+                        " — View ▸ Only held-out glyphs (Ctrl+Shift+T) shows the glyphs held "
+                        "out for val and test"
+                    )
                 item.setToolTip(
                     NEEDS_COLUMN,
-                    f"tag {n} more glyphs with {c} = {v or '(present)'} to mend the dry "
+                    f"tag {n} more glyphs with {c} = {v or '(present)'}{where} to mend the dry "
                     f"tuple(s){what}",
                 )
 

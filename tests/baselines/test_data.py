@@ -42,7 +42,18 @@ def test_glyph_split_as_arrays(glyph_split: Path) -> None:
 
 def test_a_split_with_folds_asks_for_one(ua_project: Path, tmp_path: Path) -> None:
     out = tmp_path / "folded"
-    args = ["--n", "40", "--folds", "2", "--seed", "1", "--sampling", "balanced"]
+    args = [
+        "--n",
+        "40",
+        "--folds",
+        "2",
+        "--seed",
+        "1",
+        "--sampling",
+        "balanced",
+        "--holdout",
+        "none",
+    ]
     assert main(["-q", "generate", str(ua_project), str(out), *args]) == 0
     with pytest.raises(StudioError, match=r"holds 2 folds .*pass one fold folder"):
         load_source(out)

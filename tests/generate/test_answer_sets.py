@@ -315,3 +315,26 @@ def test_needs_say_when_the_schema_cannot_give_enough_values(
     aspect = [t for t in report.tuples if t.tuple == "progression/aspect/noshift"]
     assert aspect and not aspect[0].mendable and aspect[0].values == ()
     assert "cannot give 4" in aspect[0].message()
+
+
+def test_a_key_harder_to_build_sits_on_the_key_as_often_as_on_an_answer(
+    ua_index: TagIndex, ua_schema: Schema
+) -> None:
+    """A failed draw keeps its answer values and key for the tuple's next draw. Drawn afresh,
+    keys whose puzzles fail more often were keyed less often: on UA, progression ×
+    components-solid put ``1`` on an answer of all 134 of its puzzles and on the key of none
+    (an answers-only solver's rule: never pick the 1). Such a tuple is now dry instead."""
+    params = SplitParams(n=4000, seed=3, sampling="balanced", holdout="none")
+    result = generate_split(params, ua_index, ua_schema)
+    on_key: Counter = Counter()
+    on_answer: Counter = Counter()
+    for p in result.puzzles:
+        for i, g in enumerate(p.answers):
+            for v in ua_index.values(g, p.concept):
+                on_answer[(p.rule, p.concept, v)] += 1
+                on_key[(p.rule, p.concept, v)] += i == p.key
+    checked = [cv for cv, n in on_answer.items() if n >= 60]
+    assert len(checked) > 40
+    for cv in checked:
+        p_value = binomtest(on_key[cv], on_answer[cv], 1 / ANSWERS).pvalue
+        assert p_value > 1e-4, (cv, on_key[cv], on_answer[cv])

@@ -489,7 +489,7 @@ def test_audit_of_a_generated_split_and_of_a_part(qtbot, project_path: Path) -> 
 
 
 def test_stats_panel_audit_scopes_and_capped_value_lists(qtbot, ua_csv: Path, ua_schema) -> None:
-    """The panel alone on a real 600-puzzle split of UA's answer sets: a value carried by more
+    """The panel alone on a real 1,200-puzzle split of UA's answer sets: a value carried by more
     puzzles than the audit lists says so when clicked; with tags of several concepts per
     answer (image-feature tags merged in) the scope combo appears and switches the table."""
     from studio.core.annotations import read_annotation_csv
@@ -500,7 +500,7 @@ def test_stats_panel_audit_scopes_and_capped_value_lists(qtbot, ua_csv: Path, ua
 
     rows = read_annotation_csv(ua_csv, ua_schema)
     ua = TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
-    params = SplitParams(n=600, sampling="balanced", seed=2, answer_sets="ua")
+    params = SplitParams(n=1200, sampling="balanced", seed=2, answer_sets="ua")
     [result] = splits.generate_from(ua, ua_schema, params)
     panel = SplitStatsPanel()
     qtbot.addWidget(panel)

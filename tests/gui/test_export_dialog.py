@@ -13,6 +13,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from studio.app import Studio
+from studio.curation import Curator
 from studio.gui.export_dialog import ExportDialog
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings
@@ -117,7 +118,15 @@ def test_a_broken_puzzle_is_named_then_left_out_with_the_checkbox(
 ) -> None:
     path = tmp_path / "work.studio"
     shutil.copy(curated.path, path)
-    broken = curated.approved[3]
+    with Studio(Project.open(path), author="eve") as studio:
+        curator = Curator(studio)
+        shown = {pid: curator.puzzle(pid).puzzle for pid in curated.approved}
+    # a puzzle whose key glyph no other approved puzzle shows: untagging it breaks that one
+    broken = next(
+        pid
+        for pid, p in shown.items()
+        if not any(p.answer_key in q.all_keys() for other, q in shown.items() if other != pid)
+    )
     break_puzzle(path, broken)
     with Studio(Project.open(path), author="eve") as studio:
         dlg = ExportDialog(studio, StudioSettings())

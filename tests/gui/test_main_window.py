@@ -234,3 +234,36 @@ def test_the_schema_tree_marks_the_glyphs_the_generator_needs(
     )
     after = window.tree.needs_text("closure", "circle")
     assert after == "" or int(after[1:]) < before
+
+
+def test_only_held_out_glyphs_shows_the_val_test_side_and_the_needs_say_which_side(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    """Ctrl+Shift+T keeps the glyphs a split's hold-out puts on the val/test side (each
+    glyph's own side, tagged or not); the Needs tooltip says how many of a value's glyphs
+    must be held-out ones and where to find them."""
+    from studio.families.glyph_pmp.split import glyph_side
+
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    total = window.model.rowCount()
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_T,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert window.actions["view.held_out"].isChecked()
+    assert window.held_out_button.isChecked()  # the grid says it is narrowed
+    shown = {window.model.index(r).data(KEY_ROLE) for r in range(window.model.rowCount())}
+    assert 0 < len(shown) < total
+    assert {glyph_side(k, 0.3) for k in shown} == {"eval"}
+    qtbot.waitUntil(
+        lambda: window.tree.needs_text("closure", "circle").startswith("+"), timeout=10000
+    )
+    tip = window.tree._items[("closure", "circle")].toolTip(2)
+    assert "held-out" in tip and "Ctrl+Shift+T" in tip
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_T,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    assert window.model.rowCount() == total

@@ -155,10 +155,10 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         return [c for c in ids if c in wanted] if wanted else ids
 
     def _hold_out(self) -> dict[str, GlyphSide]:
-        """As the glyph PMP generator splits glyphs (same draws from the same seed)."""
+        """As the glyph PMP generator splits glyphs (the same glyphs held out)."""
         concepts = set(self._concept_ids())
         folders = {cv: ks for cv, ks in self.ann.folders.items() if cv[0] in concepts}
-        return hold_out(self.params, folders, self.rng)
+        return hold_out(self.params, folders, self.fold)
 
     def _changes_by_side(self) -> dict[str, list[Change]]:
         p = self.params

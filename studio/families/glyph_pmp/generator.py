@@ -111,13 +111,16 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         self._tuples = self._tuples_by_part()
         # per-split caches of value-level work (instantiations, options, admissibility)
         self._runs: dict[tuple, Any] = {}
+        # a symmetric draw that failed: its (answer values, key) wait for the tuple's next draw
+        # on that side, so a key that is harder to build is not drawn less often (_build)
+        self._pending: dict[tuple[Tuple, str], tuple[list[str], str]] = {}
 
     # ---- set-up ----------------------------------------------------------------------------
     def _hold_out(self) -> dict[str, GlyphSide]:
         p = self.params
         concepts = set(p.concepts) if p.concepts else {c.id for c in self.schema.concepts}
         folders = {cv: ks for cv, ks in self.ann.folders.items() if cv[0] in concepts}
-        return hold_out(p, folders, self.rng)
+        return hold_out(p, folders, self.fold)
 
     def _tuples_by_part(self) -> dict[str, list[Tuple]]:
         p = self.params
@@ -181,6 +184,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
 
         return dry, draw, active.remove
 
+    def _fresh_stream(self) -> None:
+        self._pending.clear()
+
     def generate(self) -> SplitResult:
         for _ in self.run():
             pass
@@ -200,6 +206,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         """One attempt at a puzzle of this tuple in this part, drawn with ``rng`` (a curator's
         regenerate); ``(None, reason)`` when the draw failed."""
         self.rng = rng
+        self._fresh_stream()  # a curator's redraw draws its key afresh
         side_name = "train" if part == "train" else "eval"
         return self._build((rule, concept, shift), part, side_name, 0)
 
@@ -514,6 +521,16 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         keys = self.key_values(rc, side_name, shift)
         if len(keys) < ANSWERS:
             return None, "no-values"
+        pending = self._pending.pop((t, side_name), None)
+        if pending is not None:
+            values, key_value = pending
+            rows = self._admissible_rows(rc, side_name, shift, key_value, values)
+            if rows is None:  # the rows it had are not kept: draw them again next time
+                self._pending[(t, side_name)] = pending
+                return None, "asymmetric-values"
+            return self._finish_symmetric(
+                t, rc, part, side, side_name, index, rows, values, key_value
+            )
         for _ in range(SET_TRIES):
             chosen = self._answer_values(rc, side_name, shift, keys)
             if chosen is None:
@@ -523,14 +540,38 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             # every value of the set could be the key: now the key, uniformly
             key_value = values[int(self.rng.integers(ANSWERS))]
             rows = plans[key_value]
-            reason = "no-glyphs"
-            for _ in range(SET_TRIES):
-                puzzle, reason = self._finish(rc, t, part, side, index, rows, values, key_value)
-                if puzzle is not None:
-                    return puzzle, ""
-                rows = self._admissible_rows(rc, side_name, shift, key_value, values) or rows
-            return None, reason
+            return self._finish_symmetric(
+                t, rc, part, side, side_name, index, rows, values, key_value
+            )
         return None, "asymmetric-values"
+
+    def _finish_symmetric(
+        self,
+        t: Tuple,
+        rc: RuleContext,
+        part: str,
+        side: GlyphSide,
+        side_name: str,
+        index: int,
+        rows: list[tuple[str, ...]],
+        values: list[str],
+        key_value: str,
+    ) -> tuple[Puzzle | None, str]:
+        """Glyphs for an answer set whose key is drawn: ``SET_TRIES`` tries, and when they all
+        fail the same values and key wait for the tuple's next draw on this side. Drawing them
+        afresh would tilt the key rates: a value whose puzzles fail more often would sit on
+        the key less often than on an answer, a pattern an answers-only solver learns (on the
+        UA set, progression × components-solid never keyed ``1`` in 134 puzzles, though it was
+        an answer in all). A key that never builds leaves the tuple dry instead."""
+        shift = t[2]
+        reason = "no-glyphs"
+        for _ in range(SET_TRIES):
+            puzzle, reason = self._finish(rc, t, part, side, index, rows, values, key_value)
+            if puzzle is not None:
+                return puzzle, ""
+            rows = self._admissible_rows(rc, side_name, shift, key_value, values) or rows
+        self._pending[(t, side_name)] = (values, key_value)
+        return None, reason
 
     def _answer_values(
         self, rc: RuleContext, side_name: str, shift: bool, keys: Sequence[str]

@@ -12,9 +12,13 @@ How a shortfall is counted. A row instantiation needs, per value, as many glyphs
 it (:meth:`GlyphPMPGenerator.requirement`); a value is key-able when some instantiation ending
 in it has them all. For a value that is not, its *deficit* is the smallest total of missing
 glyphs over the instantiations that would make it key-able, and the values with the smallest
-deficits are the ones asked for, as many as the tuple is short of ``ANSWERS``. Sides are turned
-into project-wide counts: with a hold-out, a side sees about its share of a value's glyphs, so
-``k`` more glyphs on the evaluation side (30% by default) means about ``k / 0.3`` more tagged.
+deficits are the ones asked for, as many as the tuple is short of ``ANSWERS``. With the
+``disjoint`` hold-out the count is of glyphs *of that side*: a glyph's side is a function of the
+glyph alone (:func:`~studio.families.glyph_pmp.split.glyph_side`), known before anyone tags it and
+never changed by other tags, so "3 more held-out glyphs" means three glyphs the tagger's View ▸
+Only held-out glyphs shows, and the count falls by one with each. With ``basic`` (each folder
+split on its own) a count is of glyphs to tag anywhere, enough that the folder's split gives the
+side its share.
 A union needs glyphs carrying both values; such a value reads ``a+b``.
 
 Tuples that fail for other reasons (every candidate foil completes a rule, asymmetric values
@@ -23,7 +27,6 @@ that glyph counts cannot mend) are not listed: more glyphs of the same kind woul
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -84,17 +87,35 @@ def _shown(value: str) -> str:
 @dataclass
 class NeedsReport:
     tuples: list[TupleNeed] = field(default_factory=list)
+    #: the split's hold-out: with ``disjoint`` the eval side's counts are of held-out glyphs
+    holdout: str = "none"
 
-    def per_value(self) -> dict[tuple[str, str], int]:
-        """(concept, value) → glyphs to tag: the most any dry tuple asks for (one glyph serves
-        every tuple of its value)."""
-        out: dict[tuple[str, str], int] = {}
+    def per_value_side(self) -> dict[tuple[str, str], dict[str, int]]:
+        """(concept, value) → side → glyphs to tag on that side: the most any dry tuple of the
+        side asks for (one glyph serves every tuple of its value on its side)."""
+        out: dict[tuple[str, str], dict[str, int]] = {}
         for t in self.tuples:
             for v in t.values:
                 for part in v.value.split("+"):
-                    key = (v.concept, part)
-                    out[key] = max(out.get(key, 0), v.more)
+                    sides = out.setdefault((v.concept, part), {})
+                    sides[t.side] = max(sides.get(t.side, 0), v.more)
         return dict(sorted(out.items()))
+
+    def per_value(self) -> dict[tuple[str, str], int]:
+        """(concept, value) → glyphs to tag: per side the most any dry tuple asks for, summed
+        over the sides where the hold-out keeps their glyphs apart."""
+        if self.holdout != "disjoint":
+            return {cv: max(s.values()) for cv, s in self.per_value_side().items()}
+        return {cv: sum(s.values()) for cv, s in self.per_value_side().items()}
+
+    def side_text(self, concept: str, value: str) -> str:
+        """How a value's count splits over the sides, for a tooltip or a report line: "2
+        held-out, 1 train"; empty without the ``disjoint`` hold-out."""
+        if self.holdout != "disjoint":
+            return ""
+        sides = self.per_value_side().get((concept, value), {})
+        words = {"eval": "held-out", "train": "train"}
+        return ", ".join(f"{sides[s]} {words[s]}" for s in ("eval", "train") if sides.get(s))
 
     def tuples_of(self, concept: str, value: str) -> list[str]:
         return sorted(
@@ -117,10 +138,11 @@ class NeedsReport:
 
 
 def _project_wide(params: SplitParams, side: str, have: int, on_side: int, short: int) -> int:
-    """Glyphs to tag project-wide so that a side holds ``short`` more than its ``on_side``:
-    exact for ``basic`` hold-out (each folder split on its own, ``round(n × (1 − f))`` to
-    train), the expected share for ``disjoint``, one for one without hold-out."""
-    if params.holdout == "none":
+    """Glyphs to tag so that a side holds ``short`` more than its ``on_side``: for ``basic``
+    hold-out (each folder split on its own, ``round(n × (1 − f))`` to train) glyphs anywhere,
+    enough for the side's share; for ``disjoint`` glyphs of the side itself (a glyph's side is
+    its own, :func:`glyph_side`), and without hold-out any glyph: one for one."""
+    if params.holdout in ("none", "disjoint"):
         return short
     f = params.holdout_fraction
     if params.holdout == "basic":
@@ -133,8 +155,7 @@ def _project_wide(params: SplitParams, side: str, have: int, on_side: int, short
         while count(have + more) < on_side + short:
             more += 1
         return more
-    share = f if side == "eval" else 1 - f
-    return math.ceil(short / share)
+    raise ValueError(f"unknown hold-out {params.holdout!r}")
 
 
 def annotation_needs(
@@ -147,7 +168,7 @@ def annotation_needs(
     if params.answer_sets != "symmetric":
         params = replace(params, answer_sets="symmetric")
     gen = GlyphPMPGenerator(params, annotations, schema, fold)
-    report = NeedsReport()
+    report = NeedsReport(holdout=params.holdout)
     if params.layout in ("odd-one-out", "analogy"):
         return report  # their sets need two values / changes: not counted here yet
     counts = params.counts()

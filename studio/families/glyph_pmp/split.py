@@ -1,8 +1,8 @@
 """What the glyph families' splits share: the glyph hold-out, the result, and the quota loop.
 
 Both glyph generators (:mod:`.generator`, progressive matrices, and :mod:`.analogy`, A : A′ :: B
-: ?) split the glyphs with :func:`hold_out` from the same seeded generator, so the same seed
-holds out the same glyphs whatever the layout; both fill each part's quota with
+: ?) split the glyphs with :func:`hold_out`, a function of the glyphs alone (not the seed), so
+the same glyphs are held out whatever the layout or seed; both fill each part's quota with
 :func:`fill_quotas`, which draws puzzles of the part's tuples, counts failed draws by reason and
 declares a tuple dry after too many failures in a row. What a tuple is (a rule–concept–shift, a
 change of one concept) and how one is drawn stays with each generator.
@@ -109,30 +109,54 @@ class GlyphSide:
         return self.folders.get((concept, value), ())
 
 
+#: Salt of the hold-out's hash: a glyph's side is a function of itself (and the fold) only.
+HOLDOUT_SALT = "glyph-holdout-1"
+
+
+def glyph_side(key: GlyphKey, fraction: float, fold: int = 0) -> str:
+    """``eval`` (val + test) or ``train``: which side of a ``disjoint`` hold-out holding out
+    ``fraction`` of the glyphs the glyph ``key`` falls on in fold ``fold``.
+
+    A function of the glyph alone, by design (issue 24): tagging a glyph, or adding a font,
+    never moves another glyph between the sides, so the annotation-needs report's "this many
+    more held-out glyphs" falls as annotators follow it, and the tagger can show the side of a
+    glyph nobody has tagged yet (View ▸ Only held-out glyphs). Not the seed either: the test
+    glyphs are a property of the benchmark, the same whatever puzzles a seed draws; folds give
+    other partitions. The price is that the sides are not stratified per value (a value's
+    glyphs split about ``fraction`` : ``1 − fraction``, binomially) — the Needs report asks for
+    glyphs of the side that lacks them instead (docs/decisions.md)."""
+    u = stable_fraction(HOLDOUT_SALT, fold, key.font, key.codepoint)
+    return "eval" if u < fraction else "train"
+
+
 def hold_out(
     params: SplitParams,
     folders: Mapping[tuple[str, str], tuple[GlyphKey, ...]],
-    rng: np.random.Generator,
+    fold: int = 0,
 ) -> dict[str, GlyphSide]:
-    """The glyph hold-out of a split: ``train`` and ``eval`` (val + test) sides. Every family
-    calls this with its seeded generator, so the same seed splits the glyphs the same way."""
+    """The glyph hold-out of a split: ``train`` and ``eval`` (val + test) sides, the same for
+    every family, layout and seed of a fold. ``disjoint``: :func:`glyph_side`, glyph by
+    glyph; ``basic`` (each folder split on its own): per folder, the ``round(n × fraction)``
+    glyphs first in a hash order of the folder's own go to ``eval``, so a glyph tagged into a
+    folder moves at most one other glyph of that folder."""
+    f = params.holdout_fraction
     if params.holdout == "none":
         side = GlyphSide(dict(folders))
         return {"train": side, "eval": side}
     if params.holdout == "disjoint":
-        glyphs = sorted({k for ks in folders.values() for k in ks})
-        order = rng.permutation(len(glyphs))
-        cut = round(len(glyphs) * (1 - params.holdout_fraction))
-        train = {glyphs[i] for i in order[:cut]}
-        tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
-        ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
+        glyphs = {k for ks in folders.values() for k in ks}
+        held = {k for k in glyphs if glyph_side(k, f, fold) == "eval"}
+        tr = {cv: tuple(k for k in ks if k not in held) for cv, ks in folders.items()}
+        ev = {cv: tuple(k for k in ks if k in held) for cv, ks in folders.items()}
         return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
     tr, ev = {}, {}
-    for cv, ks in folders.items():  # basic: every folder split on its own
-        order = rng.permutation(len(ks))
-        cut = round(len(ks) * (1 - params.holdout_fraction))
-        tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
-        ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
+    for (c, v), ks in folders.items():
+        order = sorted(
+            ks, key=lambda k: stable_fraction(HOLDOUT_SALT, fold, c, v, k.font, k.codepoint)
+        )
+        cut = len(ks) - round(len(ks) * (1 - f))
+        ev[(c, v)] = tuple(sorted(order[:cut]))
+        tr[(c, v)] = tuple(sorted(order[cut:]))
     return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
 
 
@@ -287,6 +311,10 @@ class QuotaGenerator(Generic[T]):
     def _open_part(self, part: str, side_name: str) -> PartLoop[T]:
         raise NotImplementedError
 
+    def _fresh_stream(self) -> None:
+        """Forget the state a random stream carries from draw to draw (a chunk's stream is its
+        own, so whether it runs in this process or a pool worker gives the same puzzles)."""
+
     def run(self) -> Iterator[tuple[int, int]]:
         yield from fill_quotas(self.result, self._open_part, self.name, self.max_fails)
 
@@ -297,6 +325,7 @@ class QuotaGenerator(Generic[T]):
         self.rng = shard_rng(self.params.seed, self.fold, shard.part, shard.chunk)
         self.result = SplitResult(self.params, self.fold)
         self._seen = set()
+        self._fresh_stream()
         made = fill_shard(self.result, self._open_part, self.name, self.max_fails, shard)
         for done, _ in enumerate(made, 1):
             yield done, shard.count
