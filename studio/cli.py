@@ -563,6 +563,9 @@ def cmd_export_set(args: argparse.Namespace) -> int:
         if total:
             report.update(done, total)
 
+    from studio.publish.info import DatasetInfo
+
+    info = DatasetInfo(args.license, tuple(args.author), args.description, args.cite)
     with _open_studio(args.project) as studio:
         summary = export_set(
             studio,
@@ -571,8 +574,11 @@ def cmd_export_set(args: argparse.Namespace) -> int:
             status=args.status,
             drop_invalid=args.drop_invalid,
             progress=progress,
+            info=info,
         )
     report.close()
+    for warning in summary.warnings():
+        print(f"analogy-studio: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(summary.to_json(), indent=1))
         return 0
@@ -614,7 +620,8 @@ def _baseline_table(report: dict) -> list[str]:
         if top:
             lines.append(f"{model} weighs most: " + "; ".join(f"{f} ({w:+.2f})" for f, w in top))
     for s in report.get("skipped", []):
-        lines.append(f"skipped {s['model']}: {s['reason']}")
+        # "model …": "skipped arithmetic" read as if the rule had been skipped (issue 28)
+        lines.append(f"not run: the {s['model']} model ({s['reason']})")
     return lines
 
 
@@ -1100,6 +1107,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--drop-invalid",
         action="store_true",
         help="leave out (and list) puzzles that fail vetting instead of refusing",
+    )
+    s.add_argument(
+        "--license",
+        default="",
+        metavar="SPDX",
+        help="the set's licence as an SPDX id (e.g. CC-BY-4.0), for the card and Croissant",
+    )
+    s.add_argument(
+        "--author",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an author of the set (repeat for several; default: who exports it)",
+    )
+    s.add_argument("--description", default="", help="what the set is for, for the card")
+    s.add_argument(
+        "--cite",
+        default="",
+        metavar="TEXT",
+        help="how to cite the set (BibTeX or a sentence; default: made from the authors)",
     )
     s.add_argument("--json", action="store_true", help="print the summary as JSON")
     s.set_defaults(func=cmd_export_set)

@@ -96,6 +96,7 @@ class ExportJob(ThreadJob):
             progress=self.progressed.emit,
             should_stop=self._stop.is_set,
             lock=self._lock,
+            info=r.get("info"),
         )
 
 
@@ -154,11 +155,33 @@ class ExportDialog(QDialog):
             "can be fixed on the curator's board first."
         )
 
+        # what the card and Croissant say about the set (studio.publish.info)
+        from studio.publish.info import COMMON_LICENSES
+
+        self.license_combo = QComboBox(objectName="exportLicense")
+        self.license_combo.setEditable(True)
+        self.license_combo.addItems(["", *COMMON_LICENSES])
+        line = self.license_combo.lineEdit()
+        assert line is not None
+        line.setPlaceholderText("an SPDX id, e.g. CC-BY-4.0 (none: others may not reuse it)")
+        self.authors_edit = QLineEdit(objectName="exportAuthors")
+        self.authors_edit.setPlaceholderText(
+            f"names separated by ; (none: {studio.author or 'who exports it'})"
+        )
+        self.description_edit = QLineEdit(objectName="exportDescription")
+        self.description_edit.setPlaceholderText("what the set is for, for the dataset card")
+        self.cite_edit = QLineEdit(objectName="exportCite")
+        self.cite_edit.setPlaceholderText("BibTeX or a sentence (none: made from the authors)")
+
         form = QFormLayout()
         form.addRow("Puzzle set:", self.set_combo)
         form.addRow("Export:", self.status_combo)
         form.addRow("Folder:", folder_row)
         form.addRow("", self.drop_check)
+        form.addRow("Licence:", self.license_combo)
+        form.addRow("Authors:", self.authors_edit)
+        form.addRow("Description:", self.description_edit)
+        form.addRow("Cite as:", self.cite_edit)
 
         self.stage_label = QLabel("", objectName="exportStage")
         self.progress = QProgressBar(objectName="exportProgress")
@@ -260,11 +283,25 @@ class ExportDialog(QDialog):
         if not out:
             self._show_result("Choose a folder to export to.", error=True)
             return
+        from studio.core.errors import StudioError
+        from studio.publish.info import DatasetInfo
+
+        try:
+            info = DatasetInfo.of(
+                self.license_combo.currentText(),
+                self.authors_edit.text(),
+                self.description_edit.text(),
+                self.cite_edit.text(),
+            )
+        except StudioError as e:
+            self._show_result(str(e), error=True)
+            return
         request = {
             "set_id": int(set_id),
             "out_dir": str(Path(out).expanduser()),
             "status": self.status_combo.currentData(),
             "drop_invalid": self.drop_check.isChecked(),
+            "info": info,
         }
         self.summary = None
         self.open_button.setVisible(False)
@@ -307,7 +344,10 @@ class ExportDialog(QDialog):
         text = summary.message()
         if summary.with_warnings:
             text += f" {summary.with_warnings} of them carry image-feature warnings."
-        self._show_result(text)
+        warnings = summary.warnings()
+        if warnings:  # said here, before the folder is shared, not only in the card
+            text += "\n\n" + "\n".join(f"Warning: {w[0].upper()}{w[1:]}." for w in warnings)
+        self._show_result(text, warn=bool(warnings))
         self.open_button.setVisible(True)
         self._auto_folder = ""
         self._finish()
@@ -329,8 +369,9 @@ class ExportDialog(QDialog):
         self._finish()
         self.finished_export.emit(False)
 
-    def _show_result(self, text: str, error: bool = False) -> None:
-        self.result_label.setStyleSheet("color: #b00020;" if error else "")
+    def _show_result(self, text: str, error: bool = False, warn: bool = False) -> None:
+        style = "color: #b00020;" if error else ("color: #8a4b00;" if warn else "")
+        self.result_label.setStyleSheet(style)
         self.result_label.setText(text)
 
     def _set_inputs_enabled(self, enabled: bool) -> None:
@@ -340,6 +381,10 @@ class ExportDialog(QDialog):
             self.folder_edit,
             self.choose_button,
             self.drop_check,
+            self.license_combo,
+            self.authors_edit,
+            self.description_edit,
+            self.cite_edit,
             self.export_button,
         ):
             w.setEnabled(enabled)

@@ -61,6 +61,30 @@ def _coverage_section(puzzles: Sequence[Puzzle], params: SplitParams) -> list[st
     return out
 
 
+def _about_section(provenance: Mapping[str, Any]) -> list[str]:
+    """The description, licence, authors and citation the exporter gave (:mod:`.info`)."""
+    import datetime
+
+    from studio.publish.info import DatasetInfo
+
+    info = DatasetInfo.from_json(provenance.get("dataset") or {})
+    exported_by = str(provenance.get("exported_by") or "")
+    out = [info.description, ""] if info.description else []
+    out += ["## Licence and citation", ""]
+    if info.license:
+        out.append(f"Licence: [{info.license}]({info.license_url}).")
+    else:
+        out.append("Licence: **none given**. Ask the authors before you reuse or redistribute it.")
+    creators = info.creators(exported_by)
+    if creators:
+        out.append(f"Authors: {'; '.join(creators)}.")
+    year = datetime.date.today().year
+    citation = info.citation(provenance["set"]["name"], year, exported_by)
+    fence = "~~~~" if "```" in citation else "```"  # a citation never closes its own block
+    out += ["", "Cite as:", "", fence, citation, fence, ""]
+    return out
+
+
 def card_text(
     puzzles: Sequence[Puzzle],
     verdicts: Sequence[Verdict],
@@ -84,6 +108,7 @@ def card_text(
         "against the project's annotations and schema at export: all pass "
         f"({warned} carry image-feature warnings, which do not make a puzzle invalid).",
         "",
+        *_about_section(provenance),
         "## Files",
         "",
         "| file | what |",

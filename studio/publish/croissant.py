@@ -18,6 +18,7 @@ from typing import Any
 
 from studio.core.fileio import atomic_write_text
 from studio.families.glyph_pmp.export import NPZ, PUZZLES, SHEETS
+from studio.publish.info import DatasetInfo
 from studio.publish.parquet import RECORDS_PARQUET
 
 CROISSANT_JSON = "croissant.json"
@@ -99,21 +100,31 @@ def croissant_metadata(folder: Path, provenance: Mapping[str, Any], n: int) -> d
     s = provenance["set"]
     schema = provenance["schema"]
     parquet_id = "records-parquet"
+    info = DatasetInfo.from_json(provenance.get("dataset") or {})
+    today = datetime.date.today()
+    made = (
+        f"{n} curated {provenance['family']} visual-analogy puzzles (status "
+        f"{provenance['status']}) of the puzzle set “{s['name']}” of the Analogy Studio "
+        f"project {provenance['project']['name']}, vetted again at export against its "
+        f"annotations (sha256:{provenance['annotation_hash']}) and schema {schema['id']} "
+        f"{schema['version']}."
+    )
+    exported_by = str(provenance.get("exported_by") or "")
+    optional: dict[str, Any] = {}
+    if info.license:
+        optional["license"] = info.license_url
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
         "conformsTo": CONFORMS_TO,
         "name": f"{s['name']}",
-        "description": (
-            f"{n} curated {provenance['family']} visual-analogy puzzles (status "
-            f"{provenance['status']}) of the puzzle set “{s['name']}” of the Analogy Studio "
-            f"project {provenance['project']['name']}, vetted again at export against its "
-            f"annotations (sha256:{provenance['annotation_hash']}) and schema {schema['id']} "
-            f"{schema['version']}."
-        ),
+        "description": f"{info.description}\n\n{made}" if info.description else made,
         "version": str(provenance["studio_version"]),
-        "datePublished": datetime.date.today().isoformat(),
-        "creator": {"@type": "sc:Person", "name": str(provenance.get("exported_by") or "")},
+        "datePublished": today.isoformat(),
+        "creator": [{"@type": "sc:Person", "name": who} for who in info.creators(exported_by)]
+        or {"@type": "sc:Person", "name": ""},
+        "citeAs": info.citation(str(s["name"]), today.year, exported_by),
+        **optional,
         "keywords": ["visual analogy", "abstract reasoning", "Unicode glyphs", "benchmark"],
         "distribution": [
             {

@@ -54,7 +54,9 @@ from studio.curation import STATUSES
 from studio.families.glyph_pmp.export import PUZZLES, write_split
 from studio.families.glyph_pmp.split import SplitResult
 from studio.generate.params import SplitParams
+from studio.publish.info import DatasetInfo
 from studio.splits import Cancelled, feature_index, glyph_families, split_inputs, vet
+from studio.vet.audit import audit_lines
 from studio.vet.balance import split_stats
 
 if TYPE_CHECKING:
@@ -127,6 +129,27 @@ class ExportSummary:
     with_warnings: int = 0
     annotation_hash: str = ""
     counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    #: the answer-set audit's findings over the exported puzzles (:func:`audit_lines`): a
+    #: key rate per value that is off, answers that share values unevenly, key positions
+    audit_findings: tuple[str, ...] = ()
+    license: str = ""
+
+    def warnings(self) -> list[str]:
+        """What the person exporting should know before sharing it: an answer-set audit
+        that is off (the card says so too, where nobody reads it first) and no licence."""
+        out = []
+        if self.audit_findings:
+            out.append(
+                "the exported puzzles' answer sets are not balanced, so a model that sees the "
+                "answers alone may beat chance: "
+                + "; ".join(line.strip() for line in self.audit_findings)
+            )
+        if not self.license:
+            out.append(
+                "no licence given: others cannot know what they may do with the set (give "
+                "one, e.g. CC-BY-4.0)"
+            )
+        return out
 
     def message(self) -> str:
         """One paragraph for a person: what went where, and what was left out."""
@@ -146,6 +169,8 @@ class ExportSummary:
             "out_dir": str(self.out_dir),
             "set_id": self.set_id,
             "set_name": self.set_name,
+            "audit_findings": list(self.audit_findings),
+            "license": self.license,
             "status": self.status,
             "exported": self.exported,
             "dropped": [r.to_json() for r in self.dropped],
@@ -350,12 +375,14 @@ def export_set(
     progress: ExportProgress | None = None,
     should_stop: ShouldStop | None = None,
     lock: contextlib.AbstractContextManager[Any] | None = None,
+    info: DatasetInfo | None = None,
 ) -> ExportSummary:
     """Export the puzzles of one status of a curated set (``set_spec``: id or name) to
     ``out_dir`` (a new or empty folder), re-vetted (see the module docstring). Returns what was
     written; raises :class:`ExportRefused` (nothing written) when a puzzle fails vetting and
     not ``drop_invalid``, StudioError for a set, status or folder that will not do, and
-    :class:`studio.splits.Cancelled` when ``should_stop()`` says so."""
+    :class:`studio.splits.Cancelled` when ``should_stop()`` says so. ``info``: the licence,
+    authors, description and citation the card and Croissant carry (:mod:`.info`)."""
     from studio.publish.card import write_card
     from studio.publish.croissant import write_croissant
     from studio.publish.parquet import write_parquet
@@ -432,6 +459,7 @@ def export_set(
         "schema": {"id": inputs.schema.id, "version": inputs.schema.version},
         "annotation_hash": digest,
         "exported_by": studio.author,
+        "dataset": (info or DatasetInfo()).to_json(),
     }
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -476,6 +504,7 @@ def export_set(
             shutil.rmtree(staging, ignore_errors=True)
             raise
     counts = stats["all"]
+    audit = counts.get("audit")
     return ExportSummary(
         out_dir=out,
         set_id=rec.id,
@@ -490,6 +519,8 @@ def export_set(
             "concept": dict(counts.get("per_concept", {})),
             "layout": dict(counts.get("per_layout", {})),
         },
+        audit_findings=tuple(audit_lines(audit, only_findings=True)) if audit else (),
+        license=(info or DatasetInfo()).license,
     )
 
 

@@ -44,12 +44,13 @@ def test_baseline_writes_the_report_and_notes_it_in_the_split(
     assert lines[0].startswith("150 glyph-pmp puzzles (two-row); accuracy on test (30 puzzles)")
     assert lines[1].split() == ["model", "accuracy", "95%", "CI", "chance", "flags"]
     rows = {
-        line.split()[0]: line for line in lines[3:] if not line.startswith(("skipped", "wrote"))
+        line.split()[0]: line for line in lines[3:] if not line.startswith(("not run", "wrote"))
     }
     assert set(rows) == {"blind", "pixel-similarity", "feature-similarity", "elimination"}
     assert "puzzles," in rows["blind"] and rows["blind"].endswith("groups")
     assert rows["pixel-similarity"].endswith("-")  # training-free models never flag
-    assert "skipped arithmetic:" in out and f"wrote {out_json}" in out
+    assert "not run: the arithmetic model (" in out and "skipped arithmetic" not in out
+    assert f"wrote {out_json}" in out
 
     report = json.loads(out_json.read_text())
     assert report["format"] == "analogy-studio.baseline-report" and report["format_version"] == 1

@@ -152,3 +152,41 @@ def test_a_broken_puzzle_is_named_then_left_out_with_the_checkbox(
         assert broken in (target / "README.md").read_text("utf-8")
         dlg.close()
         QApplication.processEvents()
+
+
+def test_licence_and_authors_typed_in_the_dialog_reach_the_card_and_croissant(
+    qtbot, studio: Studio, tmp_path: Path
+) -> None:
+    """The dialog's Licence, Authors and Cite fields go into croissant.json and the card; with
+    no licence the result says so in a warning before the folder is shared."""
+    dlg = ExportDialog(studio, StudioSettings())
+    qtbot.addWidget(dlg)
+    dlg.show()
+    first = tmp_path / "plain"
+    dlg.folder_edit.clear()
+    qtbot.keyClicks(dlg.folder_edit, str(first))
+    export_and_wait(qtbot, dlg)
+    assert "Warning: No licence given" in dlg.result_label.text()
+
+    target = tmp_path / "licensed"
+    dlg.folder_edit.clear()
+    qtbot.keyClicks(dlg.folder_edit, str(target))
+    dlg.license_combo.setCurrentText("")
+    qtbot.keyClicks(dlg.license_combo.lineEdit(), "CC-BY-4.0")
+    qtbot.keyClicks(dlg.authors_edit, "Ada Lovelace; Alan Turing")
+    qtbot.keyClicks(dlg.cite_edit, "Lovelace & Turing (2026). Small.")
+    export_and_wait(qtbot, dlg)
+    assert "No licence" not in dlg.result_label.text()
+    meta = json.loads((target / "croissant.json").read_text("utf-8"))
+    assert meta["license"] == "https://spdx.org/licenses/CC-BY-4.0.html"
+    assert meta["citeAs"] == "Lovelace & Turing (2026). Small."
+    assert [c["name"] for c in meta["creator"]] == ["Ada Lovelace", "Alan Turing"]
+
+    dlg.license_combo.setCurrentText("")
+    qtbot.keyClicks(dlg.license_combo.lineEdit(), "not a licence")
+    dlg.folder_edit.clear()
+    qtbot.keyClicks(dlg.folder_edit, str(tmp_path / "refused"))
+    qtbot.mouseClick(dlg.export_button, Qt.MouseButton.LeftButton)
+    assert not dlg.running and "not an SPDX identifier" in dlg.result_label.text()
+    assert not (tmp_path / "refused").exists()
+    dlg.close()

@@ -205,6 +205,8 @@ def test_vet_accepts_generated_items(items_by_level):
             checks = {c.check: c for c in verdict.findings}
             assert checks["key-placement-covers-shape"].measure > 0.99
             assert checks["key-area-matches"].measure < 1e-3
+            changed = [c for c in verdict.findings if c.check.endswith("one-piece-changed")]
+            assert changed and all(c.detail == "1 piece not found in the shape" for c in changed)
 
 
 def _bad_distractor(record):

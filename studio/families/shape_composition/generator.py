@@ -572,7 +572,7 @@ def vet_composition_item(record: dict[str, Any]) -> Verdict:
                 f"candidate-{ci}-one-piece-changed",
                 differing == 1,
                 float(differing),
-                f"{differing} pieces not found in the shape",
+                f"{differing} {'piece' if differing == 1 else 'pieces'} not found in the shape",
             )
         )
 
