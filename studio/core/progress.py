@@ -8,7 +8,11 @@ one at the end::
     generate: 4,000/10,000 puzzles, 12 s left
 
 The count is what the caller says it counts (``unit``); the time left is extrapolated from the
-rate so far and is left out until there is a rate to extrapolate from.
+rate so far and is left out until one unit has finished: a count of at least one, or, for a
+task that reports only its share (:meth:`ProgressReporter.fraction`), a new message (the next
+model or seed of a baseline job) or a tenth done. Before that the rate is mostly start-up
+(reading the split, importing torch): a baseline job that took 57 s first said "1 h 23 min
+left" (issue 28).
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ def time_left_text(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+#: The share done that counts as a first unit for a task whose messages never change.
+UNIT_SHARE = 0.1
 
 
 class ProgressReporter:
@@ -67,6 +75,8 @@ class ProgressReporter:
         self._last_line: float | None = None
         self._finished = False
         self._open_line = False  # a tty line was written without its newline
+        self._first_message: str | None = None  # of fraction(): a change ends the first unit
+        self._unit_done = False
 
     # ---- what callers call -----------------------------------------------------------------
     def stage(self, task: str, unit: str | None = None) -> None:
@@ -111,8 +121,12 @@ class ProgressReporter:
         fraction = max(0.0, min(1.0, fraction))
         finished = fraction >= 1.0
         text = f"{self.task}: {round(100 * fraction)}%"
+        if self._first_message is None:
+            self._first_message = message
+        elif message != self._first_message:
+            self._unit_done = True
         left = self._seconds_left(fraction, now)
-        if left is not None and not finished:
+        if left is not None and not finished and (self._unit_done or fraction >= UNIT_SHARE):
             text += f", {time_left_text(left)} left"
         if message:
             text += f" · {message}"
@@ -167,6 +181,8 @@ class ProgressReporter:
 
     def _restart(self) -> None:
         self._start = self.clock()
+        self._first_message = None
+        self._unit_done = False
         self._last_done = 0
         self._last_line = None
         self._finished = False

@@ -78,6 +78,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from superqt.utils import create_worker
 
 from studio.core.errors import StudioError
+from studio.core.progress import UNIT_SHARE
 from studio.core.progress import time_left_text as seconds_text
 from studio.gui.job_controller import JOB_ERRORS, JobController, report_set_id
 from studio.gui.settings import StudioSettings
@@ -192,13 +193,20 @@ def job_seconds(job: Any, now: datetime | None = None) -> float | None:
 _MIN_SHARE_FOR_ESTIMATE = 0.01
 
 
-def job_seconds_left(job: Any, now: datetime | None = None) -> float | None:
+def job_seconds_left(
+    job: Any, now: datetime | None = None, first_message: str | None = None
+) -> float | None:
     """The time a running job still needs, from its rate so far (its share done over the
-    time it has run); None before there is a rate to go by, and for a job not running."""
+    time it has run); None before there is a rate to go by, and for a job not running.
+    ``first_message``: the job's message when it was first seen running; while it still says
+    that and less than a tenth is done, no unit has finished and the rate is start-up, so no
+    estimate (as the CLI's, :mod:`studio.core.progress`)."""
     if job.status != "running" or job.cancel_requested:
         return None
     fraction = float(job.progress or 0.0)
     if not _MIN_SHARE_FOR_ESTIMATE <= fraction < 1.0:
+        return None
+    if first_message is not None and job.message == first_message and fraction < UNIT_SHARE:
         return None
     seconds = job_seconds(job, now)
     if seconds is None or seconds <= 0:
@@ -206,9 +214,9 @@ def job_seconds_left(job: Any, now: datetime | None = None) -> float | None:
     return seconds * (1.0 - fraction) / fraction
 
 
-def time_left_text(job: Any, now: datetime | None = None) -> str:
+def time_left_text(job: Any, now: datetime | None = None, first_message: str | None = None) -> str:
     """``3 min 05 s left`` for a running job with a rate to go by, else ``""``."""
-    left = job_seconds_left(job, now)
+    left = job_seconds_left(job, now, first_message)
     if left is None:
         return ""
     return f"{seconds_text(left)} left"
@@ -269,6 +277,9 @@ class JobTableModel(QAbstractTableModel):
         self.jobs: list[Any] = []
         self._rows: dict[int, int] = {}
         self._now = datetime.now(UTC)
+        #: each running job's message when first seen running: no time left is told until it
+        #: changes (a unit finished) or a tenth is done (job_seconds_left)
+        self.first_messages: dict[int, str] = {}
         #: this computer's name, as workers record it (the Machine column)
         import socket
 
@@ -288,12 +299,20 @@ class JobTableModel(QAbstractTableModel):
     def job(self, row: int) -> Any:
         return self.jobs[row]
 
+    def time_left(self, job: Any, now: datetime | None = None) -> str:
+        """``3 min 05 s left`` once one unit of the job has finished, else ``""``."""
+        first = self.first_messages.get(job.id, str(job.message or ""))
+        return time_left_text(job, now or self._now, first)
+
     def row_of(self, job_id: int) -> int | None:
         return self._rows.get(job_id)
 
     def set_jobs(self, jobs: Sequence[Any], now: datetime | None = None) -> None:
         self._now = now or datetime.now(UTC)
         jobs = list(jobs)
+        for j in jobs:
+            if j.status == "running":
+                self.first_messages.setdefault(j.id, str(j.message or ""))
         if [j.id for j in jobs] != [j.id for j in self.jobs]:
             self.beginResetModel()
             self.jobs = jobs
@@ -334,7 +353,7 @@ class JobTableModel(QAbstractTableModel):
             if col == COL_STATUS:
                 return self.status_text(job)
             if col == COL_PROGRESS:
-                bits = [f"{job.progress:.0%}", time_left_text(job, self._now), job.message]
+                bits = [f"{job.progress:.0%}", self.time_left(job), job.message]
                 return " · ".join(b for b in bits if b)
             if col == COL_DEVICE:
                 return job.device or "—"
@@ -345,7 +364,7 @@ class JobTableModel(QAbstractTableModel):
             if col == COL_DURATION:
                 return duration_text(job_seconds(job, self._now))
         if role == PROGRESS_ROLE and col == COL_PROGRESS:
-            left = time_left_text(job, self._now)
+            left = self.time_left(job)
             return job.progress, job.status, " · ".join(b for b in (left, job.message) if b)
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
             return QBrush(QColor(_STATUS_COLOURS.get(job.status, "#000000")))
@@ -1005,7 +1024,7 @@ class BaselineDashboard(QWidget):
             f"<span style='color:{colour}'><b>{status}</b></span>",
         ]
         if job.status == "running":
-            left = time_left_text(job)
+            left = self.model.time_left(job, datetime.now(UTC))
             bits.append(
                 f"{job.progress:.0%}"
                 + (f" · {left}" if left else "")

@@ -136,9 +136,32 @@ def test_a_share_with_a_message_and_the_time_left() -> None:
     clock.t += 30
     report.fraction(1.0, "done")
     assert stream.getvalue().splitlines() == [
-        "baseline: 25%, 18 s left · blind · seed 2",
+        "baseline: 25%, 18 s left · blind · seed 2",  # a quarter done: a unit's worth
         "baseline: 100% · done",
     ]
+
+
+def test_no_time_left_is_told_before_one_unit_has_finished() -> None:
+    """Issue 28: a baseline job that took 57 s first said "1 h 23 min left": its first share
+    came after the start-up, tiny. Now the first model's seed must end (a new message) or a
+    tenth be done before the rate is extrapolated."""
+    clock, stream = Clock(), io.StringIO()
+    report = ProgressReporter("baseline", stream=stream, tty=True, clock=clock)
+    clock.t += 5  # reading the split, importing torch
+    report.fraction(0.001, "blind · seed 1")
+    clock.t += 1
+    report.fraction(0.05, "blind · seed 1")
+    first = stream.getvalue()
+    assert "left" not in first and "5%" in first
+    clock.t += 1
+    report.fraction(0.08, "blind · seed 2")  # one unit finished: now there is a rate
+    assert "left" in stream.getvalue()[len(first) :]
+    # a new stage starts a new estimate, with its own first unit
+    report.stage("export")
+    before = len(stream.getvalue())
+    clock.t += 1
+    report.fraction(0.01, "write")
+    assert "left" not in stream.getvalue()[before:]
 
 
 def test_time_left_reads_like_a_person_writes_it() -> None:

@@ -434,6 +434,23 @@ def test_a_running_job_shows_the_time_left() -> None:
     assert text == "25% · 5 min 00 s left · blind · seed 2 · epoch 3/8"
 
 
+def test_no_time_left_until_a_unit_of_the_job_has_finished() -> None:
+    """Issue 28: the first estimate came from start-up time over a tiny share. The list
+    tells none until the job's message moves on (a seed or model done) or a tenth is done."""
+    from dataclasses import replace
+
+    now = datetime.now(UTC)
+    model = JobTableModel()
+    early = running_job(1, 0.02, 60, now)
+    model.set_jobs([early], now)
+    assert model.index(0, COL_PROGRESS).data() == "2% · blind · seed 2 · epoch 3/8"
+    later = replace(early, progress=0.04, message="blind · seed 3 · epoch 1/8")
+    model.set_jobs([later], now)
+    assert "left" in model.index(0, COL_PROGRESS).data()
+    assert job_seconds_left(early, now, first_message=early.message) is None
+    assert job_seconds_left(early, now) is not None  # without a first message: the old rule
+
+
 def test_the_progress_bar_is_filled_at_13_percent(qtbot) -> None:
     now = datetime.now(UTC)
     model = JobTableModel()
