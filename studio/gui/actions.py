@@ -234,13 +234,16 @@ def name_value_actions(
     actions: Mapping[str, QAction], concept: str | None, labels: Iterable[str]
 ) -> None:
     """Name the ``tag.value_n`` actions after the current concept's values: ``labels`` are
-    the texts of values 1, 2, … ("1  round"); a number the concept has no value for says so
-    (and stays enabled, so its key can explain in the status bar why it did nothing)."""
+    the texts of values 1, 2, … ("1  round"). A number the concept has no value for is hidden
+    from the Tag menu (issue 28: "4 (no value 4 in aspect)" … "9" were listed as enabled
+    items); its key still says why it does nothing, through the window's own shortcut for it
+    (a hidden action's shortcut does not fire)."""
     texts = list(labels)
     for n in range(1, 10):
         action = actions.get(f"tag.value_{n}")
         if action is None:
             continue
+        action.setVisible(n <= len(texts))
         if n <= len(texts):
             action.setText(texts[n - 1].replace("&", "&&"))
         elif concept is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -291,6 +291,14 @@ class MainWindow(QMainWindow):
             handlers[f"tag.value_{n}"] = lambda n=n: self.tag_with_nth_value(n)
         self.actions = build_actions(self, handlers)
         self.menus = build_menus(self.menuBar(), self.actions)
+        # a number the concept has no value for is hidden from the Tag menu, and a hidden
+        # action's key does nothing: these say why instead (enabled only for such numbers)
+        self._spare_value_keys: dict[int, QShortcut] = {}
+        for n in range(1, 10):
+            key = QShortcut(QKeySequence(str(n)), self)
+            key.activated.connect(lambda n=n: self.tag_with_nth_value(n))
+            key.setEnabled(False)
+            self._spare_value_keys[n] = key
         self._build_recent_menu()
         self.actions["view.inspector"].setChecked(True)
         self.actions["view.hide_others"].setChecked(self.settings.hide_others())
@@ -359,6 +367,7 @@ class MainWindow(QMainWindow):
             if action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
                 action.setEnabled(annotating)
         self.counts_label.setVisible(annotating)  # glyph counts say nothing about puzzles
+        self._sync_value_keys()
         self.actions["lab.settle"].setEnabled(self.tabs.currentWidget() is self.lab)
         self.board.set_active(self.tabs.currentWidget() is self.board)
 
@@ -436,7 +445,13 @@ class MainWindow(QMainWindow):
         from studio.families.glyph_pmp.needs import NeedsReport
 
         if isinstance(report, NeedsReport):
-            self.tree.update_needs(report.per_value(), report.tuples_of, report.side_text)
+            unmendable: dict[str, list[str]] = {}
+            for t in report.tuples:
+                if not t.mendable:
+                    unmendable.setdefault(t.tuple.split("/")[1], []).append(t.tuple)
+            self.tree.update_needs(
+                report.per_value(), report.tuples_of, report.side_text, unmendable
+            )
 
     def _on_current_value(self, concept: str | None, value: str | None) -> None:
         self.model.set_current(concept, value)
@@ -444,6 +459,7 @@ class MainWindow(QMainWindow):
             values = self.tree.values_of(concept)
             labels = [value_label(n, d) for n, (_v, d) in enumerate(values, start=1)]
             name_value_actions(self.actions, concept, labels)
+            self._sync_value_keys()
         if concept is None:
             self.current_label.setText("Choose a concept value on the left to tag glyphs.")
         else:
@@ -503,6 +519,15 @@ class MainWindow(QMainWindow):
             else f"None of the selected glyphs has {concept} = {value or 'present'}",
             5000,
         )
+
+    def _sync_value_keys(self) -> None:
+        """A number's own shortcut speaks only where its Tag-menu action is hidden (both on
+        one key would make Qt call the key ambiguous and run neither), and only while the
+        annotator is shown."""
+        spare = getattr(self, "_spare_value_keys", {})
+        annotating = self.tabs.currentWidget() is self.splitter
+        for n, key in spare.items():
+            key.setEnabled(annotating and not self.actions[f"tag.value_{n}"].isVisible())
 
     def tag_with_nth_value(self, n: int) -> None:
         if (why := self.tree.nth_value_problem(n)) is not None:

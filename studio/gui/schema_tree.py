@@ -111,10 +111,14 @@ class SchemaTree(QTreeWidget):
         needs: Mapping[tuple[str, str], int],
         tuples_of: Callable[[str, str], list[str]] | None = None,
         side_text: Callable[[str, str], str] | None = None,
+        unmendable: Mapping[str, list[str]] | None = None,
     ) -> None:
         """Show ``+n`` beside each value the generator lacks ``n`` glyphs of (and the sum on
         its concept); the tooltip names the dry tuples it would mend and, with a hold-out,
-        how many of the glyphs must be held-out ones (``side_text``: "2 held-out, 1 train")."""
+        how many of the glyphs must be held-out ones (``side_text``: "2 held-out, 1 train").
+        A blank cell says why it is blank (issue 28): nothing to tag for the default split,
+        or tuples of the concept that no tagging can mend (``unmendable``: concept → their
+        names)."""
         per_concept: Counter[str] = Counter()
         for (c, _v), n in needs.items():
             per_concept[c] += n
@@ -124,7 +128,7 @@ class SchemaTree(QTreeWidget):
             item.setText(NEEDS_COLUMN, f"+{n}" if n else "")
             item.setForeground(NEEDS_COLUMN, brush)
             if not n:
-                item.setToolTip(NEEDS_COLUMN, "")
+                item.setToolTip(NEEDS_COLUMN, _blank_needs_tip(c, v, (unmendable or {}).get(c)))
             elif v is None:
                 item.setToolTip(
                     NEEDS_COLUMN, f"{n} more glyphs over the values of {c} marked below"
@@ -144,6 +148,10 @@ class SchemaTree(QTreeWidget):
                     f"tag {n} more glyphs with {c} = {v or '(present)'}{where} to mend the dry "
                     f"tuple(s){what}",
                 )
+
+    def needs_tip(self, concept: str, value: str | None) -> str:
+        item = self._items.get((concept, value))
+        return item.toolTip(NEEDS_COLUMN) if item is not None else ""
 
     def needs_text(self, concept: str, value: str | None) -> str:
         item = self._items.get((concept, value))
@@ -220,3 +228,18 @@ class SchemaTree(QTreeWidget):
         value = self.values_of(concept)[n - 1][0]
         self.select(concept, value)  # type: ignore[arg-type]
         return value
+
+
+def _blank_needs_tip(concept: str, value: str | None, unmendable: list[str] | None) -> str:
+    """Why a Needs cell is blank."""
+    what = concept if value is None else f"{concept} = {value or '(present)'}"
+    text = (
+        f"No glyphs to tag for {what}: no tuple of the default split is short of them (the "
+        "tuples that can be built are built)."
+    )
+    if unmendable:
+        text += (
+            f" {', '.join(unmendable)} cannot be built whatever is tagged: the schema's values "
+            "of the concept cannot make a symmetric answer set."
+        )
+    return text

@@ -267,3 +267,21 @@ def test_only_held_out_glyphs_shows_the_val_test_side_and_the_needs_say_which_si
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     assert window.model.rowCount() == total
+
+
+def test_a_blank_needs_cell_says_why_it_is_blank(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    """Issue 28: aspect's Needs cell was blank and unexplained. Its tooltip now says there is
+    nothing to tag for it, and which of its tuples no tagging can build (aspect has three
+    values in order: a progression over it cannot have four possible keys)."""
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    qtbot.waitUntil(
+        lambda: window.tree.needs_text("closure", "circle").startswith("+"), timeout=10000
+    )
+    assert window.tree.needs_text("aspect", None) == ""
+    tip = window.tree.needs_tip("aspect", None)
+    assert tip.startswith("No glyphs to tag for aspect")
+    assert "progression/aspect/noshift cannot be built whatever is tagged" in tip
+    assert window.tree.needs_tip("aspect", "tall").startswith("No glyphs to tag for aspect = tall")
+    assert "held-out" in window.tree.needs_tip("closure", "circle")  # a filled cell: as before

@@ -173,7 +173,15 @@ def test_values_are_numbered_in_the_tree_and_named_in_the_tag_menu(
     window.tree.select("aspect", aspect.values[0].id)
     assert window.actions["tag.value_1"].text() == f"1  {aspect.values[0].display}"
     n = len(aspect.values) + 1
-    assert window.actions[f"tag.value_{n}"].text() == f"{n}  (no value {n} in aspect)"
+    # a number beyond its values is not listed in the Tag menu (issue 28), nor enabled there
+    in_menu = [a.text() for a in window.menus["tag"].actions() if a.text()[:1].isdigit()]
+    visible = [
+        a.text() for a in window.menus["tag"].actions() if a.text()[:1].isdigit() and a.isVisible()
+    ]
+    assert len(visible) == len(aspect.values) and f"{n}  (no value {n} in aspect)" in in_menu
+    assert not window.actions[f"tag.value_{n}"].isVisible()
+    window.tree.select("closure", "circle")  # back to a concept with more values: listed again
+    assert window.actions[f"tag.value_{n}"].isVisible()
 
 
 def test_key_one_tags_with_the_value_the_tree_numbers_one(
