@@ -619,6 +619,24 @@ def _p_text(p: Any) -> QStandardItem:
     return item
 
 
+def flag_reason(flag: Mapping[str, Any]) -> str:
+    """Why a puzzle is flagged, in words, for a model that gives no reason of its own (the
+    trained partial-input CNNs; the probes name their features)."""
+    model = str(flag.get("model", "a model"))
+    right, seeds = flag.get("seeds_correct", "?"), flag.get("seeds", "?")
+    conf = flag.get("confidence")
+    sure = f", mean confidence {float(conf):.2f}" if conf is not None else ""
+    return f"{model} chose the key in {right} of {seeds} seeds without the whole context{sure}"
+
+
+def group_flag_reason(group: Mapping[str, Any]) -> str:
+    """Why a rule or concept is flagged, in words, where the model gave no reason."""
+    model = str(group.get("model", "a model"))
+    excess = group.get("excess_points")
+    by = f" by {float(excess):.1f} points" if excess is not None else ""
+    return f"{model} beats chance{by} here without the whole context"
+
+
 def _table(name: str, headers: Sequence[str]) -> tuple[QTableView, QStandardItemModel]:
     model = QStandardItemModel(0, len(headers))
     model.setHorizontalHeaderLabels(list(headers))
@@ -792,8 +810,9 @@ class BaselineDashboard(QWidget):
         pl.addWidget(self.plot_tabs, 1)
 
         self.flagged_table, self.flagged_model = _table(
-            "flaggedPuzzles", ("Puzzle", "Model", "Confidence", "Seeds")
+            "flaggedPuzzles", ("Puzzle", "Model", "Confidence", "Seeds", "Why")
         )
+        self.flagged_table.horizontalHeader().setStretchLastSection(True)
         self.flagged_table.activated.connect(self._on_flagged_activated)
         self.flagged_hint = QLabel(objectName="flaggedHint", wordWrap=True)
         flagged_page = QWidget()
@@ -804,8 +823,9 @@ class BaselineDashboard(QWidget):
 
         self.group_flags_table, self.group_flags_model = _table(
             "groupFlags", ("Model", "By", "Value", "n", "Accuracy", "Chance", "Excess points",
-                           "p", "Holm p"),
+                           "p", "Holm p", "Why"),
         )  # fmt: skip
+        self.group_flags_table.horizontalHeader().setStretchLastSection(True)
         self.group_flags_hint = QLabel(objectName="groupFlagsHint", wordWrap=True)
         groups_page = QWidget()
         gl = QVBoxLayout(groups_page)
@@ -1128,9 +1148,11 @@ class BaselineDashboard(QWidget):
             pid = _item(str(f.get("id", "")), tip=reason)
             pid.setData(str(f.get("id", "")), PUZZLE_ROLE)
             seeds = f"{f.get('seeds_correct', '?')}/{f.get('seeds', '?')}"
+            why = reason or flag_reason(f)
             frows.append([pid, _item(str(f.get("model", "")), tip=reason),
                           _number(f.get("confidence"), ".2f"),
-                          _item(seeds, f.get("seeds_correct", 0))])  # fmt: skip
+                          _item(seeds, f.get("seeds_correct", 0)),
+                          _item(why, tip=why)])  # fmt: skip
         _fill(self.flagged_table, self.flagged_model, frows)
         puzzles = _count(len(frows), "shortcut-prone puzzle")
         if not frows:
@@ -1151,12 +1173,13 @@ class BaselineDashboard(QWidget):
         grows = []
         for g in flags.get("groups") or []:
             why = str(g.get("reason") or "")
+            shown = why or group_flag_reason(g)
             grows.append([
                 _item(str(g.get("model", "")), tip=why), _item(str(g.get("by", ""))),
                 _item(str(g.get("value", "")), tip=why), _number(g.get("n"), ","),
                 _number(g.get("accuracy"), ".1%"), _number(g.get("chance"), ".0%"),
                 _number(g.get("excess_points"), "+.1f"), _p_text(g.get("p_value")),
-                _p_text(g.get("p_holm")),
+                _p_text(g.get("p_holm")), _item(shown, tip=shown),
             ])  # fmt: skip
         _fill(self.group_flags_table, self.group_flags_model, grows)
         if grows:

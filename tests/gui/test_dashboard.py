@@ -348,6 +348,11 @@ def test_finished_baseline_job_shows_charts_tables_and_opens_flagged_puzzles(
         "blind", "rule", "xor", "40", "51.0%", "25%"
     ]  # fmt: skip
     assert groups.item(0, 6).text() == "+26.0"
+    # why, as a column and not only a tooltip (issue 28)
+    assert groups.headerData(9, Qt.Orientation.Horizontal) == "Why"
+    assert groups.item(0, 9).text() == (
+        "blind beats chance by 26.0 points here without the whole context"
+    )
 
     # flagged puzzles: Enter or a double-click opens one
     dash.detail_tabs.setCurrentIndex(3)
@@ -356,6 +361,11 @@ def test_finished_baseline_job_shows_charts_tables_and_opens_flagged_puzzles(
     assert [flagged.item(1, c).text() for c in range(4)] == [
         "test-00031", "partial-answers", "0.83", "2/2"
     ]  # fmt: skip
+    assert flagged.headerData(4, Qt.Orientation.Horizontal) == "Why"
+    assert flagged.item(1, 4).text() == (
+        "partial-answers chose the key in 2 of 2 seeds without the whole context, "
+        "mean confidence 0.83"
+    )
     table.setFocus()
     table.setCurrentIndex(flagged.index(1, 0))
     with qtbot.waitSignal(dash.open_puzzle, timeout=2000) as blocker:

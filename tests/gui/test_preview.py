@@ -169,8 +169,28 @@ def test_task_generator_preview_shows_sheet_and_checks(qtbot, panel):
     )
     assert not tp.sheet.pixmap().isNull() and tp.sheet.pixmap().width() <= tp.sheet.width()
     assert tp.checks.topLevelItemCount() >= 3 and "valid" in tp.status.text()
+    # the key, as the sheet labels the candidates (issue 28: the preview never said)
+    key = tp.last_item.record["key"]
+    assert f"Key: {'ABCD'[key]} (candidate-{key})" in tp.status.text()
     tp.family.setCurrentText("cube-net")
     qtbot.waitUntil(lambda: tp.last_item.family == "cube-net", timeout=60_000)
+    assert "Key: " in tp.status.text()
+
+
+def test_a_kiva_trial_shows_its_three_questions_with_the_right_options_marked(qtbot, panel):
+    tp = panel.tasks
+    panel.pages.setCurrentWidget(tp)
+    tp.family.setCurrentText("kiva")
+    qtbot.waitUntil(
+        lambda: tp.last_item is not None and tp.last_item.family == "kiva", timeout=120_000
+    )
+    shown = tp.questions.text()
+    for q in tp.last_item.record["questions"]:
+        assert f"<b>{q['id']}</b>" in shown
+        right = q["options"][q["key"]]
+        assert f"<b>{right}" in shown and "✓</b>" in shown
+    ext = next(q for q in tp.last_item.record["questions"] if q["id"] == "extrapolate")
+    assert f"Key: {'ABCD'[ext['key']]} (option-{ext['key']})" in tp.status.text()
 
 
 def test_a_request_after_shutdown_is_dropped(qtbot) -> None:

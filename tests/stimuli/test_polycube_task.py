@@ -126,6 +126,9 @@ def test_the_verdict_carries_measures(items: list[StimulusItem]) -> None:
     assert checks["same-are-rotations"].measure == 3
     assert checks["cubes-visible"].measure >= 8
     assert checks["view-intervals"].measure >= 15
+    # the candidates as the sheet labels them, A–D (issue 28: "key 0" under A–D labels)
+    key = "ABCD"[items[0].record["key"]]
+    assert checks["layout"].detail == f"4 candidates, odd at {key}, key {key}"
 
 
 def test_same_seed_same_items_other_seed_other_items(

@@ -89,6 +89,18 @@ VIEW_TRIES = 12
 #: Shades of the two alternating cube colours.
 CUBE_COLORS = ((236, 156, 62), (150, 190, 245))
 CANDIDATE_LABELS = ("A", "B", "C", "D")
+
+
+def _letter(i: int) -> str:
+    """A candidate as its sheet labels it (A–D): a verdict said "key 0" under options
+    labelled A–D (issue 28)."""
+    return CANDIDATE_LABELS[i] if 0 <= i < len(CANDIDATE_LABELS) else f"#{i}"
+
+
+def _letters(positions: list[int]) -> str:
+    return ", ".join(_letter(i) for i in positions) or "none"
+
+
 #: Answer-set designs (see the module docstring); the first is the default.
 DESIGNS: tuple[str, ...] = ("balanced", "published")
 #: Balanced design: what each candidate is relative to the question (the key is "rotation").
@@ -689,7 +701,8 @@ def _balanced_checks(
             "layout",
             len(cands) == 4 and same_positions == [key],
             measure=float(len(same_positions)),
-            detail=f"{len(cands)} candidates, rotations at {same_positions}, key {key}",
+            detail=f"{len(cands)} candidates, rotations at {_letters(same_positions)}, "
+            f"key {_letter(key)}",
         )
     )
     checks.append(_chain_check(record, question, cands))
@@ -701,7 +714,7 @@ def _balanced_checks(
             "key-only-rotation",
             rotations == [key],
             measure=float(len(rotations)),
-            detail=f"rotations of the question at {rotations}, key {key}",
+            detail=f"rotations of the question at {_letters(rotations)}, key {_letter(key)}",
         )
     )
     faithful = 0 <= key < len(cands) and _rotate(question, np.asarray(cands[key]["rotation"])) == [
@@ -755,7 +768,7 @@ def _published_checks(
             "layout",
             len(cands) == 4 and odd_positions == [key],
             measure=float(len(odd_positions)),
-            detail=f"{len(cands)} candidates, odd at {odd_positions}, key {key}",
+            detail=f"{len(cands)} candidates, odd at {_letters(odd_positions)}, key {_letter(key)}",
         )
     )
     checks.append(_chain_check(record, question, cands))

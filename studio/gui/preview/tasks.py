@@ -3,8 +3,9 @@ vet verdict; the controls are built from the family's options schema."""
 
 from __future__ import annotations
 
+import html
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtWidgets import (
@@ -28,6 +29,47 @@ from studio.gui.preview.common import (
     fill_checks,
     pil_to_pixmap,
 )
+
+LETTERS = "ABCDEFGHIJ"
+
+
+def key_text(family: str, record: Mapping[str, Any]) -> str:
+    """The item's key as its sheet labels the answers ("Key: B (candidate-1)"), read where the
+    baselines read it (the family's ``baseline_layout``): the preview did not say which answer
+    was right (issue 28). Empty where the family does not say."""
+    from studio.plugins import family as family_of
+
+    try:
+        layout = family_of(family).load("baseline_layout")(record)
+        key = int(layout["key"])
+        answers = list(layout["answers"])
+    except Exception:  # a plugin without a layout, or a record it cannot read
+        return ""
+    letter = LETTERS[key] if 0 <= key < len(LETTERS) else str(key)
+    name = answers[key] if 0 <= key < len(answers) else "?"
+    return f"Key: {letter} ({name})"
+
+
+def questions_html(record: Mapping[str, Any]) -> str:
+    """The item's questions (KiVA's what, how and which after-picture), each option listed
+    and the right one marked, as a person answering would read them."""
+    out = []
+    for q in record.get("questions") or ():
+        if not isinstance(q, Mapping) or not q.get("options"):
+            continue
+        key = q.get("key")
+        labels = list(q.get("option_labels") or ())  # the after-pictures' changes, in words
+        options = []
+        for i, text in enumerate(q["options"]):
+            label = labels[i] if i < len(labels) else None
+            shown = html.escape(
+                str(text) + (f" {label}" if label and label not in str(text) else "")
+            )
+            options.append(f"<b>{shown} ✓</b>" if i == key else shown)
+        title = html.escape(str(q.get("id", "question")))
+        prompt = html.escape(str(q.get("prompt", "")))
+        out.append(f"<p><b>{title}</b>: {prompt}<br>{' · '.join(options)}</p>")
+    return "".join(out)
 
 
 def task_job(family: str, options: dict[str, Any], seed: int) -> tuple[Any, dict[str, int], float]:
@@ -62,6 +104,9 @@ class TaskPreview(QWidget):
         self.next_button = QPushButton("Next seed", objectName="taskNext")
         self.next_button.clicked.connect(lambda: self.seed.setValue(self.seed.value() + 1))
         self.status = QLabel(objectName="taskStatus")
+        self.questions = QLabel(objectName="taskQuestions")
+        self.questions.setWordWrap(True)
+        self.questions.setMaximumWidth(340)
         self.sheet = FittedImage("taskSheet")
         self.checks = _checks_tree("taskChecks")
         bar = QHBoxLayout()
@@ -74,6 +119,7 @@ class TaskPreview(QWidget):
         self.status.setMaximumWidth(340)
         side.addWidget(self.form_stack)
         side.addWidget(self.status)
+        side.addWidget(self.questions)
         side.addStretch(1)
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
@@ -120,9 +166,15 @@ class TaskPreview(QWidget):
         self.sheet.set_image(pil_to_pixmap(item.sheet))
         rej = ", ".join(f"{k} {v}" for k, v in sorted(rejections.items())) or "none"
         verdict = "valid" if item.verdict.valid else "INVALID"
-        self.status.setText(f"{item.id}: {verdict} · {seconds:.2f} s · rejected on the way: {rej}")
+        key = key_text(item.family, item.record)
+        self.status.setText(
+            f"{item.id}: {verdict} · {seconds:.2f} s · rejected on the way: {rej}"
+            + (f"\n{key}" if key else "")
+        )
+        self.questions.setText(questions_html(item.record))
         fill_checks(self.checks, item.verdict)
 
     def _error(self, message: str) -> None:
         self.status.setText(message)
+        self.questions.clear()
         self.checks.clear()
