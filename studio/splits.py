@@ -43,6 +43,7 @@ from studio.families.glyph_pmp.export import (
     SCHEMA_JSON,
     fold_dirs,
     is_split_entry,
+    npz_frame_count,
     read_fold,
     read_split_json,
     write_split,
@@ -664,8 +665,8 @@ def frames_of_split(folder: Path, puzzles: Sequence[Puzzle]) -> dict[GlyphKey, n
             continue
         # every file is read and checked against its record (shape, dtype, finite, target),
         # even when its glyphs are known already: a damaged or mismatched npz is refused
-        images = read_frames_npz(path, len(keys), FRAME_SIZE, key=p.key)["images"]
-        for k, frame in zip(keys, images, strict=True):
+        images = read_frames_npz(path, npz_frame_count(p), FRAME_SIZE, key=p.key)["images"]
+        for k, frame in zip(keys, images[: len(keys)], strict=True):  # then blank answer slots
             if k not in out and frame.any():
                 out[k] = np.where(frame > 0, 0, 255).astype(np.uint8)
     return out

@@ -105,6 +105,10 @@ class PuzzleArrays:
     #: the same per context frame, in frame order (glyph splits: each glyph's tags), for the
     #: partial-view probes ``probe-row1``/``probe-row2``; None when the source has none
     context_attributes: list[list[dict[str, frozenset[str]]]] | None = None
+    #: (N,) each puzzle's own answers, where a set may hold fewer than the ``A`` slots (a glyph
+    #: split's ``min_answers``): the slots past them are blank frames no model may choose
+    #: (:meth:`mask_probs`); None when every puzzle fills every slot
+    answer_counts: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -119,6 +123,13 @@ class PuzzleArrays:
             raise ValueError(f"rows {self.rows} do not add up to {self.context_u8.shape[1]}")
         if self.answer_attributes is not None and len(self.answer_attributes) != n:
             raise ValueError(f"answer_attributes: {len(self.answer_attributes)} for {n} puzzles")
+        if self.answer_counts is not None:
+            counts = np.asarray(self.answer_counts, dtype=np.int64)
+            if counts.shape != (n,) or (n and (counts.min() < 1 or counts.max() > self.n_answers)):
+                raise ValueError(f"answer_counts must be {n} counts of 1 to {self.n_answers}")
+            if n and (self.keys >= counts).any():
+                raise ValueError("a key points past its puzzle's own answers")
+            self.answer_counts = counts
 
     # ---- sizes and structure ---------------------------------------------------------------
     @property
@@ -134,9 +145,41 @@ class PuzzleArrays:
         return int(self.context_u8.shape[1])
 
     @property
+    def counts(self) -> np.ndarray:
+        """(N,) each puzzle's own answers."""
+        if self.answer_counts is None:
+            return np.full(self.n, self.n_answers, dtype=np.int64)
+        return self.answer_counts
+
+    @property
+    def chances(self) -> np.ndarray:
+        """(N,) a uniform guess's accuracy on each puzzle: one over its own answers."""
+        return 1.0 / self.counts.astype(float)
+
+    @property
     def chance(self) -> float:
-        """Accuracy of a uniform guess among the answers."""
-        return 1.0 / self.n_answers
+        """Accuracy of a uniform guess among each puzzle's answers, over the puzzles."""
+        if self.answer_counts is None or not self.n:
+            return 1.0 / self.n_answers
+        return float(self.chances.mean())
+
+    @property
+    def answer_mask(self) -> np.ndarray:
+        """(N, A) bool: the slots that are a puzzle's own answers."""
+        return np.arange(self.n_answers)[None, :] < self.counts[:, None]
+
+    def mask_probs(self, probs: np.ndarray, idx: Sequence[int] | np.ndarray) -> np.ndarray:
+        """``probs`` (len(idx), A) with the blank slots of short answer sets at 0 and each row
+        summing to 1 again: no model chooses a slot that is not an answer."""
+        if self.answer_counts is None:
+            return probs
+        mask = self.answer_mask[np.asarray(idx, dtype=np.int64)]
+        out = np.where(mask, probs, 0.0)
+        total = out.sum(axis=1, keepdims=True)
+        uniform = mask / mask.sum(axis=1, keepdims=True)
+        return np.where(total > 0, out / np.where(total > 0, total, 1.0), uniform).astype(
+            probs.dtype
+        )
 
     @property
     def odd(self) -> bool:
@@ -207,6 +250,7 @@ class PuzzleArrays:
             context_attributes=None
             if self.context_attributes is None
             else [self.context_attributes[i] for i in idx],
+            answer_counts=None if self.answer_counts is None else self.answer_counts[idx],
         )
 
     def fingerprint(self) -> str:
@@ -347,8 +391,17 @@ def _from_puzzles(
     context_attributes: list[list[dict[str, frozenset[str]]]] | None = None,
 ) -> PuzzleArrays:
     """Arrays from puzzle records and each puzzle's frames (0/1 ink, context then answers)."""
+    from studio.families.glyph_pmp.export import npz_answer_slots
+
+    # answer slots as the npz holds them: a set of fewer answers is padded with blank frames
+    # to four (min_answers), and ``answer_counts`` says how many are the puzzle's own
     shapes = [
-        (p.id, rows_of([len(r) for r in p.context], p.layout), len(p.answers), p.layout)
+        (
+            p.id,
+            rows_of([len(r) for r in p.context], p.layout),
+            npz_answer_slots(p.layout, len(p.answers)),
+            p.layout,
+        )
         for p in puzzles
     ]
     rows, n_answers, layout = _check_uniform(shapes, path)
@@ -380,6 +433,11 @@ def _from_puzzles(
         source=source,
         answer_attributes=answer_attributes,
         context_attributes=context_attributes,
+        answer_counts=(
+            np.array([len(p.answers) for p in puzzles], dtype=np.int64)
+            if any(len(p.answers) < n_answers for p in puzzles)
+            else None
+        ),
     )
 
 
@@ -388,7 +446,13 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
     """A glyph split folder (one fold). A split with several folds names its fold folders;
     pass one of them (``SPLIT/fold-0``)."""
     from studio.core.splitdir import read_frames_npz
-    from studio.families.glyph_pmp.export import ANNOTATIONS_CSV, NPZ, fold_dirs, read_fold
+    from studio.families.glyph_pmp.export import (
+        ANNOTATIONS_CSV,
+        NPZ,
+        fold_dirs,
+        npz_frame_count,
+        read_fold,
+    )
 
     folder = Path(folder)
     dirs = fold_dirs(folder)
@@ -401,7 +465,7 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
     frames = []
     for k, p in enumerate(puzzles):
         path = folder / NPZ / f"{p.id}.npz"
-        want = len(p.context_keys) + len(p.answers)
+        want = npz_frame_count(p)  # a set of fewer than four answers: blank slots after
         # numbers of the right shape, all finite, and a target that agrees with the record
         arrays = read_frames_npz(path, want, FRAME, key=p.key)
         frames.append(arrays["images"])
@@ -604,7 +668,7 @@ def load_project_set(
     without an image is a blank frame)."""
     from studio.app import Studio
     from studio.core.keys import GlyphKey
-    from studio.families.glyph_pmp.export import ua_frame
+    from studio.families.glyph_pmp.export import puzzle_frames, ua_frame
     from studio.splits import annotation_index, glyph_images
     from studio.store.dbfile import is_database_url, safe_location
     from studio.store.project import Project
@@ -632,7 +696,7 @@ def load_project_set(
         frame: dict[GlyphKey, np.ndarray] = {k: ua_frame(images.get(k)) for k in keys}
         frames = []
         for k, p in enumerate(puzzles):
-            frames.append(np.stack([frame[g] for g in (*p.context_keys, *p.answers)]))
+            frames.append(puzzle_frames(p, frame.__getitem__))
             if progress is not None and (k % 500 == 0 or k == len(puzzles) - 1):
                 progress(k + 1, len(puzzles))
     finally:

@@ -77,10 +77,25 @@ def _round(x: float, places: int = 4) -> float:
     return round(float(x), places)
 
 
-def accuracy_summary(per_seed_correct: np.ndarray, chance: float) -> dict[str, Any]:
+Chance = float | np.ndarray
+
+
+def mean_chance(chance: Chance, cols: np.ndarray | slice = slice(None)) -> float:
+    """One chance for a group of puzzles: the chance itself, or the mean of the puzzles' own
+    (``chance`` (n,): one over each puzzle's answers, where sets differ in size). A binomial
+    test at that mean is conservative against the exact Poisson-binomial, whose variance is
+    smaller."""
+    if np.ndim(chance) == 0:
+        return float(chance)
+    arr = np.asarray(chance, dtype=float)[cols]
+    return float(arr.mean()) if arr.size else 0.0
+
+
+def accuracy_summary(per_seed_correct: np.ndarray, chance: Chance) -> dict[str, Any]:
     """``{n, correct, accuracy, ci95, chance, p_value}`` from a (seeds × n) correctness
     matrix: accuracy is the mean over seeds of each seed's accuracy; ``correct`` = accuracy
-    × n (fractional when seeds disagree)."""
+    × n (fractional when seeds disagree). ``chance``: one number, or each puzzle's (n,)."""
+    chance = mean_chance(chance)
     m = np.atleast_2d(np.asarray(per_seed_correct, dtype=float))
     n = int(m.shape[1])
     acc = float(m.mean()) if m.size else 0.0
@@ -96,7 +111,7 @@ def accuracy_summary(per_seed_correct: np.ndarray, chance: float) -> dict[str, A
 
 
 def group_table(
-    per_seed_correct: np.ndarray, labels: Sequence[str], chance: float
+    per_seed_correct: np.ndarray, labels: Sequence[str], chance: Chance
 ) -> dict[str, dict[str, Any]]:
     """Per value of ``labels`` (aligned with the columns): the :func:`accuracy_summary` of
     its puzzles (without ``correct``) and ``flagged: False`` (see :func:`flag_groups`)."""
@@ -105,7 +120,7 @@ def group_table(
     out: dict[str, dict[str, Any]] = {}
     for value in sorted(set(labels.tolist())):
         cols = labels == value
-        summary = accuracy_summary(m[:, cols], chance)
+        summary = accuracy_summary(m[:, cols], mean_chance(chance, cols))
         summary.pop("correct")
         summary["flagged"] = False
         out[value] = summary
@@ -132,7 +147,8 @@ def flag_groups(
     flags = []
     for (b, v, g), p_adj in zip(tested, adjusted, strict=True):
         g["p_holm"] = float(f"{p_adj:.4g}")
-        over = g["accuracy"] - chance
+        group_chance = float(g.get("chance", chance))  # the group's own, where sets differ
+        over = g["accuracy"] - group_chance
         g["flagged"] = bool(over > excess and p_adj < alpha)
         if g["flagged"]:
             flags.append(
@@ -142,7 +158,7 @@ def flag_groups(
                     "value": v,
                     "n": g["n"],
                     "accuracy": g["accuracy"],
-                    "chance": _round(chance),
+                    "chance": _round(group_chance),
                     "excess_points": round(100 * over, 2),
                     "p_value": g["p_value"],
                     "p_holm": g["p_holm"],
@@ -164,7 +180,7 @@ def puzzle_flags(
     keys: np.ndarray,
     choices: np.ndarray,
     confidence: np.ndarray,
-    chance: float,
+    chance: Chance,
     reasons: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Shortcut-prone puzzles of one model (module docstring). ``choices`` and
@@ -172,9 +188,10 @@ def puzzle_flags(
     (per puzzle, the answers-only probes' "why") becomes each flag's ``reason``."""
     choices = np.atleast_2d(np.asarray(choices))
     confidence = np.atleast_2d(np.asarray(confidence, dtype=float))
-    threshold = confidence_threshold(chance)
+    chances = np.broadcast_to(np.asarray(chance, dtype=float), (len(ids),))
     flags = []
     for j, pid in enumerate(ids):
+        threshold = confidence_threshold(float(chances[j]))
         have = choices[:, j] >= 0
         seeds = int(have.sum())
         if seeds == 0:

@@ -185,13 +185,14 @@ class _Design:
         rows: Sequence[Sequence[Attributes]] | None = None,
     ) -> None:
         self.n = len(attrs)
-        self.a = len(attrs[0]) if attrs else 0
+        # a puzzle may hold fewer answers than the most any holds (a glyph split's
+        # min_answers): its missing slots carry no feature and are masked out of its softmax
+        self.counts = np.array([len(a) for a in attrs], dtype=np.int64)
+        self.a = int(self.counts.max()) if len(attrs) else 0
         index: dict[Feature, int] = {}
         self.rows: list[np.ndarray] = []  # per puzzle: answer row of each entry
         self.cols: list[np.ndarray] = []  # per puzzle: feature id of each entry
         for i, answers in enumerate(attrs):
-            if len(answers) != self.a:
-                raise ValueError(f"puzzles have {self.a} and {len(answers)} answers")
             r, c = [], []
             row = None if rows is None else rows[i]
             for j, feats in enumerate(answer_features(answers, sharing=sharing, row=row)):
@@ -231,18 +232,27 @@ class _Design:
             if len(cols) == 0:
                 continue
             ids, counts = np.unique(cols, return_counts=True)
-            seen[ids[counts < self.a]] = True
+            seen[ids[counts < self.counts[i]]] = True
         return np.flatnonzero(seen)
 
+    def mask(self, idx: np.ndarray) -> np.ndarray:
+        """(len(idx), A) bool: each puzzle's own answer slots."""
+        return np.arange(self.a)[None, :] < self.counts[np.asarray(idx, dtype=np.int64)][:, None]
 
-def _softmax(scores: np.ndarray) -> np.ndarray:
+
+def _softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
     z = scores - scores.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _fit(x: sparse.csr_matrix, keys: np.ndarray, a: int, l2: float) -> np.ndarray:
-    """Weights of the conditional logit (L-BFGS on cross-entropy + l2/2 |w|²)."""
+def _fit(
+    x: sparse.csr_matrix, keys: np.ndarray, a: int, l2: float, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """Weights of the conditional logit (L-BFGS on cross-entropy + l2/2 |w|²); ``mask``
+    (n, a): each puzzle's own answer slots (the others take no part in its softmax)."""
     n = len(keys)
     y = np.zeros((n, a))
     y[np.arange(n), keys] = 1.0
@@ -250,6 +260,8 @@ def _fit(x: sparse.csr_matrix, keys: np.ndarray, a: int, l2: float) -> np.ndarra
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
         s = (x @ w).reshape(n, a)
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
         m = s.max(axis=1, keepdims=True)
         lse = m[:, 0] + np.log(np.exp(s - m).sum(axis=1))
         p = np.exp(s - lse[:, None])
@@ -290,7 +302,9 @@ def fit_answers_only_probe(
         raise ValueError(f"{len(rows)} puzzles' rows for {len(keys)} keys")
     design = _Design(attrs, sharing, rows)
     n, a = design.n, max(design.a, 1)
-    probs = np.full((n, a), 1.0 / a)
+    probs = (
+        design.mask(np.arange(n)) / np.maximum(design.counts, 1)[:, None] if n else np.zeros((0, a))
+    )
     train = np.flatnonzero(parts == "train")
     held = np.flatnonzero(parts != "train")
     weights_of: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (predicted, vocab, w)
@@ -300,10 +314,10 @@ def fit_answers_only_probe(
         if len(fit_on) < MIN_FIT or len(vocab) == 0:
             w = np.zeros(len(vocab))
         else:
-            w = _fit(design.matrix(fit_on, vocab), keys[fit_on], a, l2)
+            w = _fit(design.matrix(fit_on, vocab), keys[fit_on], a, l2, design.mask(fit_on))
         if len(predict_on):
             s = (design.matrix(predict_on, vocab) @ w).reshape(len(predict_on), a)
-            probs[predict_on] = _softmax(s)
+            probs[predict_on] = _softmax(s, design.mask(predict_on))
             weights_of.append((predict_on, vocab, w))
         return vocab, w
 
@@ -329,7 +343,7 @@ def fit_answers_only_probe(
 
 def _reason(design: _Design, i: int, chosen: int, key: int, w: np.ndarray) -> str:
     """The features lifting answer ``chosen`` of puzzle ``i`` over the others' mean, in words."""
-    a = design.a
+    a = int(design.counts[i])
     rows, cols = design.rows[i], design.cols[i]
     if a < 2 or len(cols) == 0:
         return "no feature separates the answers"
@@ -415,6 +429,9 @@ class _AnswersProbe:
             attrs = self.attributes(data, cache)
             if attrs is None:
                 attrs = [[{} for _ in range(data.n_answers)] for _ in range(data.n)]
+            # each puzzle's own answers: a short set's blank slots are no answers to compare
+            counts = data.counts
+            attrs = [list(a)[: int(k)] for a, k in zip(attrs, counts, strict=True)]
             cache[name] = fit_answers_only_probe(
                 attrs,
                 data.keys,
@@ -428,7 +445,9 @@ class _AnswersProbe:
     def predict(self, data: Any, idx: np.ndarray) -> np.ndarray:
         """(len(idx), A) held-out probabilities."""
         assert self.result is not None, "prepare() first"
-        return self.result.probs[np.asarray(idx, dtype=np.int64)]
+        probs = self.result.probs[np.asarray(idx, dtype=np.int64)]
+        short = data.n_answers - probs.shape[1]  # every set shorter than the slots
+        return np.pad(probs, ((0, 0), (0, short))) if short > 0 else probs
 
     def explain(self) -> dict[str, Any]:
         """``{"why": [reason per puzzle], "features": {feature: weight}}`` (largest weights)."""

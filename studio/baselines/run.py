@@ -211,7 +211,7 @@ class _Runner:
         baseline.prepare(self.data, self.cache)
         prepared = time.perf_counter()
         idx = np.arange(self.data.n)
-        probs = baseline.predict(self.data, idx)
+        probs = self.data.mask_probs(baseline.predict(self.data, idx), idx)
         seconds = time.perf_counter() - prepared
         # the answers-only probes say why they chose (per-puzzle reasons, fitted weights)
         explain = getattr(baseline, "explain", None)
@@ -307,7 +307,7 @@ def _model_entry(
     """The report's entry for one model, and its (seeds × n) choices and confidences."""
     choices = np.array([u["choices"] for _, u in units], dtype=np.int64)
     confidence = np.array([u["confidence"] for _, u in units], dtype=float)
-    chance = data.chance
+    chance = data.chances[eval_idx]  # each puzzle's own: sets may differ in size
     correct = choices[:, eval_idx] == data.keys[eval_idx]
     per_seed = []
     for (seed, u), row in zip(units, correct, strict=True):
@@ -400,6 +400,7 @@ def build_report(
             "id": pid,
             "part": str(data.parts[i]),
             "key": int(data.keys[i]),
+            "answers": int(data.counts[i]),
             "rule": str(data.labels["rule"][i]),
             "concept": str(data.labels["concept"][i]),
             "models": {},
@@ -427,7 +428,7 @@ def build_report(
             reasons = _group_reasons(data, choices, why, eval_idx)
             flags["groups"] += flag_groups(model, entry["groups"], data.chance, reasons=reasons)
             flags["puzzles"] += puzzle_flags(
-                model, data.ids, data.keys, choices, confidence, data.chance, reasons=why
+                model, data.ids, data.keys, choices, confidence, data.chances, reasons=why
             )
     parts = {p: int((data.parts == p).sum()) for p in PARTS}
     return {

@@ -195,6 +195,29 @@ class DeviceData:
     def ink(self, name: str, idx: torch.Tensor) -> torch.Tensor:
         return self.get(name)[idx].float().div_(255.0)
 
+    def answer_mask(self) -> torch.Tensor | None:
+        """(N, A) bool on the device: each puzzle's own answer slots; None when every puzzle
+        fills every slot (:attr:`PuzzleArrays.answer_counts`)."""
+        if self.data.answer_counts is None:
+            return None
+        t = self._tensors.get("answer_mask")
+        if t is None:
+            mask = np.ascontiguousarray(self.data.answer_mask)
+            t = self._tensors["answer_mask"] = torch.from_numpy(mask).to(self.device)
+        return t
+
+
+#: The score a blank answer slot gets: no softmax picks it, and no half-precision overflows.
+BLANK_SCORE = -1.0e4
+
+
+def masked_scores(dd: DeviceData, scores: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """``scores`` (B, A) with the blank slots of short answer sets out of reach."""
+    mask = dd.answer_mask()
+    if mask is None:
+        return scores
+    return scores.masked_fill(~mask[idx], BLANK_SCORE)
+
 
 @dataclass
 class FitResult:
@@ -240,6 +263,9 @@ class TorchBaseline:
     trained = True
     encoder_attr = "encoder"
     learning_rate = LEARNING_RATE
+    #: the loss is a softmax over the answers, so a blank slot's score is masked out of it
+    #: (a per-answer loss, as the Siamese network's, masks only its choices)
+    masks_loss = True
 
     def __init__(self) -> None:
         self.net: nn.Module | None = None
@@ -318,13 +344,15 @@ class TorchBaseline:
                     continue
                 with autocast(dd):
                     out = self.outputs(dd, batch)
+                    if self.masks_loss:  # a softmax over the answers: blank slots left out
+                        out = masked_scores(dd, out, batch)
                     loss = self.loss(out.float(), keys[batch])
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
                 with torch.no_grad():
                     total_loss += float(loss) * len(batch)
-                    pred = self.choice_scores(out).argmax(dim=1)
+                    pred = masked_scores(dd, self.choice_scores(out), batch).argmax(dim=1)
                     correct += int((pred == keys[batch]).sum())
                     seen += len(batch)
                 if tick is not None:
@@ -371,7 +399,8 @@ class TorchBaseline:
             batch = torch.from_numpy(idx[start : start + step]).to(dd.device)
             with autocast(dd):
                 scores = self.choice_scores(self.outputs(dd, batch))
-            out.append(torch.softmax(scores.float(), dim=1).cpu().numpy())
+            scores = masked_scores(dd, scores.float(), batch)
+            out.append(torch.softmax(scores, dim=1).cpu().numpy())
         if not out:
             return np.zeros((0, dd.data.n_answers), np.float32)
         return np.concatenate(out)
@@ -528,6 +557,8 @@ class SiameseBaseline(TorchBaseline):
     def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
         assert isinstance(self.net, SiameseNet)
         return self.net(dd.ink("context", idx)[:, 0], dd.ink("answers", idx))
+
+    masks_loss = False
 
     def loss(self, out: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         rows = torch.arange(len(keys), device=out.device)

@@ -26,6 +26,9 @@ DEFAULT_SAMPLING = "balanced"
 #: How an answer set is chosen: ``symmetric`` (every answer could have been the key as far as
 #: its own tags go; the default) or ``ua`` (UA's published foil pool, kept to reproduce UA).
 ANSWER_SETS = ("symmetric", "ua")
+#: Most answers a symmetric set holds; fewer where a concept has fewer values that could be the
+#: key (down to ``SplitParams.min_answers``).
+MAX_ANSWERS = 4
 #: every layout of the puzzle record is a glyph layout (the one list: studio.core.puzzle)
 GLYPH_LAYOUTS = LAYOUTS
 
@@ -49,6 +52,10 @@ class SplitParams:
     - ``strict``: a foil of a puzzle without context shift may not complete any rule under a
       shifted reading either (row 2 with its own values): a second defensible answer to a
       solver that does not know the split is shift-free.
+    - ``min_answers``: the fewest answers a symmetric set may hold (2 to 4). A set holds as
+      many as the intended concept has values that could each be the key, at most four; a
+      tuple with fewer than ``min_answers`` such values is dry. Each puzzle's chance is one
+      over its own answer count (issue 24: with four, most of UA's concepts run dry).
     """
 
     family: str = "glyph-pmp"
@@ -68,6 +75,7 @@ class SplitParams:
     group_size: int = 4
     answer_sets: str = "symmetric"
     strict: bool = True
+    min_answers: int = MAX_ANSWERS
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -97,6 +105,8 @@ class SplitParams:
             problems.append("sequence_length must be 3 to 8")
         if not 3 <= self.group_size <= 8:
             problems.append("group_size must be 3 to 8")
+        if not 2 <= self.min_answers <= MAX_ANSWERS:
+            problems.append(f"min_answers must be 2 to {MAX_ANSWERS}")
         if problems:
             raise StudioError("split parameters: " + "; ".join(problems))
 
@@ -126,6 +136,7 @@ class SplitParams:
         # made the UA way, without strict vetting
         kw.setdefault("answer_sets", "ua")
         kw.setdefault("strict", False)
+        kw.setdefault("min_answers", MAX_ANSWERS)  # before issue 24 every set had four
         for k in ("rules", "ratios", "concepts"):
             if k in kw:
                 kw[k] = tuple(kw[k])

@@ -123,6 +123,17 @@ FAMILY = Family(
             "without context shift, also refuse foils that complete a rule under a shifted reading",
             label="Strict: no foil completes a rule under a shifted reading",
         ),
+        Option(
+            "min_answers",
+            "int",
+            _D.min_answers,
+            "the fewest answers a symmetric set may hold (2-4): a concept with fewer values "
+            "that could be the key builds sets of that many instead of running dry; each "
+            "puzzle's chance is one over its answers",
+            minimum=2,
+            maximum=4,
+            label="Fewest answers",
+        ),
         Option("folds", "int", _D.folds, "folds, each a split of its own", minimum=1, maximum=100),
     ),
     generator=fold_generator,

@@ -94,7 +94,7 @@ from studio.core.splitdir import (
 )
 from studio.core.verdict import Verdict
 from studio.families.glyph_pmp.split import SplitResult
-from studio.generate.params import SplitParams
+from studio.generate.params import MAX_ANSWERS, SplitParams
 from studio.generate.sheet import SheetPainter
 
 SPLIT_FORMAT = "analogy-studio.split"
@@ -149,9 +149,37 @@ def ua_frame(img: np.ndarray | None, size: int = FRAME_SIZE) -> np.ndarray:
     return (arr < INK_THRESHOLD).astype(np.uint8)
 
 
+#: Answer frames an ``.npz`` holds at least (outside odd-one-out, whose answers are its group):
+#: UA's loader shuffles exactly four answers, so a set of fewer (``min_answers``, issue 24) is
+#: padded with blank frames after its own. They are never the target; the record
+#: (``puzzles.jsonl``) says how many answers the puzzle has, and the studio's loaders read
+#: that many.
+NPZ_ANSWERS = MAX_ANSWERS
+
+
+def npz_answer_slots(layout: str, answers: int) -> int:
+    """Answer frames in a puzzle's ``.npz`` (:data:`NPZ_ANSWERS`)."""
+    return answers if layout == "odd-one-out" else max(answers, NPZ_ANSWERS)
+
+
+def npz_frame_count(puzzle: Puzzle) -> int:
+    """Frames in a puzzle's ``.npz``: its context, then its answer slots."""
+    return len(puzzle.context_keys) + npz_answer_slots(puzzle.layout, len(puzzle.answers))
+
+
+def _padded(frames: np.ndarray, layout: str, answers: int) -> np.ndarray:
+    blank = npz_answer_slots(layout, answers) - answers
+    if blank <= 0:
+        return frames
+    pad = np.zeros((blank, *frames.shape[1:]), frames.dtype)
+    return np.concatenate([frames, pad])
+
+
 def puzzle_frames(puzzle: Puzzle, frame_of: Callable[[GlyphKey], np.ndarray]) -> np.ndarray:
-    """The frames of a puzzle in npz order: context in reading order, then the answers."""
-    return np.stack([frame_of(k) for k in (*puzzle.context_keys, *puzzle.answers)])
+    """The frames of a puzzle in npz order: context in reading order, then the answers (and
+    blank frames up to :data:`NPZ_ANSWERS`)."""
+    frames = np.stack([frame_of(k) for k in (*puzzle.context_keys, *puzzle.answers)])
+    return _padded(frames, puzzle.layout, len(puzzle.answers))
 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
@@ -392,7 +420,7 @@ class _Pictures:
         order = [i for row in job.context for i in row] + list(job.answers)
         return fast_npz_bytes(
             {
-                "images": self.frames[order],
+                "images": _padded(self.frames[order], job.layout, len(job.answers)),
                 "target": np.array(job.key, dtype=np.int64),
                 "probtype": np.array(job.probtype),
             }

@@ -242,11 +242,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             return f"no values of {concept} with enough glyphs for {rule} on this side"
         if self._symmetric:
             keys = self.key_values(rc, side_name, shift)
-            if len(keys) < ANSWERS:
+            least = self.params.min_answers
+            if len(keys) < least:
                 shown = ", ".join(keys) if keys else "none"
                 return (
                     f"only {len(keys)} value(s) of {concept} can be the key of {rule} on this "
-                    f"side ({shown}); a symmetric answer set needs {ANSWERS}"
+                    f"side ({shown}); a symmetric answer set needs {least}"
                 )
         return None
 
@@ -519,7 +520,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 return None, "no-values"
             return self._finish(rc, t, part, side, index, rows, None)
         keys = self.key_values(rc, side_name, shift)
-        if len(keys) < ANSWERS:
+        if len(keys) < self.params.min_answers:
             return None, "no-values"
         pending = self._pending.pop((t, side_name), None)
         if pending is not None:
@@ -538,7 +539,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 continue
             values, plans = chosen
             # every value of the set could be the key: now the key, uniformly
-            key_value = values[int(self.rng.integers(ANSWERS))]
+            key_value = values[int(self.rng.integers(len(values)))]
             rows = plans[key_value]
             return self._finish_symmetric(
                 t, rc, part, side, side_name, index, rows, values, key_value
@@ -576,10 +577,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     def _answer_values(
         self, rc: RuleContext, side_name: str, shift: bool, keys: Sequence[str]
     ) -> tuple[list[str], dict[str, list[tuple[str, ...]]]] | None:
-        """``ANSWERS`` values that could each be the key with the others as foils, and rows
-        for each as the key. Values are taken in a random order and kept while the set stays
-        admissible; the key is chosen afterwards, so how the set was found says nothing about
-        which of its values is the key."""
+        """Up to ``ANSWERS`` values (at least ``min_answers``) that could each be the key with
+        the others as foils, and rows for each as the key. Values are taken in a random order
+        and kept while the set stays admissible; the key is chosen afterwards, so how the set
+        was found says nothing about which of its values is the key."""
         chosen: list[str] = []
         plans: dict[str, list[tuple[str, ...]]] = {}
         for i in self.rng.permutation(len(keys)):
@@ -594,6 +595,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 chosen, plans = trial, trial_plans
                 if len(chosen) == ANSWERS:
                     return sorted(chosen), plans
+        if len(chosen) >= self.params.min_answers:
+            return sorted(chosen), plans
         return None
 
     def _admissible_rows(
@@ -729,7 +732,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             )
         if foils is None:
             return None, "too-few-valid-foils"
-        pos = int(self.rng.integers(FOILS + 1))
+        pos = int(self.rng.integers(len(foils) + 1))
         answers = list(foils)
         answers.insert(pos, key_glyph)
         puzzle = Puzzle(

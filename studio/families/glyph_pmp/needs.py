@@ -1,18 +1,18 @@
 """What the annotators should tag next: the glyphs each dry tuple lacks (the annotation-needs
 report).
 
-A symmetric answer set (:mod:`studio.families.glyph_pmp.generator`) needs ``ANSWERS`` values of the
-intended concept that could each be the key, so a thinly annotated concept runs dry even where
-UA's biased foil pool would have filled it. This report closes the loop with the annotators:
-for each tuple of a split that is dry *for lack of glyphs*, on each side of the glyph hold-out,
-the values that are closest to becoming key-able and how many glyphs each still lacks — so the
-next round of tagging fills exactly what the generator is missing.
+A symmetric answer set (:mod:`studio.families.glyph_pmp.generator`) needs ``min_answers`` values
+of the intended concept that could each be the key, so a thinly annotated concept runs dry even
+where UA's biased foil pool would have filled it. This report closes the loop with the
+annotators: for each tuple of a split that is dry *for lack of glyphs*, on each side of the
+glyph hold-out, the values that are closest to becoming key-able and how many glyphs each still
+lacks — so the next round of tagging fills exactly what the generator is missing.
 
 How a shortfall is counted. A row instantiation needs, per value, as many glyphs as the rows use
 it (:meth:`GlyphPMPGenerator.requirement`); a value is key-able when some instantiation ending
 in it has them all. For a value that is not, its *deficit* is the smallest total of missing
 glyphs over the instantiations that would make it key-able, and the values with the smallest
-deficits are the ones asked for, as many as the tuple is short of ``ANSWERS``. With the
+deficits are the ones asked for, as many as the tuple is short of ``min_answers``. With the
 ``disjoint`` hold-out the count is of glyphs *of that side*: a glyph's side is a function of the
 glyph alone (:func:`~studio.families.glyph_pmp.split.glyph_side`), known before anyone tags it and
 never changed by other tags, so "3 more held-out glyphs" means three glyphs the tagger's View ▸
@@ -59,14 +59,17 @@ class TupleNeed:
     side: str  # train or eval
     keyable: tuple[str, ...]
     values: tuple[ValueNeed, ...]
-    #: False when the schema's values cannot give ``ANSWERS`` key-able ones, however many
+    #: False when the schema's values cannot give ``answers`` key-able ones, however many
     #: glyphs are tagged (e.g. a progression over a three-value order has two possible keys)
     mendable: bool = True
+    #: the key-able values a set needs (the split's ``min_answers``)
+    answers: int = ANSWERS
 
     def message(self) -> str:
-        have = f"{self.tuple} ({self.side}): {len(self.keyable)} of {ANSWERS} key-able values"
+        n = self.answers
+        have = f"{self.tuple} ({self.side}): {len(self.keyable)} of {n} key-able values"
         if not self.mendable:
-            return f"{have}; the schema's values cannot give {ANSWERS}, whatever is tagged"
+            return f"{have}; the schema's values cannot give {n}, whatever is tagged"
         asks = ", ".join(f"{_shown(v.value)} +{v.more}" for v in self.values)
         return f"{have}; tag {asks}"
 
@@ -89,6 +92,8 @@ class NeedsReport:
     tuples: list[TupleNeed] = field(default_factory=list)
     #: the split's hold-out: with ``disjoint`` the eval side's counts are of held-out glyphs
     holdout: str = "none"
+    #: the key-able values a tuple needs (the split's ``min_answers``)
+    answers: int = ANSWERS
 
     def per_value_side(self) -> dict[tuple[str, str], dict[str, int]]:
         """(concept, value) → side → glyphs to tag on that side: the most any dry tuple of the
@@ -129,7 +134,7 @@ class NeedsReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "answers": ANSWERS,
+            "answers": self.answers,
             "tuples": [t.to_json() for t in self.tuples],
             "values": [
                 {"concept": c, "value": v, "more": n} for (c, v), n in self.per_value().items()
@@ -168,7 +173,7 @@ def annotation_needs(
     if params.answer_sets != "symmetric":
         params = replace(params, answer_sets="symmetric")
     gen = GlyphPMPGenerator(params, annotations, schema, fold)
-    report = NeedsReport(holdout=params.holdout)
+    report = NeedsReport(holdout=params.holdout, answers=params.min_answers)
     if params.layout in ("odd-one-out", "analogy"):
         return report  # their sets need two values / changes: not counted here yet
     counts = params.counts()
@@ -190,7 +195,8 @@ def annotation_needs(
             if rc is None:
                 continue
             keyable = gen.key_values(rc, side_name, shift)
-            if len(keyable) >= ANSWERS:
+            least = params.min_answers
+            if len(keyable) >= least:
                 continue
             deficits: dict[str, tuple[int, Counter[str]]] = {}
             for inst in gen.candidate_instantiations(rc):
@@ -215,9 +221,11 @@ def annotation_needs(
                     got = deficits.get(kv)
                     if got is None or total < got[0]:
                         deficits[kv] = (total, short)
-            wanted = ANSWERS - len(keyable)
+            wanted = least - len(keyable)
             if len(deficits) < wanted:
-                report.tuples.append(TupleNeed(name, side_name, tuple(keyable), (), False))
+                report.tuples.append(
+                    TupleNeed(name, side_name, tuple(keyable), (), False, answers=least)
+                )
                 continue
             best = sorted(deficits.items(), key=lambda kv: (kv[1][0], kv[0]))[:wanted]
             asks: Counter[str] = Counter()
@@ -239,7 +247,7 @@ def annotation_needs(
                 )
                 for v, n in sorted(asks.items())
             )
-            report.tuples.append(TupleNeed(name, side_name, tuple(keyable), values))
+            report.tuples.append(TupleNeed(name, side_name, tuple(keyable), values, answers=least))
     return report
 
 

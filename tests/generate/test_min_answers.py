@@ -1,0 +1,108 @@
+"""Answer sets of fewer than four (issue 24): a concept with two or three values that could be
+the key builds sets of that many instead of running dry (``min_answers``). Each set stays
+symmetric, each puzzle's chance is one over its own answers, the ``.npz`` keeps four answer
+slots so UA's loader still reads it, and the baselines never choose a blank slot."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from studio.baselines.data import load_source
+from studio.baselines.run import run_baselines
+from studio.cli import main
+from studio.core.annotations import read_annotation_csv
+from studio.core.errors import StudioError
+from studio.core.schema import Schema
+from studio.core.tagindex import TagIndex
+from studio.families.glyph_pmp.generator import generate_split
+from studio.generate.params import SplitParams
+from studio.vet.rules import RuleBook
+
+
+@pytest.fixture(scope="module")
+def ua_index(ua_csv: Path, ua_schema: Schema) -> TagIndex:
+    rows = read_annotation_csv(ua_csv, ua_schema)
+    return TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+
+
+def tuples_of(puzzles, part: str) -> set[tuple[str, str]]:
+    return {(p.rule, p.concept) for p in puzzles if p.split == part}
+
+
+def test_fewer_answers_make_more_tuples_and_every_set_stays_symmetric(
+    ua_index: TagIndex, ua_schema: Schema
+) -> None:
+    base = SplitParams(n=2000, seed=5, sampling="balanced")
+    four = generate_split(base, ua_index, ua_schema).puzzles
+    two = generate_split(SplitParams(**{**base.to_json(), "min_answers": 2}), ua_index, ua_schema)
+    sizes = Counter(len(p.answers) for p in two.puzzles)
+    assert set(sizes) == {2, 3, 4} and all(len(p.answers) == 4 for p in four)
+    for part in ("train", "test"):
+        assert len(tuples_of(two.puzzles, part)) >= 2 * len(tuples_of(four, part)), part
+    book = RuleBook(ua_schema)
+    for p in two.puzzles:
+        values = [ua_index.values(g, p.concept) for g in p.answers]
+        flat = [v for vs in values for v in vs]
+        assert len(flat) == len(set(flat)) == len(p.answers), p.id  # distinct, one each
+        assert 0 <= p.key < len(p.answers)
+        assert book.get(p.concept, p.rule) is not None
+    # the key sits in each slot of a k-answer set one time in k
+    for k in (2, 3):
+        keys = [p.key for p in two.puzzles if len(p.answers) == k]
+        for slot in range(k):
+            hits = sum(key == slot for key in keys)
+            assert binomtest(hits, len(keys), 1 / k).pvalue > 1e-3, (k, slot, hits, len(keys))
+
+
+def test_the_fewest_answers_is_checked_and_old_splits_read_as_four() -> None:
+    with pytest.raises(StudioError, match="min_answers must be 2 to 4"):
+        SplitParams(min_answers=1)
+    old = SplitParams().to_json()
+    del old["min_answers"]
+    assert SplitParams.from_json(old).min_answers == 4
+
+
+def test_the_cli_says_a_bad_count_names_the_flag(tmp_path: Path, capsys) -> None:
+    code = main(["-q", "generate", str(tmp_path / "none.studio"), str(tmp_path / "out"),
+                 "--min-answers", "5"])  # fmt: skip
+    assert code == 2
+    assert "min-answers" in capsys.readouterr().err
+
+
+def test_a_short_set_keeps_four_npz_slots_and_the_baselines_never_pick_a_blank_one(
+    tmp_path: Path, ua_csv: Path
+) -> None:
+    project = tmp_path / "ua.studio"
+    assert main(["-q", "init", str(project)]) == 0
+    assert main(["-q", "import-annotations", str(project), str(ua_csv), "--render"]) == 0
+    split = tmp_path / "split"
+    args = ["--n", "400", "--seed", "5", "--sampling", "balanced", "--min-answers", "2"]
+    assert main(["-q", "generate", str(project), str(split), *args]) == 0
+    data = load_source(split)
+    assert data.n_answers == 4 and data.answer_counts is not None
+    short = np.flatnonzero(data.answer_counts < 4)
+    assert len(short) > 0
+    # UA's loader: context = images[:5], choices = images[5:], four of them, the target among
+    # the puzzle's own; the slots past them are blank
+    i = int(short[0])
+    assert data.answers_u8[i, data.answer_counts[i] :].max() == 0
+    assert data.keys[i] < data.answer_counts[i]
+    assert data.chance == pytest.approx(float(np.mean(1.0 / data.answer_counts)))
+
+    report = run_baselines(split, ["blind", "probes", "similarity"], seeds=1, epochs=1,
+                           device="cpu")  # fmt: skip
+    counts = {p["id"]: p["answers"] for p in report["predictions"]}
+    assert Counter(counts.values()).keys() >= {2, 4}
+    for p in report["predictions"]:
+        for model, got in p["models"].items():
+            assert all(0 <= c < p["answers"] for c in got["choices"]), (model, p["id"])
+    assert report["chance"] == pytest.approx(data.chance, abs=1e-4)
+    blind = report["models"]["blind"]["overall"]
+    eval_chance = float(np.mean([1 / counts[p["id"]] for p in report["predictions"]
+                                 if p["part"] == "test"]))  # fmt: skip
+    assert blind["chance"] == pytest.approx(eval_chance, abs=1e-3)
