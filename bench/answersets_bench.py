@@ -12,12 +12,13 @@ Two annotation sets:
   several tags per glyph, ambiguous ones carry two neighbouring values).
 
 For each set and each answer-set design — ``ua`` (UA's foil pool, the published design: before)
-and ``symmetric`` (the default: after) — a balanced two-row split of ``--n`` puzzles is generated
-with ``studio.splits.generate_from`` (no files) and fully vetted with ``studio.splits.vet``
-(strict, as the split is: ``strict_findings`` counts shifted-reading foils; for
-the UA set with the image-feature warnings, whose index build is timed once and counted in each
-pipeline, as in the ``generate`` bench). ``puzzles_per_s`` = n / (generation + vetting);
-``invalid`` counts puzzles with a vet error and ``findings`` the error kinds.
+and ``symmetric`` (the default: after; ``symmetric:2`` or ``symmetric:3`` for sets of at least
+that many answers, issue 24's ``min_answers``) — a balanced two-row split of ``--n`` puzzles is
+generated with ``studio.splits.generate_from`` (no files) and fully vetted with
+``studio.splits.vet`` (strict, as the split is: ``strict_findings`` counts shifted-reading
+foils; for the UA set with the image-feature warnings, whose index build is timed once and
+counted in each pipeline, as in the ``generate`` bench). ``puzzles_per_s`` = n / (generation +
+vetting); ``invalid`` counts puzzles with a vet error and ``findings`` the error kinds.
 
 Then each answers-only probe (``studio.baselines.probes.fit_answers_only_probe``: a conditional
 logit over each answer's features, never the context; fitted on the train part, val and test
@@ -134,7 +135,8 @@ def score(
     found = fit_answers_only_probe(attrs, keys, parts, seed, sharing=sharing, rows=rows)
     fit_s = time.perf_counter() - t0
     held = np.flatnonzero(parts != "train")
-    chance = 1.0 / len(attrs[0]) if attrs else 0.0
+    # each puzzle's own chance (a ``symmetric:k`` design's sets hold 2 to 4 answers)
+    chance = float(np.mean([1.0 / len(attrs[i]) for i in held])) if len(held) else 0.0
     right = found.choices[held] == keys[held]
     acc = float(right.mean()) if len(held) else 0.0
     lo, hi = wilson_interval(acc, len(held))
@@ -216,7 +218,10 @@ def glyph_run(
     from studio.splits import generate_from, vet
     from studio.vet.rules import RuleBook
 
-    params = SplitParams(n=n, seed=seed, sampling="balanced", answer_sets=design)
+    sets, _, least = design.partition(":")  # symmetric:2 — sets of at least two answers
+    params = SplitParams(
+        n=n, seed=seed, sampling="balanced", answer_sets=sets, min_answers=int(least or 4)
+    )
     out: dict[str, Any] = {"set": label, "design": design, "n": n}
     g0 = time.perf_counter()
     try:
