@@ -148,8 +148,12 @@ class CuratedPuzzle:
 
     @property
     def problems(self) -> tuple[Finding, ...]:
-        """Errors first, then warnings: what the sheet draws."""
-        return self.findings + self.warnings
+        """Errors first, then warnings by grade, high first (issue 28: the sheet listed a
+        low-grade warning above the high-grade one that flagged the puzzle, and Replace foil
+        named and chose that foil): what the sheet draws, in that order."""
+        rank = {g: i for i, g in enumerate(reversed(FEATURE_GRADES))}
+        warnings = sorted(self.warnings, key=lambda f: rank[feature_warning_grade(f)])
+        return self.findings + tuple(warnings)
 
     @classmethod
     def of(cls, s: StoredPuzzle) -> CuratedPuzzle:

@@ -591,3 +591,37 @@ def test_a_generated_split_says_what_it_covers_at_the_top_of_the_statistics(
     assert "test: " + ", ".join(cov["parts"]["test"]["tuples"]) in panel.coverage_label.toolTip()
     # at the top: above the status chart
     assert panel.coverage_label.y() < panel.status_chart.y()
+
+
+def test_replace_foil_names_a_foil_by_its_highest_grade_finding(qtbot) -> None:
+    """Issue 28: a foil with a low-grade and a high-grade image-feature warning was named in
+    the Foil combo by the low one."""
+    from studio.core.keys import GlyphKey
+    from studio.core.puzzle import Puzzle
+    from studio.core.verdict import WARNING, Finding
+    from studio.curation import FEATURE_SOURCE, CuratedPuzzle
+
+    g = [GlyphKey(0x25A0 + i, "symbola") for i in range(9)]
+    puzzle = Puzzle(
+        id="train-00001", family="glyph-pmp", layout="two-row", rule="constant",
+        concept="closure", shift=False, context=(tuple(g[:3]), tuple(g[3:5])),
+        answers=tuple(g[5:9]), key=0, split="train", seed=1,
+    )  # fmt: skip
+    low = Finding(
+        "emergent",
+        False,
+        severity=WARNING,
+        answer=1,
+        rule="constant",
+        concept="img-ink",
+        rows=(("medium",), ("medium",)),
+        source=FEATURE_SOURCE,
+    )
+    high = Finding("emergent", False, severity=WARNING, answer=1, rule="constant",
+                   concept="img-holes", rows=(("2",), ("2",)), source=FEATURE_SOURCE)  # fmt: skip
+    cp = CuratedPuzzle(1, puzzle, "flagged", "", (), (low, high), "", "")
+    dlg = ReplaceFoilDialog(cp, 1, lambda i: [], lambda k: None)
+    qtbot.addWidget(dlg)
+    assert dlg.foil() == 1
+    named = dlg.foil_combo.itemText(dlg.foil_combo.findData(1))
+    assert "img-holes" in named and "img-ink" not in named
