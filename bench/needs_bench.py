@@ -7,9 +7,10 @@ one more glyph with it; then read the report again. ``--steps`` tags (default 30
 
 Two hold-outs, same run, same annotations, same choices:
 
-- **permutation** (the reference: the hold-out before issue 24, kept here only): the glyphs
-  are split by a permutation seeded with (seed, fold), so one more tagged glyph redraws every
-  glyph's side; the annotator cannot know a glyph's side and tags any untagged glyph;
+- **permutation** (the reference: the hold-out before issue 24, ``holdout_version`` 1, which
+  the studio keeps for the sets made with it): the glyphs are split by a permutation seeded
+  with (seed, fold), so one more tagged glyph redraws every glyph's side; the annotator
+  cannot know a glyph's side and tags any untagged glyph;
 - **glyph-side** (the studio's): a glyph's side is its own (``split.glyph_side``), so the
   annotator tags a glyph that View ▸ Only held-out glyphs shows.
 
@@ -27,40 +28,10 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 from common import ua_csv
-
-
-def _permutation_hold_out(params: Any, folders: Mapping[Any, Any], fold: int = 0) -> Any:
-    """The ``disjoint`` hold-out before issue 24: a permutation of every tagged glyph drawn
-    from the split's seeded generator (the reference this benchmark measures against)."""
-    from studio.families.glyph_pmp.split import GlyphSide
-
-    rng = np.random.default_rng(np.random.SeedSequence([params.seed, fold]))
-    glyphs = sorted({k for ks in folders.values() for k in ks})
-    order = rng.permutation(len(glyphs))
-    cut = round(len(glyphs) * (1 - params.holdout_fraction))
-    train = {glyphs[i] for i in order[:cut]}
-    tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
-    ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
-    return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
-
-
-@contextmanager
-def _hold_out(kind: str) -> Iterator[None]:
-    import studio.families.glyph_pmp.generator as gen
-
-    original = gen.hold_out
-    if kind == "permutation":
-        gen.hold_out = _permutation_hold_out  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        gen.hold_out = original
 
 
 def follow(kind: str, tags: list[Any], schema: Any, steps: int) -> dict[str, Any]:
@@ -70,15 +41,16 @@ def follow(kind: str, tags: list[Any], schema: Any, steps: int) -> dict[str, Any
     from studio.families.glyph_pmp.split import glyph_side
     from studio.generate.params import SplitParams
 
-    params = SplitParams()
+    # the reference: the hold-out of splits made before issue 24, which the studio keeps for
+    # their sets (holdout_version 1: a permutation from the split's seeded generator)
+    params = SplitParams(holdout_version=1 if kind == "permutation" else 2)
     fresh = (GlyphKey(cp, "needs-bench") for cp in range(0xF0000, 0xFFFFD))
     tags = list(tags)
     seconds: list[float] = []
 
     def report() -> Any:
         t0 = time.perf_counter()
-        with _hold_out(kind):
-            r = annotation_needs(params, TagIndex.from_tags(tags), schema)
+        r = annotation_needs(params, TagIndex.from_tags(tags), schema)
         seconds.append(time.perf_counter() - t0)
         return r
 

@@ -43,6 +43,7 @@ from studio.baselines.metrics import (
     flag_groups,
     group_table,
     marvel_group_accuracy,
+    mean_chance,
     puzzle_flags,
 )
 from studio.core.errors import StudioError
@@ -448,7 +449,8 @@ def build_report(
         "epochs": epochs,
         "cross_fit": cross_fit,
         "eval_part": eval_part,
-        "chance": round(data.chance, 4),
+        # the eval part's own: a part of shorter answer sets has a higher chance
+        "chance": round(mean_chance(data.chances, eval_idx), 4),
         "models": report_models,
         "skipped": [dict(s) for s in skipped],
         "predictions": predictions,

@@ -9,10 +9,10 @@ one at the end::
 
 The count is what the caller says it counts (``unit``); the time left is extrapolated from the
 rate so far and is left out until one unit has finished: a count of at least one, or, for a
-task that reports only its share (:meth:`ProgressReporter.fraction`), a new message (the next
-model or seed of a baseline job) or a tenth done. Before that the rate is mostly start-up
-(reading the split, importing torch): a baseline job that took 57 s first said "1 h 23 min
-left" (issue 28).
+task that reports only its share (:meth:`ProgressReporter.fraction`), a new message after its
+work began (the next epoch, seed or model of a baseline job) or a tenth more done. Its rate is
+measured from its first share above 0, so start-up (reading the split, importing torch) never
+enters it: a baseline job that took 57 s first said "1 h 23 min left" (issue 28).
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ class ProgressReporter:
         self._open_line = False  # a tty line was written without its newline
         self._first_message: str | None = None  # of fraction(): a change ends the first unit
         self._unit_done = False
+        #: (time, share) of the first report with a share above 0: the rate is measured from
+        #: there, so start-up before any work (loading, importing) never enters it
+        self._work_start: tuple[float, float] | None = None
 
     # ---- what callers call -----------------------------------------------------------------
     def stage(self, task: str, unit: str | None = None) -> None:
@@ -121,12 +124,16 @@ class ProgressReporter:
         fraction = max(0.0, min(1.0, fraction))
         finished = fraction >= 1.0
         text = f"{self.task}: {round(100 * fraction)}%"
-        if self._first_message is None:
+        if fraction > 0.0 and self._work_start is None:
+            # the work has begun: its first message is the first unit's (a start-up message
+            # before it, "loading the puzzles", is no unit of work)
+            self._work_start = (now, fraction)
             self._first_message = message
-        elif message != self._first_message:
+        elif self._work_start is not None and message != self._first_message:
             self._unit_done = True
-        left = self._seconds_left(fraction, now)
-        if left is not None and not finished and (self._unit_done or fraction >= UNIT_SHARE):
+        left = self._work_left(fraction, now)
+        done_share = fraction - (self._work_start[1] if self._work_start else 0.0)
+        if left is not None and not finished and (self._unit_done or done_share >= UNIT_SHARE):
             text += f", {time_left_text(left)} left"
         if message:
             text += f" · {message}"
@@ -165,11 +172,14 @@ class ProgressReporter:
             return None
         return (total - done) * elapsed / done
 
-    def _seconds_left(self, fraction: float, now: float) -> float | None:
-        elapsed = now - self._start
-        if fraction <= 0.0 or elapsed <= 0:
+    def _work_left(self, fraction: float, now: float) -> float | None:
+        """The time left at the rate since the work began (:attr:`_work_start`)."""
+        if self._work_start is None:
             return None
-        return elapsed * (1.0 - fraction) / fraction
+        t0, f0 = self._work_start
+        if fraction <= f0 or now <= t0:
+            return None
+        return (1.0 - fraction) * (now - t0) / (fraction - f0)
 
     def _due(self, now: float) -> bool:
         """Whether a whole interval passed since the last line (or the start: the first line
@@ -183,6 +193,7 @@ class ProgressReporter:
         self._start = self.clock()
         self._first_message = None
         self._unit_done = False
+        self._work_start = None
         self._last_done = 0
         self._last_line = None
         self._finished = False

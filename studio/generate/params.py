@@ -29,6 +29,8 @@ ANSWER_SETS = ("symmetric", "ua")
 #: Most answers a symmetric set holds; fewer where a concept has fewer values that could be the
 #: key (down to ``SplitParams.min_answers``).
 MAX_ANSWERS = 4
+#: The glyph hold-out new splits use (``SplitParams.holdout_version``).
+HOLDOUT_VERSION = 2
 #: every layout of the puzzle record is a glyph layout (the one list: studio.core.puzzle)
 GLYPH_LAYOUTS = LAYOUTS
 
@@ -76,6 +78,9 @@ class SplitParams:
     answer_sets: str = "symmetric"
     strict: bool = True
     min_answers: int = MAX_ANSWERS
+    #: 2: a glyph's side of the hold-out is its own (a hash; issue 24); 1: the seeded
+    #: permutation of splits made before, kept so that their sets regenerate on their sides
+    holdout_version: int = HOLDOUT_VERSION
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -107,6 +112,8 @@ class SplitParams:
             problems.append("group_size must be 3 to 8")
         if not 2 <= self.min_answers <= MAX_ANSWERS:
             problems.append(f"min_answers must be 2 to {MAX_ANSWERS}")
+        if self.holdout_version not in (1, HOLDOUT_VERSION):
+            problems.append(f"holdout_version must be 1 or {HOLDOUT_VERSION}")
         if problems:
             raise StudioError("split parameters: " + "; ".join(problems))
 
@@ -137,6 +144,7 @@ class SplitParams:
         kw.setdefault("answer_sets", "ua")
         kw.setdefault("strict", False)
         kw.setdefault("min_answers", MAX_ANSWERS)  # before issue 24 every set had four
+        kw.setdefault("holdout_version", 1)  # and the hold-out was a seeded permutation
         for k in ("rules", "ratios", "concepts"):
             if k in kw:
                 kw[k] = tuple(kw[k])

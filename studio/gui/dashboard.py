@@ -280,6 +280,9 @@ class JobTableModel(QAbstractTableModel):
         #: each running job's message when first seen running: no time left is told until it
         #: changes (a unit finished) or a tenth is done (job_seconds_left)
         self.first_messages: dict[int, str] = {}
+        #: each running job's (time, share) when first seen working (a share above 0): the
+        #: rate the time left comes from, start-up never in it
+        self.work_starts: dict[int, tuple[datetime, float]] = {}
         #: this computer's name, as workers record it (the Machine column)
         import socket
 
@@ -300,9 +303,24 @@ class JobTableModel(QAbstractTableModel):
         return self.jobs[row]
 
     def time_left(self, job: Any, now: datetime | None = None) -> str:
-        """``3 min 05 s left`` once one unit of the job has finished, else ``""``."""
-        first = self.first_messages.get(job.id, str(job.message or ""))
-        return time_left_text(job, now or self._now, first)
+        """``3 min 05 s left`` once one unit of the job has finished since this list first
+        saw it working (its message moved on, or a tenth more done), at the rate since then;
+        a job first seen a tenth or more done has its own rate since it started; else ``""``
+        (issue 28 and its review: start-up made the first estimates hours long)."""
+        now = now or self._now
+        if job.status != "running" or job.cancel_requested:
+            return ""
+        fraction = float(job.progress or 0.0)
+        start = self.work_starts.get(job.id)
+        if start is not None:
+            t0, f0 = start
+            unit = job.message != self.first_messages.get(job.id) or fraction - f0 >= UNIT_SHARE
+            elapsed = (now - t0).total_seconds()
+            if unit and fraction > f0 and elapsed > 0 and fraction < 1.0:
+                return f"{seconds_text((1.0 - fraction) * elapsed / (fraction - f0))} left"
+            if f0 < UNIT_SHARE:
+                return ""
+        return time_left_text(job, now) if fraction >= UNIT_SHARE else ""
 
     def row_of(self, job_id: int) -> int | None:
         return self._rows.get(job_id)
@@ -311,8 +329,10 @@ class JobTableModel(QAbstractTableModel):
         self._now = now or datetime.now(UTC)
         jobs = list(jobs)
         for j in jobs:
-            if j.status == "running":
-                self.first_messages.setdefault(j.id, str(j.message or ""))
+            working = j.status == "running" and float(j.progress or 0.0) > 0.0
+            if working and j.id not in self.work_starts:
+                self.work_starts[j.id] = (self._now, float(j.progress))
+                self.first_messages[j.id] = str(j.message or "")
         if [j.id for j in jobs] != [j.id for j in self.jobs]:
             self.beginResetModel()
             self.jobs = jobs

@@ -39,14 +39,29 @@ MAX_TEXT = 10_000
 MAX_AUTHORS = 100
 
 
+#: Characters that reorder or break what a reader sees (bidirectional controls, line and
+#: paragraph separators): a name or a citation shown one way and stored another.
+_INVISIBLE = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029"
+)
+
+
 def _clean(text: str, what: str, multiline: bool) -> str:
     text = text.strip()
     if len(text) > MAX_TEXT:
         raise StudioError(f"the {what} is {len(text):,} characters long; at most {MAX_TEXT:,}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: bytes of an argument that were not UTF-8
+        raise StudioError(f"the {what} is not valid UTF-8 text") from None
     allowed = "\n\t" if multiline else ""
-    bad = [c for c in text if (ord(c) < 32 or ord(c) == 127) and c not in allowed]
+    bad = [
+        c
+        for c in text
+        if c not in allowed and (ord(c) < 32 or 127 <= ord(c) < 160 or c in _INVISIBLE)
+    ]
     if bad:
-        raise StudioError(f"the {what} holds a control character ({ord(bad[0]):#04x})")
+        raise StudioError(f"the {what} holds a control character (U+{ord(bad[0]):04X})")
     return text
 
 

@@ -132,11 +132,14 @@ def test_a_share_with_a_message_and_the_time_left() -> None:
     clock, stream = Clock(), io.StringIO()
     report = ProgressReporter("baseline", stream=stream, tty=False, interval=5, clock=clock)
     clock.t += 6
-    report.fraction(0.25, "blind · seed 2")
-    clock.t += 30
+    report.fraction(0.25, "blind · seed 2")  # the work begins: no rate yet
+    clock.t += 10
+    report.fraction(0.5, "context · seed 1")  # a unit done: a quarter in 10 s
+    clock.t += 20
     report.fraction(1.0, "done")
     assert stream.getvalue().splitlines() == [
-        "baseline: 25%, 18 s left · blind · seed 2",  # a quarter done: a unit's worth
+        "baseline: 25% · blind · seed 2",
+        "baseline: 50%, 20 s left · context · seed 1",
         "baseline: 100% · done",
     ]
 
@@ -156,6 +159,18 @@ def test_no_time_left_is_told_before_one_unit_has_finished() -> None:
     clock.t += 1
     report.fraction(0.08, "blind · seed 2")  # one unit finished: now there is a rate
     assert "left" in stream.getvalue()[len(first) :]
+    # start-up reported as a share of 0 with its own message (run_baselines' "loading the
+    # puzzles"): no unit of work, and its time is not in the rate (review of issue 28: "1 h
+    # 24 min left" after 50 s of loading)
+    report.stage("baselines")
+    before = len(stream.getvalue())
+    report.fraction(0.0, "loading the puzzles")
+    clock.t += 50
+    report.fraction(0.01, "blind · seed 0 · epoch 1/20")
+    clock.t += 1
+    report.fraction(0.02, "blind · seed 0 · epoch 2/20")
+    text = stream.getvalue()[before:]
+    assert "1 min 38 s left" in text and " h " not in text
     # a new stage starts a new estimate, with its own first unit
     report.stage("export")
     before = len(stream.getvalue())

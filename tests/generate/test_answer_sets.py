@@ -338,3 +338,29 @@ def test_a_key_harder_to_build_sits_on_the_key_as_often_as_on_an_answer(
     for cv in checked:
         p_value = binomtest(on_key[cv], on_answer[cv], 1 / ANSWERS).pvalue
         assert p_value > 1e-4, (cv, on_key[cv], on_answer[cv])
+
+
+@pytest.mark.parametrize("layout", ["two-row", "analogy"])
+def test_the_answers_order_does_not_point_at_the_key(
+    ua_index: TagIndex, ua_schema: Schema, layout: str
+) -> None:
+    """The foils came in the answer set's sorted value order and the key was put in at a
+    random slot, so "the answer out of order" was the key 58 % of the time (chance 30 %).
+    Now the foils are shuffled: that solver is at chance."""
+    params = SplitParams(
+        n=1500, seed=2, sampling="balanced", holdout="none", min_answers=3, layout=layout
+    )
+    make = generate_analogies if layout == "analogy" else generate_split
+    puzzles = make(params, ua_index, ua_schema).puzzles
+    right = chance = 0.0
+    for p in puzzles:
+        values = [min(ua_index.values(g, p.concept) or {""}) for g in p.answers]
+        fits = [
+            i
+            for i in range(len(values))
+            if values[:i] + values[i + 1 :] == sorted(values[:i] + values[i + 1 :])
+        ]
+        right += (p.key in fits) / len(fits) if fits else 1 / len(values)
+        chance += 1 / len(values)
+    n = len(puzzles)
+    assert n > 500 and right / n < chance / n + 0.05, (right / n, chance / n)

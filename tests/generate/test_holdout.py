@@ -114,3 +114,28 @@ def test_a_split_keeps_the_glyph_sides_it_reports(
     for p in result.puzzles:
         want = "train" if p.split == "train" else "eval"
         assert {glyph_side(k, params.holdout_fraction) for k in p.all_keys()} == {want}, p.id
+
+
+def test_a_split_made_before_keeps_its_seeded_hold_out(
+    ua_tags: list[tuple[GlyphKey, str, str]],
+) -> None:
+    """Review of issue 24: a curated set made with the seeded permutation must regenerate its
+    puzzles on the sides its other puzzles were built on, not the glyph-side hash's."""
+    import numpy as np
+
+    old_json = SplitParams(seed=3).to_json()
+    del old_json["holdout_version"]  # as a split.json or a set written before records it
+    old = SplitParams.from_json(old_json)
+    assert old.holdout_version == 1 and SplitParams().holdout_version == 2
+    folders = TagIndex.from_tags(ua_tags).folders
+
+    def sides(params: SplitParams) -> dict:
+        rng = np.random.default_rng(np.random.SeedSequence([params.seed, 0]))
+        got = hold_out(params, folders, 0, rng)
+        return {k: n for n, side in got.items() for k in side.glyphs}
+
+    assert sides(old) != sides(SplitParams(seed=3))  # the two schemes differ
+    assert sides(old) == sides(old)  # the old one is the seeded permutation, again
+    assert sides(old) != sides(SplitParams.from_json({**old_json, "seed": 4}))  # seed-bound
+    with pytest.raises(ValueError, match="draws from the split's generator"):
+        hold_out(old, folders, 0)

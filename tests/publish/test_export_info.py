@@ -103,6 +103,10 @@ def test_dataset_info_from_what_a_person_typed() -> None:
     assert DatasetInfo().citation("small", 2026, "eve").startswith("eve (2026). small.")
     with pytest.raises(StudioError, match="SPDX"):
         DatasetInfo.of("MIT; rm -rf")
+    # review of issue 28: text that is no UTF-8, or that a reader sees other than it is
+    for bad in ("Ada \udcff", "Ada\u202eecalevoL", "A\x85da", "Ada\u2028Turing"):
+        with pytest.raises(StudioError, match="author"):
+            DatasetInfo.of(authors=bad)
 
 
 def test_an_unbalanced_answer_set_audit_warns_naming_the_values(

@@ -129,7 +129,8 @@ FAMILY = Family(
             _D.min_answers,
             "the fewest answers a symmetric set may hold (2-4): a concept with fewer values "
             "that could be the key builds sets of that many instead of running dry; each "
-            "puzzle's chance is one over its answers",
+            "puzzle's chance is one over its answers (the row layouts; analogy and "
+            "odd-one-out puzzles and UA's pool keep their sets)",
             minimum=2,
             maximum=4,
             label="Fewest answers",

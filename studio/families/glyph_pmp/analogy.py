@@ -158,7 +158,7 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         """As the glyph PMP generator splits glyphs (the same glyphs held out)."""
         concepts = set(self._concept_ids())
         folders = {cv: ks for cv, ks in self.ann.folders.items() if cv[0] in concepts}
-        return hold_out(self.params, folders, self.fold)
+        return hold_out(self.params, folders, self.fold, self.rng)
 
     def _changes_by_side(self) -> dict[str, list[Change]]:
         p = self.params
@@ -358,6 +358,9 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         if picked is None:
             return None, "too-few-valid-foils"
         foils, roles = picked
+        if answer_values is not None:  # in the set's sorted value order the key stood out
+            order = [int(i) for i in self.rng.permutation(len(foils))]
+            foils, roles = [foils[i] for i in order], [roles[i] for i in order]
         pos = int(self.rng.integers(FOILS + 1))
         answers = list(foils)
         answers.insert(pos, b2)

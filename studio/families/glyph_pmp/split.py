@@ -133,6 +133,7 @@ def hold_out(
     params: SplitParams,
     folders: Mapping[tuple[str, str], tuple[GlyphKey, ...]],
     fold: int = 0,
+    rng: np.random.Generator | None = None,
 ) -> dict[str, GlyphSide]:
     """The glyph hold-out of a split: ``train`` and ``eval`` (val + test) sides, the same for
     every family, layout and seed of a fold. ``disjoint``: :func:`glyph_side`, glyph by
@@ -143,6 +144,10 @@ def hold_out(
     if params.holdout == "none":
         side = GlyphSide(dict(folders))
         return {"train": side, "eval": side}
+    if params.holdout_version < 2:
+        if rng is None:
+            raise ValueError("a version 1 hold-out draws from the split's generator")
+        return _seeded_hold_out(params, folders, rng)
     if params.holdout == "disjoint":
         glyphs = {k for ks in folders.values() for k in ks}
         held = {k for k in glyphs if glyph_side(k, f, fold) == "eval"}
@@ -157,6 +162,32 @@ def hold_out(
         cut = len(ks) - round(len(ks) * (1 - f))
         ev[(c, v)] = tuple(sorted(order[:cut]))
         tr[(c, v)] = tuple(sorted(order[cut:]))
+    return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
+
+
+def _seeded_hold_out(
+    params: SplitParams,
+    folders: Mapping[tuple[str, str], tuple[GlyphKey, ...]],
+    rng: np.random.Generator,
+) -> dict[str, GlyphSide]:
+    """The hold-out of splits made before issue 24 (``holdout_version`` 1): a permutation
+    from the split's seeded generator, so a set made then regenerates a puzzle on the sides
+    its other puzzles were built on (while the annotations are as they were)."""
+    f = params.holdout_fraction
+    if params.holdout == "disjoint":
+        glyphs = sorted({k for ks in folders.values() for k in ks})
+        order = rng.permutation(len(glyphs))
+        cut = round(len(glyphs) * (1 - f))
+        train = {glyphs[i] for i in order[:cut]}
+        tr = {cv: tuple(k for k in ks if k in train) for cv, ks in folders.items()}
+        ev = {cv: tuple(k for k in ks if k not in train) for cv, ks in folders.items()}
+        return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
+    tr, ev = {}, {}
+    for cv, ks in folders.items():
+        order = rng.permutation(len(ks))
+        cut = round(len(ks) * (1 - f))
+        tr[cv] = tuple(sorted(ks[i] for i in order[:cut]))
+        ev[cv] = tuple(sorted(ks[i] for i in order[cut:]))
     return {"train": GlyphSide(tr), "eval": GlyphSide(ev)}
 
 
