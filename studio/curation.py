@@ -784,11 +784,20 @@ class Curator:
                     " changed; look at it again",
                     self.project.location,
                 )
+        # what the board showed: a stored "flagged" whose warnings all fall under the threshold
+        # (or are dismissed) reads "draft" there, and the history says both (issue 28: the
+        # export recorded "old: flagged" for a puzzle approved from "draft")
+        shown = {pid: self._effective(old[pid]).status for pid in ids}
         forward = [
             PuzzleChange(
                 pid,
                 "status",
-                _detail(old=old[pid].status, new=status, comment=comment),
+                _detail(
+                    old=old[pid].status,
+                    shown=shown[pid] if shown[pid] != old[pid].status else None,
+                    new=status,
+                    comment=comment,
+                ),
                 status=status,
                 comment=comment,
             )

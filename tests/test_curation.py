@@ -392,6 +392,17 @@ def test_threshold_and_dismissal_decide_what_flags(studio: Studio) -> None:
     assert curator.flagged_share()[0] == all_flagged[0] - len(only_feature)
     # the stored rows keep every warning
     assert studio.project.stored_puzzle(set_id, only_feature[0].id).status == "flagged"
+    # approved from what the board shows ("draft"): the history says so beside the stored
+    # "flagged" (issue 28: an export recorded only "old: flagged")
+    target = only_feature[0].id
+    curator.set_status([target], "approved")
+    [event] = [e for e in studio.project.puzzle_events(set_id, target) if e.kind == "status"]
+    assert (event.detail["old"], event.detail["shown"], event.detail["new"]) == (
+        "flagged",
+        "draft",
+        "approved",
+    )
+    studio.undo_stack.undo()
     studio.undo_stack.undo()
     assert curator.dismissed_features() == frozenset()
     assert curator.flagged_share() == all_flagged
