@@ -82,7 +82,7 @@ from studio.gui.glyph_grid import FontSource, ThumbnailLoader
 from studio.gui.settings import StudioSettings
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
-from studio.gui.widgets import refill_combo
+from studio.gui.widgets import ThreadJob, refill_combo
 from studio.store.project import GlyphRecord, PuzzleSummary
 
 if TYPE_CHECKING:
@@ -420,17 +420,16 @@ class ReplaceFoilDialog(QDialog):
 
 
 # ---- background work ---------------------------------------------------------------------------
-class GenerationJob(QObject):
+class GenerationJob(ThreadJob):
     """Generates and vets a split on a worker thread with ``studio.splits`` — the functions the
     CLI calls. ``progressed(stage, done, total)``; then exactly one of ``succeeded((prepared,
     annotations))`` (a :class:`~studio.curation.PreparedImport`, serialised on the worker),
-    ``cancelled()`` or ``failed(message)``. Every signal is
-    delivered on the GUI thread. :meth:`cancel` stops the work at the next puzzle."""
+    ``cancelled()`` or ``failed(message)``. Every signal is delivered on the GUI thread;
+    :meth:`cancel` stops the work at the next puzzle. A :class:`ThreadJob` like the export's
+    (issue 27: it was a copy of it)."""
 
     progressed = Signal(str, int, int)
-    succeeded = Signal(object)
     cancelled = Signal()
-    failed = Signal(str)
 
     def __init__(
         self,
@@ -440,30 +439,15 @@ class GenerationJob(QObject):
         lock: threading.RLock,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
+        super().__init__({"name": name, "params": params}, parent)
         self.studio = studio
         self.name = name
         self.params = params
         self._lock = lock
-        self._stop = threading.Event()
-        self.worker: Any = None
-
-    def cancel(self) -> None:
-        self._stop.set()
 
     @property
     def cancel_requested(self) -> bool:
         return self._stop.is_set()
-
-    def start(self) -> None:
-        self.worker = create_worker(
-            self._work, _start_thread=False, _connect={"errored": self._errored}
-        )
-        self.worker.returned.connect(self._returned)
-        self.worker.start()
-
-    def _returned(self, payload: object) -> None:
-        self.succeeded.emit(payload)
 
     def _errored(self, e: BaseException) -> None:
         from studio.splits import Cancelled
@@ -471,7 +455,7 @@ class GenerationJob(QObject):
         if isinstance(e, Cancelled):
             self.cancelled.emit()
         else:
-            self.failed.emit(str(e) or type(e).__name__)
+            super()._errored(e)
 
     def _work(self) -> tuple[PreparedImport, TagIndex, list[dict[str, Any]]]:
         """Runs on the worker thread; signals it emits are queued to the GUI thread."""
