@@ -485,29 +485,10 @@ def test_bulk_approval_leaves_every_flagged_puzzle_to_the_curator(curated: Curat
 def test_warnings_are_listed_by_grade_high_first() -> None:
     """Issue 28: the sheet listed a low-grade image-feature warning above the high-grade one
     that flagged the puzzle, and Replace foil named and chose the low one's foil."""
-    from studio.core.keys import GlyphKey
-    from studio.core.puzzle import Puzzle
-    from studio.core.verdict import WARNING, Finding
-    from studio.curation import FEATURE_SOURCE, CuratedPuzzle, feature_warning_grade
+    from studio.curation import CuratedPuzzle, feature_warning_grade
+    from tests.graded_findings import graded_puzzle, high_warning, low_warning
 
-    g = [GlyphKey(0x25A0 + i, "symbola") for i in range(9)]
-    puzzle = Puzzle(
-        id="train-00001", family="glyph-pmp", layout="two-row", rule="constant",
-        concept="closure", shift=False, context=(tuple(g[:3]), tuple(g[3:5])),
-        answers=tuple(g[5:9]), key=0, split="train", seed=1,
-    )  # fmt: skip
-    low = Finding(
-        "emergent",
-        False,
-        severity=WARNING,
-        answer=1,
-        rule="constant",
-        concept="img-ink",
-        rows=(("medium",), ("medium",)),
-        source=FEATURE_SOURCE,
-    )
-    high = Finding("emergent", False, severity=WARNING, answer=2, rule="constant",
-                   concept="img-holes", rows=(("2",), ("2",)), source=FEATURE_SOURCE)  # fmt: skip
+    puzzle, low, high = graded_puzzle(), low_warning(1), high_warning(2)
     assert (feature_warning_grade(low), feature_warning_grade(high)) == ("low", "high")
     cp = CuratedPuzzle(1, puzzle, "flagged", "", (), (low, high), "", "")
     assert cp.problems == (high, low)

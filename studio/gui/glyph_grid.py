@@ -10,6 +10,7 @@ for long. Images are kept in a bounded LRU.
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -77,6 +78,13 @@ TAG_FILTERS = (
 
 #: The hold-out the grid's "held-out glyphs" filter shows: the default split's.
 HOLDOUT_FRACTION = SplitParams().holdout_fraction
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _held_out(key: GlyphKey) -> bool:
+    """A glyph's side is its own and never changes: hashed once, not at every keystroke of the
+    search box while the held-out filter is on."""
+    return glyph_side(key, HOLDOUT_FRACTION) == "eval"
 
 
 @dataclass
@@ -340,7 +348,7 @@ class GlyphGridModel(QAbstractListModel):
                 continue
             if f.tag_state != "all" and not self._passes_tag_state(g.key):
                 continue
-            if f.held_out and glyph_side(g.key, HOLDOUT_FRACTION) != "eval":
+            if f.held_out and not _held_out(g.key):
                 continue
             rows.append(i)
         return rows

@@ -596,29 +596,10 @@ def test_a_generated_split_says_what_it_covers_at_the_top_of_the_statistics(
 def test_replace_foil_names_a_foil_by_its_highest_grade_finding(qtbot) -> None:
     """Issue 28: a foil with a low-grade and a high-grade image-feature warning was named in
     the Foil combo by the low one."""
-    from studio.core.keys import GlyphKey
-    from studio.core.puzzle import Puzzle
-    from studio.core.verdict import WARNING, Finding
-    from studio.curation import FEATURE_SOURCE, CuratedPuzzle
+    from studio.curation import CuratedPuzzle
+    from tests.graded_findings import graded_puzzle, high_warning, low_warning
 
-    g = [GlyphKey(0x25A0 + i, "symbola") for i in range(9)]
-    puzzle = Puzzle(
-        id="train-00001", family="glyph-pmp", layout="two-row", rule="constant",
-        concept="closure", shift=False, context=(tuple(g[:3]), tuple(g[3:5])),
-        answers=tuple(g[5:9]), key=0, split="train", seed=1,
-    )  # fmt: skip
-    low = Finding(
-        "emergent",
-        False,
-        severity=WARNING,
-        answer=1,
-        rule="constant",
-        concept="img-ink",
-        rows=(("medium",), ("medium",)),
-        source=FEATURE_SOURCE,
-    )
-    high = Finding("emergent", False, severity=WARNING, answer=1, rule="constant",
-                   concept="img-holes", rows=(("2",), ("2",)), source=FEATURE_SOURCE)  # fmt: skip
+    puzzle, low, high = graded_puzzle(), low_warning(1), high_warning(1)
     cp = CuratedPuzzle(1, puzzle, "flagged", "", (), (low, high), "", "")
     dlg = ReplaceFoilDialog(cp, 1, lambda i: [], lambda k: None)
     qtbot.addWidget(dlg)
