@@ -37,6 +37,15 @@ polycube rotation's odd candidate, composition's scaled twin, cube nets' distrac
 generator offers ``records()`` (KiVA, polycube rotation) the records are made without rendering,
 as the probe reads nothing else; the others go through ``items()`` as ``generate`` makes them.
 
+Each glyph split also reports its ``partial_views`` (issue 24): the exact symbolic solvers of
+``studio.vet.partial`` (the answers and the first row alone, ``solver-row1``; the answers and
+the incomplete row's visible cells alone, ``solver-row2``), scored on the held-out puzzles
+knowing the split's tested (rule, concept) readings, with the share of puzzles that hold a
+decoy — the floors the generator reached on those annotations. A design ending in ``/plain``
+(``symmetric/plain``) is the same generator with one context draw per puzzle, i.e. no decoys:
+the same-run reference for both the partial views and the speed. Glyph splits are generated
+in one process (``workers=1``) so that the two compare.
+
 Each glyph split also reports its ``coverage`` (issue 24): the (rule, concept) tuples per part
 and in all, the rules per part, and how many coverage warnings ``generate`` would print.
 ``--seed-sweep K`` generates the default split (symmetric, balanced, disjoint hold-out; no
@@ -213,25 +222,37 @@ def glyph_run(
     features_s: float,
 ) -> dict[str, Any]:
     """Generate, vet and probe one split (module docstring)."""
+    import studio.families.glyph_pmp.generator as glyph_generator
     from studio.core.errors import StudioError
     from studio.generate.params import SplitParams
     from studio.splits import generate_from, vet
     from studio.vet.rules import RuleBook
 
+    design, plain, _ = design.partition("/plain")
+    plain_run = bool(plain)
     sets, _, least = design.partition(":")  # symmetric:2 — sets of at least two answers
     params = SplitParams(
         n=n, seed=seed, sampling="balanced", answer_sets=sets, min_answers=int(least or 4)
     )
-    out: dict[str, Any] = {"set": label, "design": design, "n": n}
+    out: dict[str, Any] = {
+        "set": label,
+        "design": design + ("/plain" if plain_run else ""),
+        "n": n,
+    }
+    draws = glyph_generator.DECOY_DRAWS
     g0 = time.perf_counter()
     try:
-        [result] = generate_from(annotations, schema, params)
+        # /plain: one context per puzzle, no decoys (the reference of issue 24's speed aim)
+        glyph_generator.DECOY_DRAWS = 1 if plain_run else draws
+        [result] = generate_from(annotations, schema, params, workers=1)
     except StudioError as e:
         out["error"] = str(e).splitlines()[0]
         dry = getattr(e, "dry", None)
         if dry:
             out["dry_tuples"] = dict(sorted(dry.items()))
         return out
+    finally:
+        glyph_generator.DECOY_DRAWS = draws
     g1 = time.perf_counter()
     verdicts = vet(result.puzzles, annotations, RuleBook(schema), features, params.strict)
     g2 = time.perf_counter()
@@ -256,6 +277,15 @@ def glyph_run(
             "coverage": _coverage(result),
         }
     )
+    # the exact partial-view solvers (issue 24) on the held-out puzzles, knowing the split's
+    # tested readings; per view and the tuples furthest over chance
+    from studio.vet.partial import partial_lines, partial_views
+
+    tested = {(p.rule, p.concept) for p in result.puzzles}
+    held_out = [p for p in result.puzzles if p.split != "train"]
+    views = partial_views(held_out, annotations, RuleBook(schema), tested)
+    out["partial_views"] = views["views"]
+    out["partial_lines"] = partial_lines(views)
     keys = np.array([p.key for p in puzzles], dtype=np.int64)
     parts = _parts(puzzles)
     sharing = params.layout != "odd-one-out"
@@ -444,6 +474,12 @@ def table(result: Mapping[str, Any]) -> list[str]:
             lines.append(f"{label:<30} {g['error']}")
             continue
         speed = g.get("puzzles_per_s", g.get("items_per_s"))
+        for view, v in (g.get("partial_views") or {}).items():
+            lines.append(
+                f"{label:<30} {'solver-' + view:<12} {v['puzzles']:>5} {v['accuracy']:>6.3f}  "
+                f"{'decoys ' + format(v['decoyed'], '.0%'):<15} {v['chance']:>6.3f} "
+                f"{speed if speed is not None else '-':>7} {g.get('invalid', '-'):>7}"
+            )
         for p in g.get("probes", []):
             ci = f"[{p['ci95'][0]:.3f}, {p['ci95'][1]:.3f}]"
             lines.append(

@@ -395,6 +395,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         f"{summary['invalid']} invalid, {summary['with_warnings']} with image-feature warnings"
     )
     from studio.vet.coverage import coverage_lines
+    from studio.vet.partial import partial_lines
 
     for fold in summary["folds"]:
         rej = ", ".join(f"{k} {v}" for k, v in fold["rejections"].items()) or "none"
@@ -402,6 +403,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         cov = fold["coverage"]
         print(f"  covered: {cov['all']['tuples']} (rule, concept) tuples in all")
         for line in coverage_lines(cov):
+            print(f"  {line}")
+        for line in partial_lines(fold.get("partial_views") or {}):
             print(f"  {line}")
     for warning in summary["coverage_warnings"]:
         print(f"analogy-studio: warning: {warning}", file=sys.stderr)
@@ -499,11 +502,14 @@ def _stimulus_audit(split_dir: str) -> dict[str, Any] | None:
 def _print_audit(audit: dict[str, Any], worst: int = 5) -> None:
     """The answer-set audit in a few lines: per fold where there are several."""
     from studio.vet.audit import audit_lines
+    from studio.vet.partial import partial_lines
 
     folds = audit if "key_rates" not in audit else {"": audit}
     for name, a in folds.items():
         print(f"answer-set audit{f' ({name})' if name else ''}:")
         for line in audit_lines(a, worst=worst):
+            print(f"  {line}")
+        for line in partial_lines(a.get("partial_views") or {}, most=worst):
             print(f"  {line}")
 
 

@@ -571,9 +571,11 @@ def generate_to_dir(
                 "rejections": dict(sorted(r.rejections.items())),
                 "dry_tuples": {k: dict(sorted(v.items())) for k, v in r.dry.items() if v},
                 "coverage": c,
+                # how far the first row or the incomplete row alone finds the key (issue 24)
+                "partial_views": st["all"].get("partial_views", {}),
                 **verdict_counts(v),
             }
-            for r, v, c in zip(results, verdicts, covered, strict=True)
+            for r, v, c, st in zip(results, verdicts, covered, stats, strict=True)
         ],
         "coverage_warnings": warnings,
         **verdict_counts([v for vs in verdicts for v in vs]),
@@ -734,14 +736,18 @@ def audit_dir(
     from its own annotations (or a project's / an index's): one audit for a one-fold split,
     ``{"fold-<k>": audit}`` for several folds (each fold is a split of its own)."""
     from studio.vet.audit import audit_puzzles
+    from studio.vet.partial import partial_views
 
     folder = Path(split_dir)
     read_split_json(folder)
     dirs = fold_dirs(folder)
     out: dict[str, Any] = {}
     for d in dirs:
-        _, puzzles, _, annotations = _fold_inputs(d, project_or_annotations)
+        _, puzzles, schema, annotations = _fold_inputs(d, project_or_annotations)
         out[d.name] = audit_puzzles(puzzles, annotations)
+        views = partial_views(puzzles, annotations, RuleBook(schema))
+        if views["views"]:
+            out[d.name]["partial_views"] = views
     return out[dirs[0].name] if dirs == [folder] else out
 
 

@@ -228,6 +228,18 @@ class SplitStatsPanel(QScrollArea):
         self.coverage_label = QLabel(objectName="statsCoverage", wordWrap=True)
         self.coverage_label.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.coverage_label)
+        # and whether the puzzles need that context: a first row or an incomplete row that
+        # alone finds the key is a defect as much as an invalid puzzle (issue 24)
+        lay.addWidget(_heading("Partial views: the key from one row"))
+        self.partial_label = QLabel(objectName="statsPartial", wordWrap=True)
+        self.partial_label.setTextFormat(Qt.TextFormat.RichText)
+        self.partial_label.setToolTip(
+            "An exact symbolic solver that sees the answers and ONE row (the first, or the "
+            "incomplete one) picks the answer fitting the most (rule, concept) readings this "
+            "set tests. A decoy is a foil it finds as good as the key. Near chance, the whole "
+            "context is needed."
+        )
+        lay.addWidget(self.partial_label)
         lay.addWidget(_heading("Status"))
         self.status_chart = BarChart("statusChart")
         lay.addWidget(self.status_chart)
@@ -445,6 +457,20 @@ class SplitStatsPanel(QScrollArea):
             )
         )
 
+    def _show_partial(self, report: Mapping[str, Any] | None) -> None:
+        from studio.vet.partial import NAMED_POINTS, partial_lines
+
+        lines = partial_lines(report or {})
+        if not lines:
+            self.partial_label.setText("No partial rows (one-row layouts and other families).")
+            return
+        views = (report or {}).get("views", {})
+        over = any(v["points_over_chance"] > NAMED_POINTS for v in views.values())
+        head = html.escape(lines[0])
+        if over:
+            head = f"<span style='color:#b26a00'>⚠ {head}</span>"
+        self.partial_label.setText("<br>".join([head, *(html.escape(x) for x in lines[1:])]))
+
     def set_stats(self, stats: Mapping[str, Any] | None) -> None:
         self.stats = stats
         self._show()
@@ -478,6 +504,7 @@ class SplitStatsPanel(QScrollArea):
             self.foil_table.clear()
             self.dry_label.setText("")
             self.coverage_label.setText("")
+            self.partial_label.setText("")
             return
         part = stats.get(self.part(), {})
         n = int(part.get("puzzles", 0))
@@ -486,6 +513,7 @@ class SplitStatsPanel(QScrollArea):
         )
         self.summary.setText(f"{n} puzzles shown ({parts})")
         self._show_coverage(stats.get("coverage"))
+        self._show_partial(part.get("partial_views"))
         self.status_chart.set_rows([(s, v) for s, v in stats.get("statuses", {}).items()])
         self.rule_chart.set_rows(list(part.get("per_rule", {}).items()))
         concepts = sorted(part.get("per_concept", {}).items(), key=lambda kv: (-kv[1], kv[0]))

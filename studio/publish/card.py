@@ -61,6 +61,44 @@ def _coverage_section(puzzles: Sequence[Puzzle], params: SplitParams) -> list[st
     return out
 
 
+def _partial_section(stats: Mapping[str, Any]) -> list[str]:
+    """How far part of the context finds the key (issue 24): a solver that sees the answers
+    and the first row, or the incomplete row, alone — per part, then the tuples furthest over
+    chance. A reader can then weigh a model's score against what half a puzzle gives."""
+    from studio.vet.partial import VIEW_NAMES, VIEWS, partial_lines
+
+    rows = [
+        (part, stats[part]["partial_views"]["views"])
+        for part in (*SPLITS, "all")
+        if isinstance(stats.get(part), Mapping) and stats[part].get("partial_views")
+    ]
+    if not rows:
+        return []
+    out = [
+        "## Partial views",
+        "",
+        "The accuracy of an exact symbolic solver that sees the answers and ONE row of the "
+        "context, and picks the answer fitting the most (rule, concept) readings this set "
+        "tests (ties split evenly); a decoy is a foil it finds as good as the key. Near chance, "
+        "the whole context is needed.",
+        "",
+        "| part | chance | " + " | ".join(VIEW_NAMES[v] for v in VIEWS) + " |",
+        "|---|---|" + "---|" * len(VIEWS),
+    ]
+    for part, views in rows:
+        cells = [
+            f"{views[v]['accuracy']:.2f} (decoys {views[v]['decoyed']:.0%})" if v in views else "—"
+            for v in VIEWS
+        ]
+        chance = next(iter(views.values()))["chance"]
+        out.append(f"| {part} | {chance:.2f} | " + " | ".join(cells) + " |")
+    out.append("")
+    whole = stats.get("all", {}).get("partial_views") or {}
+    out += [f"- {line}" for line in partial_lines(whole)[1:]]
+    out.append("")
+    return out
+
+
 def _about_section(provenance: Mapping[str, Any]) -> list[str]:
     """The description, licence, authors and citation the exporter gave (:mod:`.info`)."""
     import datetime
@@ -138,6 +176,7 @@ def card_text(
     out += _table("layout", _per(stats, "per_layout"), parts)
     out += _table("shift", _per(stats, "per_shift"), parts)
     out += _coverage_section(puzzles, params)
+    out += _partial_section(stats)
 
     dropped = provenance.get("dropped") or []
     out += ["## Left out at export", ""]

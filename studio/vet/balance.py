@@ -142,11 +142,24 @@ def foil_values(
 
 
 def part_stats(
-    puzzles: Sequence[Puzzle], annotations: TagIndex, schema: Schema | None = None
+    puzzles: Sequence[Puzzle],
+    annotations: TagIndex,
+    schema: Schema | None = None,
+    tested: Iterable[tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """The statistics of one part (any list of puzzles)."""
+    """The statistics of one part (any list of puzzles). With a schema, also its partial
+    views (:func:`studio.vet.partial.partial_views`; ``tested``: the (rule, concept)
+    readings of the whole split, default this part's)."""
     concept_order = [c.id for c in schema.concepts] if schema is not None else []
     rule_order = ("constant", "progression", "arithmetic", "dist3", "union")
+    extra: dict[str, Any] = {}
+    if schema is not None:
+        from studio.vet.partial import partial_views
+        from studio.vet.rules import RuleBook
+
+        views = partial_views(puzzles, annotations, RuleBook(schema), tested)
+        if views["views"]:
+            extra["partial_views"] = views
     return {
         "puzzles": len(puzzles),
         "per_rule": _ordered(Counter(p.rule for p in puzzles), rule_order),
@@ -159,6 +172,7 @@ def part_stats(
         "answer_position": answer_positions(puzzles),
         "foil_values": foil_values(puzzles, annotations, schema),
         "audit": _audit(puzzles, annotations),
+        **extra,
     }
 
 
@@ -170,8 +184,9 @@ def split_stats(
     by_part: dict[str, list[Puzzle]] = {s: [] for s in SPLITS}
     for p in puzzles:
         by_part.setdefault(p.split, []).append(p)
-    out = {part: part_stats(ps, annotations, schema) for part, ps in by_part.items()}
-    out["all"] = part_stats(puzzles, annotations, schema)
+    tested = {(p.rule, p.concept) for p in puzzles}
+    out = {part: part_stats(ps, annotations, schema, tested) for part, ps in by_part.items()}
+    out["all"] = part_stats(puzzles, annotations, schema, tested)
     return out
 
 

@@ -591,6 +591,14 @@ def test_a_generated_split_says_what_it_covers_at_the_top_of_the_statistics(
     assert "test: " + ", ".join(cov["parts"]["test"]["tuples"]) in panel.coverage_label.toolTip()
     # at the top: above the status chart
     assert panel.coverage_label.y() < panel.status_chart.y()
+    # and whether one row alone finds the key, for the part shown
+    views = panel.stats["all"]["partial_views"]["views"]
+    shown = panel.partial_label.text()
+    assert f"the first row alone finds the key {views['row1']['accuracy']:.0%}" in shown
+    assert panel.partial_label.y() < panel.status_chart.y()
+    panel.part_combo.setCurrentIndex(panel.part_combo.findData("test"))
+    test_views = panel.stats["test"]["partial_views"]["views"]
+    assert f"finds the key {test_views['row1']['accuracy']:.0%}" in panel.partial_label.text()
 
 
 def test_replace_foil_names_a_foil_by_its_highest_grade_finding(qtbot) -> None:

@@ -127,6 +127,10 @@ def test_the_card_counts_audits_and_names_the_provenance(
         tuples = sorted({f"{r['rule']} × {r['concept']}" for r in recs if r["split"] == part})
         assert f"- {part} tuples: {', '.join(tuples)}" in card
     assert "## Answer-set audit" in card and "key position:" in card
+    # how far one row alone finds the key (issue 24), per part
+    assert "## Partial views" in card
+    for part in parts:
+        assert f"| {part} | 0.25 | " in card
     assert "| blind | 0.260 | [0.200, 0.330] |" in card
     assert "Analogy Studio 0.1.0" in card and "schema `ua` version 1.0" in card
     # the annotation hash is recomputable from the export's own annotations.csv

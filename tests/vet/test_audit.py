@@ -32,6 +32,8 @@ from studio.vet.audit import (
     position_balance,
 )
 from studio.vet.balance import split_stats
+from studio.vet.partial import partial_views
+from studio.vet.rules import RuleBook
 
 
 # ---- fixtures ---------------------------------------------------------------------------------
@@ -328,7 +330,10 @@ def test_report_and_vet_show_the_audit(
     audit = report["stats"]["all"]["audit"]
     assert audit["sharing"]["intended"]["verdict"] == "off"
     assert audit == json.loads(json.dumps(audit_puzzles(result.puzzles, ua), sort_keys=True))
-    assert audit_dir(out) == audit_puzzles(result.puzzles, ua)
+    from_dir = audit_dir(out)
+    # with the partial views of a glyph matrix split (issue 24)
+    assert from_dir.pop("partial_views") == partial_views(result.puzzles, ua, RuleBook(ua_schema))
+    assert from_dir == audit_puzzles(result.puzzles, ua)
 
     assert main(["vet", str(out), "--json", "--no-features"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -56,6 +56,7 @@ from studio.families.glyph_pmp.split import (
 )
 from studio.generate.params import SplitParams
 from studio.vet.emergent import OpenRow, completions, completions_by_reading, key_completes
+from studio.vet.partial import partial_gap
 from studio.vet.rules import (
     CARDINAL_CELLS,
     LAYOUT_RULES,
@@ -71,10 +72,23 @@ ANSWERS = FOILS + 1
 POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
+DECOY_DRAWS = 8  # contexts drawn per symmetric puzzle; the one nearest chance in every view is kept
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
 
 Tuple = tuple[str, str, bool]  # (rule, concept, shift)
+ROW_REDRAWS = 4  # draws of the other partial row while it instantiates an aimed reading
+
+
+class Aim(NamedTuple):
+    """A context draw aimed at a decoy (:meth:`GlyphPMPGenerator._decoy_aim`): the row (0, the
+    first; -1, the incomplete one) whose cells should carry ``cells``' (concept, value) so
+    that the row instantiates ``rc``'s reading, which ``foil`` ends."""
+
+    row: int
+    cells: list[tuple[str, str]]
+    rc: RuleContext
+    foil: GlyphKey
 
 
 def tuple_name(t: Tuple) -> str:
@@ -460,15 +474,24 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         rc: RuleContext,
         rows: list[tuple[str, ...]],
         side: GlyphSide,
-        avoid_key: frozenset[GlyphKey] = frozenset(),
+        key: GlyphKey | None = None,
+        taken: set[GlyphKey] | None = None,
+        aim: Aim | None = None,
     ) -> list[list[GlyphKey]] | None:
-        """Glyphs for the rows; the last cell (the key) never among ``avoid_key``."""
-        taken: set[GlyphKey] = set()
+        """Glyphs for the rows; the last cell is ``key`` when given (drawn with the other
+        answers), and no cell is one of ``taken``. ``aim`` (:meth:`_decoy_aim`): one row's
+        glyphs should also carry given values of another concept where some do, and the
+        other partial row should not instantiate that reading (it is redrawn a few times)."""
+        taken = set() if taken is None else set(taken)
+        n = len(rows)
+        aim_row = guard_row = -1
+        if aim is not None:
+            aim_row = aim.row % n
+            guard_row = n - 1 if aim_row == 0 else 0
         out = []
         c = rc.concept
         for r, values in enumerate(rows):
-            row: list[GlyphKey] = []
-            last_row = r == len(rows) - 1
+            last_row = r == n - 1
             if rc.rule is Rule.UNION:
                 a, b = values
                 fa, fb = (
@@ -484,28 +507,73 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 if gb is None:
                     return None
                 taken.add(gb)
-                gc = self._draw(both, taken, avoid_key if last_row else frozenset())
+                gc = key if last_row and key is not None else self._draw(both, taken)
                 if gc is None:
                     return None
                 taken.add(gc)
                 out.append([ga, gb, gc])
                 continue
-            others = frozenset().union(
-                *(side.folder_sets.get((c, v), frozenset()) for v in set(values))
-            )
-            for j, v in enumerate(values):
-                # prefer glyphs that carry only this value of the row (UA's mutual exclusivity)
-                excl = others - side.folder_sets.get((c, v), frozenset())
-                must_avoid = avoid_key if last_row and j == len(values) - 1 else frozenset()
-                g = self._draw(side.folder(c, v), taken, excl | must_avoid)
-                if g is None:
-                    g = self._draw(side.folder(c, v), taken, must_avoid)
-                if g is None:
+            for _ in range(ROW_REDRAWS if r == guard_row else 1):
+                row = self._row_glyphs(
+                    rc,
+                    values,
+                    side,
+                    taken,
+                    key if last_row else None,
+                    aim.cells if aim is not None and r == aim_row else None,
+                )
+                if row is None:
                     return None
-                taken.add(g)
-                row.append(g)
+                if r != guard_row or aim is None or not self._row_reads(aim, row, last_row):
+                    break
+            taken.update(row)
             out.append(row)
         return out
+
+    def _row_glyphs(
+        self,
+        rc: RuleContext,
+        values: tuple[str, ...],
+        side: GlyphSide,
+        taken: set[GlyphKey],
+        key: GlyphKey | None,
+        aimed: Sequence[tuple[str, str]] | None,
+    ) -> list[GlyphKey] | None:
+        """One row's glyphs (``key`` in its last cell when given), none of ``taken``."""
+        c = rc.concept
+        others = frozenset().union(
+            *(side.folder_sets.get((c, v), frozenset()) for v in set(values))
+        )
+        row: list[GlyphKey] = []
+        mine = set(taken)
+        for j, v in enumerate(values):
+            if key is not None and j == len(values) - 1:
+                row.append(key)
+                continue
+            # prefer glyphs that carry only this value of the row (UA's mutual exclusivity)
+            excl = others - side.folder_sets.get((c, v), frozenset())
+            g = None
+            if aimed is not None and j < len(aimed):
+                g = self._draw(self._both(side, (c, v), aimed[j]), mine, excl)
+            if g is None:
+                g = self._draw(side.folder(c, v), mine, excl)
+            if g is None:
+                g = self._draw(side.folder(c, v), mine)
+            if g is None:
+                return None
+            mine.add(g)
+            row.append(g)
+        return row
+
+    def _row_reads(self, aim: Aim, row: list[GlyphKey], last_row: bool) -> bool:
+        """Does this row instantiate the aimed reading (the last row with its key, or with the
+        aimed foil in the open cell)? It would then make the foil or the key complete it."""
+        concept = aim.rc.concept
+        sets = [self.ann.values(g, concept) for g in row]
+        if not last_row:
+            return bool(row_instantiations(aim.rc, sets))
+        tails = [sets[-1], self.ann.values(aim.foil, concept)]
+        return any(t and row_instantiations(aim.rc, [*sets[:-1], t]) for t in tails)
 
     def _build(self, t: Tuple, part: str, side_name: str, index: int) -> tuple[Puzzle | None, str]:
         rule, concept, shift = t
@@ -701,42 +769,216 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     ) -> tuple[Puzzle | None, str]:
         """Glyphs, foils and checks for rows of values; ``answer_values`` (symmetric sets) are
         the answers' values of the concept, ``key_value`` among them."""
-        rule, concept, shift = t
-        avoid_key: frozenset[GlyphKey] = frozenset()
         if answer_values is not None:
-            mine = self._value_glyphs(concept, key_value, side)
-            avoid_key = frozenset().union(
-                *(self._value_glyphs(concept, v, side) - mine for v in answer_values)
-            )
-        cells = self._cells(rc, rows, side, avoid_key)
+            return self._finish_set(rc, t, part, side, index, rows, answer_values, key_value)
+        shift = t[2]
+        cells = self._cells(rc, rows, side)
         if cells is None:
             return None, "no-glyphs"
         key_glyph = cells[-1][-1]
         context = (*tuple(tuple(r) for r in cells[:-1]), tuple(cells[-1][:-1]))
-        if self.params.sampling == "diverse":
-            sig = (rule, concept, shift, tuple(rows), key_glyph)
-            if sig in self._seen:
-                return None, "duplicate-instantiation"
+        if self._seen_before(t, rows, key_glyph):
+            return None, "duplicate-instantiation"
         full_rows = [list(r) for r in cells]
         if not completions(full_rows, self.ann, self.book, shift, only=rc):
             return None, "key-does-not-complete"
-        if answer_values is not None and self._key_completes_another(rc, full_rows, shift):
-            # foils may complete no rule at all; a key completing a second one (over a
-            # nuisance concept the rows share) would be told apart by that value alone
-            return None, "key-completes-another"
-        if answer_values is None:
-            foils = self._foils(rc, context, key_glyph, side, shift, rows)
-        else:
-            foils = self._symmetric_foils(
-                rc, context, key_glyph, side, shift, answer_values, key_value
-            )
+        foils = self._foils(rc, context, key_glyph, side, shift, rows)
         if foils is None:
             return None, "too-few-valid-foils"
-        if answer_values is not None:
-            # the foils come one per answer value, in the set's sorted order: left so, the key
-            # is the one answer out of order (found 66 % of the time with four answers, 55 %
-            # with three; review of issue 24), so they are shuffled before the key goes in
-            foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
+        return self._puzzle(t, part, index, rows, context, key_glyph, foils)
+
+    def _finish_set(
+        self,
+        rc: RuleContext,
+        t: Tuple,
+        part: str,
+        side: GlyphSide,
+        index: int,
+        rows: list[tuple[str, ...]],
+        answer_values: list[str],
+        key_value: str,
+    ) -> tuple[Puzzle | None, str]:
+        """A symmetric answer set's puzzle, answers first (issue 24). One glyph is drawn for
+        every answer value the same way — the key's no differently from a foil's — so the
+        answers alone say nothing of which is the key; the context comes last, and of
+        ``DECOY_DRAWS`` contexts that the key completes, the one whose partial views
+        (:mod:`studio.vet.partial`: the first row alone, the incomplete row alone) stay
+        closest to chance is kept: its rows make foils *decoys*, as good as the key to a solver
+        that sees part of the context. Foils are then vetted under the whole context exactly as
+        before; one the kept context makes invalid is replaced by a valid glyph of its value."""
+        shift = t[2]
+        answers = self._answer_glyphs(rc, side, answer_values)
+        if answers is None:
+            return None, "no-glyphs"
+        key_glyph = answers[key_value]
+        if self._seen_before(t, rows, key_glyph):
+            return None, "duplicate-instantiation"
+        foils = [answers[v] for v in answer_values if v != key_value]
+        tested = self._tested()
+        drawn: list[tuple[tuple[float, float], int, tuple[tuple[GlyphKey, ...], ...]]] = []
+        reason = "no-glyphs"
+        for j in range(DECOY_DRAWS):
+            # the first draw is plain; the others aim one view's row at a foil (a decoy)
+            aim = self._decoy_aim(rc, side, foils, tested, j) if j else None
+            if j and aim is None:
+                continue  # no foil carries another tested concept: nothing to aim at
+            cells = self._cells(rc, rows, side, key=key_glyph, taken=set(answers.values()), aim=aim)
+            if cells is None:
+                if not drawn and j >= 1:
+                    break  # the folders are short of glyphs, not of luck
+                continue
+            full_rows = [list(r) for r in cells]
+            if not completions(full_rows, self.ann, self.book, shift, only=rc):
+                reason = "key-does-not-complete"
+                continue
+            if self._key_completes_another(rc, full_rows, shift):
+                # foils may complete no rule at all; a key completing a second one (over a
+                # nuisance concept the rows share) would be told apart by that value alone
+                reason = "key-completes-another"
+                continue
+            context = (*tuple(tuple(r) for r in cells[:-1]), tuple(cells[-1][:-1]))
+            gap = partial_gap(context, key_glyph, foils, shift, self.ann, self.book, tested)
+            drawn.append((gap, j, context))
+            if gap == (0.0, 0.0):
+                break
+        if not drawn:
+            return None, reason
+        drawn.sort()
+        for _, _, context in drawn:
+            open_row = OpenRow(context, self.ann, self.book)
+            whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in foils]
+            if all(w is None for w in whys):
+                break
+        else:  # the best context, its invalid foils replaced
+            context = drawn[0][2]
+            open_row = OpenRow(context, self.ann, self.book)
+            whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in foils]
+            banned = {g for r in context for g in r} | set(answers.values())
+            carriers = {v: self._value_glyphs(rc.concept, v, side) for v in answer_values}
+            others = [v for v in answer_values if v != key_value]
+            for i, (v, why) in enumerate(zip(others, whys, strict=True)):
+                if why is None:
+                    continue
+                self.result.rejections[why] += 1
+                rivals = frozenset().union(
+                    *(carriers[u] - carriers[v] for u in answer_values if u != v)
+                )
+                found = self._valid_foils(
+                    self._sorted_glyphs(rc.concept, v, side),
+                    banned | rivals,
+                    context,
+                    shift,
+                    rc,
+                    open_row,
+                )
+                g = next(found, None)
+                if g is None:
+                    return None, "too-few-valid-foils"
+                banned.add(g)
+                foils[i] = g
+        # the foils come one per answer value, in the set's sorted order: left so, the key is
+        # the one answer out of order (found 66 % of the time with four answers, 55 % with
+        # three; review of issue 24), so they are shuffled before the key goes in
+        foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
+        return self._puzzle(t, part, index, rows, context, key_glyph, foils)
+
+    def _decoy_aim(
+        self,
+        rc: RuleContext,
+        side: GlyphSide,
+        foils: Sequence[GlyphKey],
+        tested: frozenset[tuple[str, str]],
+        draw: int,
+    ) -> Aim | None:
+        """Where a context draw should look to make a foil a decoy: a row (0, the first, on
+        odd draws; -1, the incomplete row's visible cells, on even ones) and, per cell, a
+        (concept, value) its glyph should carry so that the row instantiates another tested
+        reading — one that a foil, by its own value, would end. The row's own values of the
+        intended concept are drawn as always; the whole context is vetted as always."""
+        rng = self.rng
+        f = foils[int(rng.integers(len(foils)))]
+        mine = self.ann.by_glyph.get(f, {})
+        readings = sorted(
+            (r, c) for r, c in tested if c != rc.concept and c in mine and r != Rule.UNION.value
+        )
+        if not readings:
+            return None
+        rule, concept = readings[int(rng.integers(len(readings)))]
+        other = self.book.get(concept, rule)
+        if other is None:
+            return None
+        wanted = sorted(mine[concept] - {NONE})
+        insts = [
+            i
+            for i in self.candidate_instantiations(other)
+            if any(v in wanted for v in (i if other.rule is Rule.DIST3 else i[-1:]))
+        ]
+        if not insts:
+            return None
+        inst = list(insts[int(rng.integers(len(insts)))])
+        if other.rule is Rule.DIST3:  # the foil's value last, the others in a random order
+            last = next(v for v in inst if v in wanted)
+            rest = [v for v in inst if v != last]
+            inst = [rest[int(i)] for i in rng.permutation(len(rest))] + [last]
+        if draw % 2:
+            return Aim(0, [(concept, v) for v in inst], other, f)
+        return Aim(-1, [(concept, v) for v in inst[:-1]], other, f)
+
+    def _answer_glyphs(
+        self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str]
+    ) -> dict[str, GlyphKey] | None:
+        """A glyph per answer value, each drawn alike: carrying that value and no other
+        answer value of the concept (the key's draw is no different from a foil's)."""
+        carriers = {v: self._value_glyphs(rc.concept, v, side) for v in answer_values}
+        taken: set[GlyphKey] = set()
+        out: dict[str, GlyphKey] = {}
+        for v in answer_values:
+            rivals = frozenset().union(
+                *(carriers[u] - carriers[v] for u in answer_values if u != v)
+            )
+            g = self._draw(self._sorted_glyphs(rc.concept, v, side), taken, rivals)
+            if g is None:
+                return None
+            taken.add(g)
+            out[v] = g
+        return out
+
+    def _both(
+        self, side: GlyphSide, first: tuple[str, str], second: tuple[str, str]
+    ) -> list[GlyphKey]:
+        """The glyphs of this side carrying both (concept, value) pairs, sorted; cached."""
+        cache_key = ("both", id(side), first, second)
+        got = self._runs.get(cache_key)
+        if got is None:
+            got = self._runs[cache_key] = sorted(
+                side.folder_sets.get(first, frozenset()) & side.folder_sets.get(second, frozenset())
+            )
+        return got  # type: ignore[no-any-return]
+
+    def _sorted_glyphs(self, concept: str, value: str, side: GlyphSide) -> list[GlyphKey]:
+        """:meth:`_value_glyphs` in a fixed order (draws index it); cached."""
+        cache_key = ("sorted-glyphs", concept, value, id(side))
+        got = self._runs.get(cache_key)
+        if got is None:
+            got = self._runs[cache_key] = sorted(self._value_glyphs(concept, value, side))
+        return got  # type: ignore[no-any-return]
+
+    def _seen_before(self, t: Tuple, rows: list[tuple[str, ...]], key_glyph: GlyphKey) -> bool:
+        """With ``diverse`` sampling, was this instantiation already made with this key?"""
+        return self.params.sampling == "diverse" and (*t, tuple(rows), key_glyph) in self._seen
+
+    def _puzzle(
+        self,
+        t: Tuple,
+        part: str,
+        index: int,
+        rows: list[tuple[str, ...]],
+        context: tuple[tuple[GlyphKey, ...], ...],
+        key_glyph: GlyphKey,
+        foils: list[GlyphKey],
+    ) -> tuple[Puzzle | None, str]:
+        """The puzzle, the key at a uniform position; its key checked once more."""
+        rule, concept, shift = t
         pos = int(self.rng.integers(len(foils) + 1))
         answers = list(foils)
         answers.insert(pos, key_glyph)
@@ -762,8 +1004,18 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
 
             puzzle = replace(puzzle, questions=tuple(self.questions(puzzle, self.ann, self.schema)))
         if self.params.sampling == "diverse":
-            self._seen.add((rule, concept, shift, tuple(rows), key_glyph))
+            self._seen.add((*t, tuple(rows), key_glyph))
         return puzzle, ""
+
+    def _tested(self) -> frozenset[tuple[str, str]]:
+        """The (rule, concept) readings this split tests, in any part: a partial-view solver
+        may know them (a benchmark's card lists them), so only they make a decoy."""
+        got = self._runs.get("tested")
+        if got is None:
+            got = self._runs["tested"] = frozenset(
+                (t[0], t[1]) for ts in self._tuples.values() for t in ts
+            )
+        return got  # type: ignore[return-value]
 
     def _key_completes_another(
         self, rc: RuleContext, rows: list[list[GlyphKey]], shift: bool
@@ -806,38 +1058,6 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 return "foil-completes-intended"
         got = found[0][0]
         return f"foil-emergent:{got.rule.value}"
-
-    def _symmetric_foils(
-        self,
-        rc: RuleContext,
-        context: tuple[tuple[GlyphKey, ...], ...],
-        key_glyph: GlyphKey,
-        side: GlyphSide,
-        shift: bool,
-        answer_values: Sequence[str],
-        key_value: str,
-    ) -> list[GlyphKey] | None:
-        """One foil per answer value other than the key's: a glyph carrying that value and no
-        other answer value of the concept, never from the context, vetted."""
-        banned = set(g for r in context for g in r) | {key_glyph}
-        open_row = OpenRow(context, self.ann, self.book)
-        carriers = {v: self._value_glyphs(rc.concept, v, side) for v in answer_values}
-        foils = []
-        for v in answer_values:
-            if v == key_value:
-                continue
-            rivals = frozenset().union(
-                *(carriers[u] - carriers[v] for u in answer_values if u != v)
-            )
-            candidates = self._valid_foils(
-                sorted(carriers[v]), banned | rivals, context, shift, rc, open_row
-            )
-            chosen = next(candidates, None)
-            if chosen is None:
-                return None
-            banned.add(chosen)
-            foils.append(chosen)
-        return foils
 
     def _valid_foils(
         self,

@@ -1,0 +1,321 @@
+"""Can part of the context find the key? An exact symbolic solver for each partial view (issue 24).
+
+UA's founding idea is that a glyph is polysemic and the salient concept only reveals itself
+given the whole context. A puzzle whose key can be found from the answers and ONE row is a
+defect as much as an invalid one: on the shared UA set the first row alone found the key of
+43 % of the default split's held-out puzzles (chance 25 %), because the foils took values the
+row never shows.
+
+Two views of a matrix puzzle (two-row or 3×3; a one-row sequence has no partial row):
+
+- ``row1``, **the first row alone** (and the answers). The rows hidden from the solver could be
+  anything; an answer *fits* a reading — a (rule, concept) — when row 1 instantiates that rule
+  over that concept and some open row under the puzzle's own reading (row 2 repeating row 1's
+  instantiation without shift; any instantiation with shift, dist3 excepted) could end in the
+  answer's value. Without shift: constant and progression ask for row 1's value (its last),
+  dist3 for any of row 1's three values, union for both of row 1's united values.
+- ``row2``, **the incomplete row alone** (its visible cells and the answers): an answer fits a
+  reading when the visible cells and the answer instantiate that rule over that concept.
+
+The solver scores each answer by the readings it fits, counting only the readings the split
+actually tests (a benchmark's card lists its (rule, concept) tuples, so a solver may know
+them), and picks the best, ties split evenly. Its expected accuracy is ``1/|ties|`` when the key
+is among the best, else 0. A **decoy** for a view is a foil scoring as high as the key there:
+to that view it is as good an answer. The generator prefers decoys among the valid foils
+(:mod:`studio.families.glyph_pmp.generator`); this module measures what they achieved, per
+view and per (rule, concept) tuple — the *floor* the annotations allowed that split — for the
+split's statistics, ``generate``'s summary, the board and the dataset card.
+
+A decoy is still a foil: the validity and strict checks judge it under the whole context
+exactly as before, so it completes nothing there. Values only, no images: the image-feature
+warnings and the trained partial baselines (``partial-row1``) measure the rest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.tagindex import TagIndex
+from studio.vet.rules import NONE, Rule, RuleBook, RuleContext, row_instantiations
+
+#: the partial views, in the order reports list them
+VIEWS = ("row1", "row2")
+VIEW_NAMES = {"row1": "the first row alone", "row2": "the incomplete row alone"}
+#: layouts with a first row and an incomplete row (a sequence's one row is the whole context)
+VIEW_LAYOUTS = ("two-row", "matrix-3x3")
+#: points over chance past which a tuple's view is named in the reports' lines
+NAMED_POINTS = 10.0
+
+Reading = tuple[str, str]  # (rule, concept)
+#: a requirement on the answer's values of the concept: it must carry all of them; ``ANY``
+#: (empty) asks only for some value the rule allows other than ``none``
+ANY: frozenset[str] = frozenset()
+
+__all__ = [
+    "NAMED_POINTS",
+    "VIEWS",
+    "VIEW_LAYOUTS",
+    "VIEW_NAMES",
+    "OpenRowView",
+    "RowView",
+    "partial_gap",
+    "partial_lines",
+    "partial_views",
+    "puzzle_views",
+    "solver_accuracy",
+]
+
+
+def _shared(glyphs: Sequence[GlyphKey], annotations: TagIndex) -> list[str]:
+    by = [annotations.by_glyph.get(g) for g in glyphs]
+    if not by or any(b is None for b in by):
+        return []
+    shared = set(by[0])  # type: ignore[arg-type]
+    for b in by[1:]:
+        shared &= b.keys()  # type: ignore[union-attr]
+    return sorted(shared)
+
+
+def _last_cells(rc: RuleContext, inst: Any) -> list[frozenset[str]]:
+    """What the open row's last cell must carry for the open row to repeat ``inst``."""
+    if rc.rule is Rule.UNION:
+        return [frozenset(inst)]
+    if rc.rule is Rule.DIST3:
+        return [frozenset((v,)) for v in inst]
+    if isinstance(inst, tuple):
+        return [frozenset((inst[-1],))]
+    return [frozenset((inst,))]
+
+
+class RowView:
+    """The first row alone: the readings it instantiates and, for each, what an answer must
+    carry to end an open row under the puzzle's reading. Built once per puzzle (or per
+    context a generator draws); :meth:`readings` is then a few set tests per answer."""
+
+    def __init__(
+        self, row: Sequence[GlyphKey], annotations: TagIndex, book: RuleBook, shift: bool
+    ) -> None:
+        self.annotations = annotations
+        self.needs: list[tuple[RuleContext, list[frozenset[str]]]] = []
+        for concept in _shared(row, annotations):
+            sets = [annotations.values(g, concept) for g in row]
+            for rc in book.rules_of(concept):
+                insts = row_instantiations(rc, sets)
+                if rc.rule is Rule.CONSTANT:
+                    insts = frozenset(i for i in insts if i != NONE)
+                if not insts:
+                    continue
+                if shift and rc.rule is not Rule.DIST3:
+                    # the hidden open row may take any instantiation of its own
+                    need = [frozenset((a, b)) for a in rc.allowed for b in rc.allowed if a < b]
+                    self.needs.append((rc, need if rc.rule is Rule.UNION else [ANY]))
+                    continue
+                cells = {c for i in insts for c in _last_cells(rc, i)}
+                self.needs.append((rc, sorted(cells, key=sorted)))
+
+    def readings(self, answer: GlyphKey) -> frozenset[Reading]:
+        mine = self.annotations.by_glyph.get(answer, {})
+        out = set()
+        for rc, needs in self.needs:
+            vals = mine.get(rc.concept)
+            if not vals:
+                continue
+            for need in needs:
+                # ANY: some value the rule allows; else every value of the need
+                ok = bool((vals & rc.allowed) - {NONE}) if not need else need <= vals
+                if ok:
+                    out.add((rc.rule.value, rc.concept))
+                    break
+        return frozenset(out)
+
+
+class OpenRowView:
+    """The incomplete row alone: the readings under which its visible cells and an answer
+    instantiate a rule (the hidden rows could then follow)."""
+
+    def __init__(self, visible: Sequence[GlyphKey], annotations: TagIndex, book: RuleBook) -> None:
+        self.annotations = annotations
+        self.book = book
+        self.rows: list[tuple[str, list[frozenset[str]]]] = [
+            (c, [annotations.values(g, c) for g in visible]) for c in _shared(visible, annotations)
+        ]
+
+    def readings(self, answer: GlyphKey) -> frozenset[Reading]:
+        mine = self.annotations.by_glyph.get(answer, {})
+        out = set()
+        for concept, sets in self.rows:
+            vals = mine.get(concept)
+            if not vals:
+                continue
+            for rc in self.book.rules_of(concept):
+                insts = row_instantiations(rc, [*sets, vals])
+                if rc.rule is Rule.CONSTANT:
+                    insts = frozenset(i for i in insts if i != NONE)
+                if insts:
+                    out.add((rc.rule.value, rc.concept))
+        return frozenset(out)
+
+
+def views_of(
+    puzzle: Puzzle, annotations: TagIndex, book: RuleBook
+) -> dict[str, RowView | OpenRowView]:
+    """The two views' solvers for one puzzle (empty for a layout without partial rows)."""
+    if puzzle.layout not in VIEW_LAYOUTS or len(puzzle.context) < 2:
+        return {}
+    return {
+        "row1": RowView(puzzle.context[0], annotations, book, puzzle.shift),
+        "row2": OpenRowView(puzzle.context[-1], annotations, book),
+    }
+
+
+def puzzle_views(
+    puzzle: Puzzle, annotations: TagIndex, book: RuleBook
+) -> dict[str, list[frozenset[Reading]]]:
+    """Per view, the readings each answer fits."""
+    return {
+        name: [view.readings(a) for a in puzzle.answers]
+        for name, view in views_of(puzzle, annotations, book).items()
+    }
+
+
+def score(readings: frozenset[Reading], focus: frozenset[Reading] | None) -> int:
+    """How many of the tested readings an answer fits (all readings without ``focus``)."""
+    return len(readings if focus is None else readings & focus)
+
+
+def solver_accuracy(
+    per_answer: Sequence[frozenset[Reading]], key: int, focus: frozenset[Reading] | None = None
+) -> float:
+    """The expected accuracy of the view's solver on one puzzle: the best-scoring answers tie,
+    and the solver picks one of them at random."""
+    scores = [score(r, focus) for r in per_answer]
+    best = max(scores)
+    ties = [i for i, s in enumerate(scores) if s == best]
+    return 1.0 / len(ties) if key in ties else 0.0
+
+
+def _row(acc: float, chance: float, n: int, decoyed: int) -> dict[str, Any]:
+    return {
+        "accuracy": round(acc, 4),
+        "chance": round(chance, 4),
+        "points_over_chance": round(100 * (acc - chance), 1),
+        "puzzles": n,
+        "decoyed": round(decoyed / n, 4) if n else 0.0,
+    }
+
+
+def partial_views(
+    puzzles: Iterable[Puzzle],
+    annotations: TagIndex,
+    book: RuleBook,
+    focus: Iterable[Reading] | None = None,
+) -> dict[str, Any]:
+    """Each view's solver over these puzzles, JSON-ready: ``views`` (per view: accuracy,
+    chance, points over chance, puzzles, the share with a decoy) and ``tuples`` (the same per
+    ``rule/concept``). ``focus``: the readings the split tests (default: those of these
+    puzzles). Empty ``views`` when no puzzle has partial rows."""
+    puzzles = [p for p in puzzles if p.layout in VIEW_LAYOUTS and len(p.context) >= 2]
+    tested = (
+        frozenset(focus) if focus is not None else frozenset((p.rule, p.concept) for p in puzzles)
+    )
+    acc: dict[tuple[str, str], list[float]] = defaultdict(list)
+    chance: dict[str, list[float]] = defaultdict(list)
+    decoyed: dict[tuple[str, str], int] = defaultdict(int)
+    for p in puzzles:
+        name = f"{p.rule}/{p.concept}"
+        chance[name].append(1.0 / len(p.answers))
+        for view, per_answer in puzzle_views(p, annotations, book).items():
+            acc[(name, view)].append(solver_accuracy(per_answer, p.key, tested))
+            key_score = score(per_answer[p.key], tested)
+            if any(score(r, tested) >= key_score for i, r in enumerate(per_answer) if i != p.key):
+                decoyed[(name, view)] += 1
+    out: dict[str, Any] = {"views": {}, "tuples": {}}
+    names = sorted(chance)
+    all_chance = [c for n in names for c in chance[n]]
+    for view in VIEWS:
+        got = [a for n in names for a in acc[(n, view)]]
+        if got:
+            d = sum(decoyed[(n, view)] for n in names)
+            out["views"][view] = _row(sum(got) / len(got), _mean(all_chance), len(got), d)
+    for n in names:
+        out["tuples"][n] = {
+            view: _row(_mean(acc[(n, view)]), _mean(chance[n]), len(chance[n]), decoyed[(n, view)])
+            for view in VIEWS
+            if acc[(n, view)]
+        }
+    return out
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:
+    """What a curator reads: each view's accuracy against chance, then the tuples furthest
+    over chance, with why and what would lower them."""
+    views = report.get("views") or {}
+    if not views:
+        return []
+    chance = next(iter(views.values()))["chance"]
+    out = [
+        f"partial views (exact solver; chance {chance:.0%}): "
+        + "; ".join(
+            f"{VIEW_NAMES[v]} finds the key {views[v]['accuracy']:.0%} "
+            f"(a decoy in {views[v]['decoyed']:.0%} of puzzles)"
+            for v in VIEWS
+            if v in views
+        )
+    ]
+    worst = []
+    for name, per in (report.get("tuples") or {}).items():
+        over = [(v, row) for v, row in per.items() if row["points_over_chance"] > NAMED_POINTS]
+        if over:
+            worst.append((max(row["points_over_chance"] for _, row in over), name, over))
+    worst.sort(key=lambda x: (-x[0], x[1]))
+    bare = False
+    for _, name, over in worst[:most]:
+        rule, concept = name.split("/", 1)
+        said = ", ".join(f"{VIEW_NAMES[v]} {row['accuracy']:.0%}" for v, row in over)
+        lacking = [v for v, row in over if row["decoyed"] < 0.5]
+        bare = bare or bool(lacking)
+        why = "no decoy in most puzzles" if lacking else "the key fits more readings"
+        out.append(f"{rule} × {concept}: {said} (chance {over[0][1]['chance']:.0%}; {why})")
+    if len(worst) > most:
+        out.append(f"… and {len(worst) - most} more tuples over chance by a partial view")
+    if bare:
+        out.append(
+            "no decoy: no foil fits that row under another tested (rule, concept); glyphs "
+            "that carry values of two tested concepts make decoys — tag them"
+        )
+    return out
+
+
+def partial_gap(
+    context: Sequence[Sequence[GlyphKey]],
+    key: GlyphKey,
+    foils: Sequence[GlyphKey],
+    shift: bool,
+    annotations: TagIndex,
+    book: RuleBook,
+    tested: frozenset[Reading],
+) -> tuple[float, float]:
+    """How far from chance the views' solvers would be on a puzzle with this context and
+    these answers: (the largest view's distance, the sum over views). A generator keeps the
+    context with the smallest, the largest view first (issue 24: "keep the largest view
+    lowest"); (0, 0) is every view at chance."""
+    if len(context) < 2:
+        return (0.0, 0.0)
+    chance = 1.0 / (1 + len(foils))
+    answers = [key, *foils]
+    gaps = []
+    for view in (
+        RowView(context[0], annotations, book, shift),
+        OpenRowView(context[-1], annotations, book),
+    ):
+        acc = solver_accuracy([view.readings(a) for a in answers], 0, tested)
+        gaps.append(abs(acc - chance))
+    return (max(gaps), sum(gaps))

@@ -1,0 +1,158 @@
+"""Partial views (issue 24): a solver that sees the answers and ONE row must not find the key.
+
+The exact solver of :mod:`studio.vet.partial` on planted puzzles (foils never from the context:
+caught; a decoy: half the time), the generator's decoys on a polysemic annotation set (both
+views fall, every puzzle stays valid and the answers alone stay balanced), and the reports:
+the split's statistics, UA's own biased pool flagged by tuple."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import studio.families.glyph_pmp.generator as glyph_generator
+from studio.core.annotations import read_annotation_csv
+from studio.core.keys import GlyphKey
+from studio.core.puzzle import Puzzle
+from studio.core.schema import Schema
+from studio.core.tagindex import TagIndex
+from studio.families.glyph_pmp.generator import generate_split
+from studio.generate.params import SplitParams
+from studio.vet.audit import audit_puzzles
+from studio.vet.balance import split_stats
+from studio.vet.emergent import vet_puzzle
+from studio.vet.partial import partial_lines, partial_views, puzzle_views, solver_accuracy
+from studio.vet.rules import RuleBook
+
+DOTS = "stroke-dot-quantity"
+SIDES = "shape-sides"
+
+
+def g(n: int) -> GlyphKey:
+    return GlyphKey(0x4E00 + n, "han")
+
+
+def planted(decoy: bool) -> tuple[Puzzle, TagIndex]:
+    """Constant over dots (3), no shift. Foils carry 1, 2 and 4 dots, values row 1 never shows:
+    the first row alone names the key. With ``decoy``, row 1's glyphs also share four sides, as
+    does foil 1 — row 2's do not, so under the whole context it completes nothing, yet to a
+    solver seeing row 1 alone it is as good as the key."""
+    tags = [(g(i), DOTS, "3") for i in range(6)]
+    tags += [(g(10), DOTS, "1"), (g(11), DOTS, "2"), (g(12), DOTS, "4")]
+    if decoy:
+        tags += [(g(i), SIDES, "4") for i in (0, 1, 2)]
+        tags += [(g(3), SIDES, "3"), (g(4), SIDES, "5"), (g(10), SIDES, "4")]
+    p = Puzzle(
+        id="p",
+        family="glyph-pmp",
+        layout="two-row",
+        rule="constant",
+        concept=DOTS,
+        shift=False,
+        context=((g(0), g(1), g(2)), (g(3), g(4))),
+        answers=(g(5), g(10), g(11), g(12)),
+        key=0,
+        split="test",
+        seed=1,
+    )
+    return p, TagIndex.from_tags(tags)
+
+
+def test_foils_that_never_come_from_the_context_are_caught(ua_schema: Schema) -> None:
+    p, ann = planted(decoy=False)
+    book = RuleBook(ua_schema)
+    assert vet_puzzle(p, ann, book, strict=True).valid  # valid, and still a defect
+    views = puzzle_views(p, ann, book)
+    assert views["row1"][0] == {("constant", DOTS)}
+    assert all(not r for r in views["row1"][1:])
+    assert solver_accuracy(views["row1"], p.key) == 1.0
+    report = partial_views([p], ann, book)
+    assert report["views"]["row1"]["accuracy"] == 1.0
+    assert report["views"]["row1"]["decoyed"] == 0.0
+    lines = partial_lines(report)
+    assert any(line.startswith(f"constant × {DOTS}: the first row alone 100%") for line in lines)
+    assert any("no decoy in most puzzles" in line for line in lines)
+    assert lines[-1].startswith("no decoy: no foil fits that row under another tested")
+
+
+def test_a_decoy_is_as_good_as_the_key_to_the_first_row_alone(ua_schema: Schema) -> None:
+    p, ann = planted(decoy=True)
+    book = RuleBook(ua_schema)
+    assert vet_puzzle(p, ann, book, strict=True).valid  # the decoy completes nothing
+    tested = frozenset({("constant", DOTS), ("constant", SIDES)})
+    report = partial_views([p], ann, book, tested)
+    assert report["views"]["row1"]["accuracy"] == 0.5
+    assert report["views"]["row1"]["decoyed"] == 1.0
+    # a reading the set never tests makes no decoy: a solver knows which readings a
+    # benchmark tests (its card lists them)
+    assert partial_views([p], ann, book)["views"]["row1"]["accuracy"] == 1.0
+
+
+def polysemic(n: int = 200, seed: int = 3) -> TagIndex:
+    """Glyphs carrying each of three integer concepts with probability 0.8."""
+    concepts = {
+        DOTS: ["1", "2", "3", "4", "5"],
+        SIDES: ["1", "2", "3", "4", "5"],
+        "components-solid": ["1", "2", "3", "4"],
+    }
+    rnd = random.Random(seed)
+    tags = [
+        (g(i), c, rnd.choice(vs))
+        for i in range(n)
+        for c, vs in sorted(concepts.items())
+        if rnd.random() < 0.8
+    ]
+    return TagIndex.from_tags(tags)
+
+
+def test_the_generators_decoys_bring_both_views_towards_chance(
+    ua_schema: Schema, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = polysemic()
+    params = SplitParams(
+        n=600,
+        seed=1,
+        sampling="balanced",
+        holdout="basic",
+        holdout_fraction=0.01,
+        rules=("constant", "progression", "arithmetic"),
+        concepts=(DOTS, SIDES, "components-solid"),
+        ratios=(1, 0, 0),
+    )
+    book = RuleBook(ua_schema)
+    got = {}
+    for draws in (1, glyph_generator.DECOY_DRAWS):
+        # one draw is the plain context the generator made before decoys
+        monkeypatch.setattr(glyph_generator, "DECOY_DRAWS", draws)
+        result = generate_split(params, ann, ua_schema)
+        for p in result.puzzles:
+            assert vet_puzzle(p, ann, book, strict=True).valid, p.id
+        audit = audit_puzzles(result.puzzles, ann)
+        # decoys are chosen by the context, never by the answers: the answers alone stay
+        # balanced
+        assert audit["key_rates"]["intended"]["verdict"] == "balanced"
+        assert audit["sharing"]["intended"]["verdict"] == "balanced"
+        got[draws] = partial_views(result.puzzles, ann, book)["views"]
+    plain, aimed = got[1], got[glyph_generator.DECOY_DRAWS]
+    assert plain["row1"]["accuracy"] > 0.85  # the first row alone all but names the key
+    assert aimed["row1"]["accuracy"] < plain["row1"]["accuracy"] - 0.25
+    assert aimed["row2"]["accuracy"] < plain["row2"]["accuracy"] - 0.1
+    assert aimed["row1"]["decoyed"] > 0.6 and aimed["row2"]["decoyed"] > 0.6
+
+
+def test_uas_pool_is_flagged_tuple_by_tuple(ua_csv: Path, ua_schema: Schema) -> None:
+    rows = read_annotation_csv(ua_csv, ua_schema)
+    ann = TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+    params = SplitParams(n=400, seed=2, sampling="balanced", answer_sets="ua")
+    result = generate_split(params, ann, ua_schema)
+    stats = split_stats(result.puzzles, ann, ua_schema)
+    views = stats["all"]["partial_views"]
+    assert set(views["views"]) == {"row1", "row2"}
+    assert views["views"]["row1"]["accuracy"] > 0.6  # chance is 0.25
+    assert sum(stats[p]["puzzles"] for p in ("train", "val", "test")) == 400
+    for part in ("train", "val", "test"):
+        assert stats[part]["partial_views"]["views"]["row1"]["puzzles"] == stats[part]["puzzles"]
+    named = partial_lines(views)
+    assert len(named) > 1 and "the first row alone" in named[1]
