@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
@@ -22,6 +22,7 @@ import jsonschema
 from studio.core.errors import SchemaError
 from studio.core.fileio import atomic_write_text
 from studio.core.inputs import MAX_ID_LENGTH, JsonInputError, load_json
+from studio.core.keys import GlyphKey
 from studio.resources import schemas_dir
 
 FORMAT = "analogy-studio.concept-schema"
@@ -75,6 +76,10 @@ class RuleSpec:
 class Value:
     id: str
     label: str = ""
+    #: what an annotator looks for (issue 28: annotators tag by definitions, as UA's did)
+    description: str = ""
+    #: glyph keys (``U+25CB@symbola``) that carry the value, shown beside its definition
+    examples: tuple[str, ...] = ()
 
     @property
     def display(self) -> str:
@@ -92,6 +97,8 @@ class Concept:
     rules: Mapping[Rule, RuleSpec] = field(default_factory=dict)
     label: str = ""
     description: str = ""
+    #: glyph keys that carry the concept (any value), shown beside its definition
+    examples: tuple[str, ...] = ()
 
     @property
     def value_ids(self) -> tuple[str, ...]:
@@ -213,6 +220,38 @@ class Schema:
         }
         return self.with_concept_replaced(concept_id, replace(c, values=values, rules=rules))
 
+    def with_definitions_from(self, other: Schema) -> tuple[Schema, int]:
+        """Fill the definitions and examples this schema lacks from ``other``'s concepts and
+        values of the same ids (e.g. the bundled UA schema's, for a project made before it
+        carried them); never overwrites one. Returns the schema and how many were filled."""
+        filled = 0
+        out = self
+        for c in self.concepts:
+            if not other.has_concept(c.id):
+                continue
+            o = other.concept(c.id)
+            changes: dict[str, Any] = {}
+            if not c.description and o.description:
+                changes["description"] = o.description
+            if not c.examples and o.examples:
+                changes["examples"] = o.examples
+            values = []
+            for v in c.values:
+                ov = o.value(v.id) if o.has_value(v.id) else None
+                new_v = v
+                if ov is not None and not v.description and ov.description:
+                    new_v = replace(new_v, description=ov.description)
+                if ov is not None and not v.examples and ov.examples:
+                    new_v = replace(new_v, examples=ov.examples)
+                filled += (new_v.description != v.description) + (new_v.examples != v.examples)
+                values.append(new_v)
+            if tuple(values) != c.values:
+                changes["values"] = tuple(values)
+            filled += ("description" in changes) + ("examples" in changes)
+            if changes:
+                out = out.with_concept_replaced(c.id, replace(c, **changes))
+        return out, filled
+
     def with_rules(self, concept_id: str, rules: Mapping[Rule, RuleSpec]) -> Schema:
         c = self.concept(concept_id)
         return self.with_concept_replaced(concept_id, replace(c, rules=dict(rules)))
@@ -253,8 +292,21 @@ def _concept_json(c: Concept) -> dict[str, Any]:
         out["label"] = c.label
     if c.description:
         out["description"] = c.description
-    out["values"] = [{"id": v.id, **({"label": v.label} if v.label else {})} for v in c.values]
+    if c.examples:
+        out["examples"] = list(c.examples)
+    out["values"] = [_value_json(v) for v in c.values]
     out["rules"] = {r.value: c.rules[r].to_json() for r in Rule if r in c.rules}
+    return out
+
+
+def _value_json(v: Value) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": v.id}
+    if v.label:
+        out["label"] = v.label
+    if v.description:
+        out["description"] = v.description
+    if v.examples:
+        out["examples"] = list(v.examples)
     return out
 
 
@@ -315,6 +367,24 @@ def validate_semantics(data: Mapping[str, Any], path: str | Path | None) -> None
             _check_concept(con, where, path, seen_concepts)
 
 
+def _check_examples(examples: Sequence[str], where: str, path: str | Path | None) -> None:
+    """Example glyphs are glyph keys (``U+25CB@symbola``), each listed once."""
+    for i, text in enumerate(examples):
+        try:
+            GlyphKey.parse(text)
+        except ValueError:
+            raise SchemaError(
+                path, f"{where}[{i}]", f"{text!r} is not a glyph key like U+25CB@symbola"
+            ) from None
+        if str(GlyphKey.parse(text)) in (str(GlyphKey.parse(t)) for t in examples[:i]):
+            raise SchemaError(path, f"{where}[{i}]", f"example {text!r} is listed twice")
+
+
+def _examples(items: Sequence[str]) -> tuple[str, ...]:
+    """Example keys as :class:`GlyphKey` spells them (checked by :func:`_check_examples`)."""
+    return tuple(str(GlyphKey.parse(t)) for t in items)
+
+
 def _check_concept(con: Mapping[str, Any], where: str, path: Any, seen: set[str]) -> None:
     cid = con["id"]
     _check_id(cid, _IDENT, where + ".id", path)
@@ -322,6 +392,9 @@ def _check_concept(con: Mapping[str, Any], where: str, path: Any, seen: set[str]
         raise SchemaError(path, where + ".id", f"concept {cid!r} is repeated")
     seen.add(cid)
     kind = ValueKind(con["kind"])
+    _check_examples(con.get("examples", []), where + ".examples", path)
+    for vi, v in enumerate(con["values"]):
+        _check_examples(v.get("examples", []), f"{where}.values[{vi}].examples", path)
     ids = [v["id"] for v in con["values"]]
     for vi, vid in enumerate(ids):
         vwhere = f"{where}.values[{vi}].id"
@@ -382,10 +455,19 @@ def schema_from_json(data: Any, path: str | Path | None = None) -> Schema:
                     id=con["id"],
                     category=cat["id"],
                     kind=ValueKind(con["kind"]),
-                    values=tuple(Value(v["id"], v.get("label", "")) for v in con["values"]),
+                    values=tuple(
+                        Value(
+                            v["id"],
+                            v.get("label", ""),
+                            v.get("description", ""),
+                            _examples(v.get("examples", ())),
+                        )
+                        for v in con["values"]
+                    ),
                     rules=rules,
                     label=con.get("label", ""),
                     description=con.get("description", ""),
+                    examples=_examples(con.get("examples", ())),
                 )
             )
     return Schema(

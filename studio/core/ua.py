@@ -1,7 +1,11 @@
-"""The UA 1.0 concept schema, built from UA.py's facts (``resources/ua/schema_facts.json``).
+"""The UA 1.0 concept schema, built from UA.py's facts (``resources/ua/schema_facts.json``)
+and our definitions of its concepts (``resources/ua/definitions.json``).
 
 ``schemas/ua-1.0.json`` is the output of :func:`ua_schema_from_facts`; a test rebuilds it and
-compares, so the shipped file and the facts can never drift apart.
+compares, so the shipped file and the facts can never drift apart. The definitions (issue 28)
+are written in our own words from the UA paper's description of its schema, each with example
+glyphs from the public annotation set: UA's annotators tagged by definitions, and a tooltip
+that named only a concept's kind and rules left ours without any.
 """
 
 from __future__ import annotations
@@ -62,14 +66,19 @@ def _ordered(kind: ValueKind, values: set[str], order: list[str] | None) -> list
     return sorted(values, key=key)
 
 
-def ua_schema_from_facts(facts: Mapping[str, Any]) -> Schema:
+def ua_schema_from_facts(
+    facts: Mapping[str, Any], definitions: Mapping[str, Any] | None = None
+) -> Schema:
     """Every concept of UA.py's CLASSES with its category, values and rules, in the studio's form.
 
     Values are the union of the folders observed, those seen only in split names and those named
     in rule settings. Kinds are inferred from the rules: ``progression: integer`` or arithmetic →
     integer, ``cardinal`` → cardinal, a listed progression → ordinal (the list is the order),
-    counts with no ordered rule → integer, everything else nominal.
+    counts with no ordered rule → integer, everything else nominal. ``definitions``
+    (``{"concepts": {id: {"description", "examples", "values": {id: {...}}}}}``) adds each
+    concept's and value's definition and example glyphs.
     """
+    defs: Mapping[str, Any] = (definitions or {}).get("concepts", {})
     cat_of = dict(UA_CATEGORIES)
     concepts = []
     for cid, fact in facts["concepts"].items():
@@ -92,15 +101,25 @@ def ua_schema_from_facts(facts: Mapping[str, Any]) -> Schema:
                 rules[rule] = RuleSpec(rule, values=tuple(setting))
             else:
                 rules[rule] = RuleSpec(rule)
+        d = defs.get(cid, {})
+        vdefs = d.get("values", {})
         concepts.append(
             Concept(
                 id=cid,
                 category=cat_of[fact["category"]].id,
                 kind=kind,
                 values=tuple(
-                    Value(v, "present" if v == "" else "") for v in _ordered(kind, values, order)
+                    Value(
+                        v,
+                        "present" if v == "" else "",
+                        vdefs.get(v, {}).get("description", ""),
+                        tuple(vdefs.get(v, {}).get("examples", ())),
+                    )
+                    for v in _ordered(kind, values, order)
                 ),
                 rules={r: rules[r] for r in Rule if r in rules},
+                description=d.get("description", ""),
+                examples=tuple(d.get("examples", ())),
             )
         )
     schema = Schema(
@@ -122,6 +141,9 @@ def ua_schema_from_facts(facts: Mapping[str, Any]) -> Schema:
 
 
 def build_ua_schema(facts_path: Path, out_path: Path) -> Schema:
-    schema = ua_schema_from_facts(json.loads(Path(facts_path).read_text("utf-8")))
+    """Build from the facts and, beside them, ``definitions.json`` when present."""
+    defs_path = Path(facts_path).with_name("definitions.json")
+    definitions = json.loads(defs_path.read_text("utf-8")) if defs_path.exists() else None
+    schema = ua_schema_from_facts(json.loads(Path(facts_path).read_text("utf-8")), definitions)
     schema.save(out_path)
     return schema

@@ -10,6 +10,7 @@ from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFormLayout,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QListWidget,
@@ -20,11 +21,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.keys import GlyphKey
+from studio.core.schema import Concept, Value
 from studio.glyphs.unicode import block, char_name, script_name
+from studio.gui.definitions import value_tip
 from studio.gui.glyph_grid import to_qimage
 from studio.store.project import GlyphRecord, TagRecord
 
 BIG = 220
+EXAMPLE = 44  # an example glyph's side in the definition panel
+MAX_EXAMPLES = 6
 
 
 class Inspector(QWidget):
@@ -81,8 +87,82 @@ class Inspector(QWidget):
                                "(View ▸ Hide others' tags hides them while you tag)")  # fmt: skip
         lay.addWidget(self.others_title)
         lay.addWidget(self.others)
+        # what the tagged concept means (issue 28): the tree's current concept or value
+        self.definition_title = QLabel("<b>Definition</b>", objectName="inspectorDefinitionTitle")
+        self.definition = QLabel(wordWrap=True, objectName="inspectorDefinition")
+        self.definition.setTextFormat(Qt.TextFormat.RichText)
+        self.examples = QHBoxLayout()
+        self.example_labels: list[QLabel] = []
+        for _ in range(MAX_EXAMPLES):
+            label = QLabel(alignment=Qt.AlignmentFlag.AlignCenter)
+            label.setFixedSize(EXAMPLE + 4, EXAMPLE + 4)
+            label.setStyleSheet("background: white; border: 1px solid #ddd;")
+            label.setVisible(False)
+            self.examples.addWidget(label)
+            self.example_labels.append(label)
+        self.examples.addStretch(1)
+        lay.insertWidget(lay.indexOf(self.tags_title), self.definition_title)
+        lay.insertWidget(lay.indexOf(self.tags_title), self.definition)
+        lay.insertLayout(lay.indexOf(self.tags_title), self.examples)
+        self._concepts: dict[str, Concept] = {}
         self.show_glyph(None, [])
         self.show_others(None)
+        self.show_definition(None, None)
+
+    def set_concepts(self, concepts: dict[str, Concept]) -> None:
+        """The schema's concepts, for the tags' tooltips (their definitions)."""
+        self._concepts = dict(concepts)
+
+    def show_definition(
+        self,
+        concept: Concept | None,
+        value: Value | None,
+        image_of: Callable[[GlyphKey], np.ndarray | None] | None = None,
+    ) -> None:
+        """The definition of the concept (and value) being tagged, with its example glyphs
+        drawn by ``image_of`` (a key with no image shows its character name as a tooltip
+        only)."""
+        for label in self.example_labels:
+            label.clear()
+            label.setVisible(False)
+        if concept is None:
+            self.definition.setText("<i>Choose a concept on the left to see its definition.</i>")
+            return
+        described = (value is not None and value.description) or concept.description
+        if value is not None:
+            text = value_tip(concept, value, None, examples=False)  # drawn below instead
+        else:
+            text = f"<b>{concept.display}</b>"
+            if concept.description:
+                text += f"<br>{_escape(concept.description)}"
+        if not described:
+            text += "<br><i>The schema has no definition for it (Edit ▸ Schema… adds one).</i>"
+        self.definition.setText(text)
+        keys = list(value.examples if value is not None and value.examples else concept.examples)
+        for label, text_key in zip(self.example_labels, keys[:MAX_EXAMPLES], strict=False):
+            try:
+                key = GlyphKey.parse(text_key)
+            except ValueError:
+                continue
+            arr = image_of(key) if image_of is not None else None
+            if arr is None:
+                label.setText(chr(key.codepoint))
+            else:
+                label.setPixmap(
+                    QPixmap.fromImage(to_qimage(arr)).scaled(
+                        EXAMPLE,
+                        EXAMPLE,
+                        Qt.AspectRatioMode.KeepAspectRatio,
+                        Qt.TransformationMode.SmoothTransformation,
+                    )
+                )
+            label.setToolTip(f"{text_key}: {char_name(key.codepoint)}")
+            label.setVisible(True)
+
+    def examples_shown(self) -> list[str]:
+        """The keys of the example glyphs shown (their tooltips' keys)."""
+        shown = [label for label in self.example_labels if label.isVisibleTo(self)]
+        return [label.toolTip().split(":", 1)[0] for label in shown]
 
     def show_glyph(self, g: GlyphRecord | None, tags: list[TagRecord]) -> None:
         self._record = g
@@ -124,9 +204,13 @@ class Inspector(QWidget):
         self.tags.setRowCount(len(tags))
         for i, t in enumerate(tags):
             when = (t.created_at or "")[:16].replace("T", " ")
+            c = self._concepts.get(t.concept)
+            tip = f"{t.concept} = {t.value or 'present'}, by {t.author} {when}"
+            if c is not None and c.has_value(t.value):
+                tip = f"{value_tip(c, c.value(t.value), None)}<br>by {t.author} {when}"
             for col, text in enumerate((t.concept, t.value or "present", t.author)):
                 item = QTableWidgetItem(text)
-                item.setToolTip(f"{t.concept} = {t.value or 'present'}, by {t.author} {when}")
+                item.setToolTip(tip)
                 item.setData(Qt.ItemDataRole.UserRole, (t.concept, t.value))
                 self.tags.setItem(i, col, item)
         self.remove_button.setEnabled(bool(tags))
@@ -160,3 +244,9 @@ class Inspector(QWidget):
             return
         concept, value = self.tags.item(row, 0).data(Qt.ItemDataRole.UserRole)
         self.remove_tag.emit(concept, value)
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -176,6 +176,7 @@ class MainWindow(QMainWindow):
 
         self.inspector = Inspector(self._master_image)
         self.inspector.remove_tag.connect(self._remove_tag_from_current)
+        self._show_definition(*self.tree.current())
         self.inspector.setMinimumWidth(260)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -460,6 +461,7 @@ class MainWindow(QMainWindow):
             labels = [value_label(n, d) for n, (_v, d) in enumerate(values, start=1)]
             name_value_actions(self.actions, concept, labels)
             self._sync_value_keys()
+        self._show_definition(concept, value)
         if concept is None:
             self.current_label.setText("Choose a concept value on the left to tag glyphs.")
         else:
@@ -470,6 +472,29 @@ class MainWindow(QMainWindow):
                 f"({c.kind}; Space or 1–9 tag, U next untagged, J/K step, ] next concept)</span>"
             )
         self._update_status()
+
+    def _show_definition(self, concept: str | None, value: str | None) -> None:
+        """The inspector's definition panel follows the tree (issue 28)."""
+        if not hasattr(self, "inspector"):
+            return
+        schema = self.studio.schema
+        self.inspector.set_concepts({c.id: c for c in schema.concepts})
+        if concept is None or not schema.has_concept(concept):
+            self.inspector.show_definition(None, None)
+            return
+        c = schema.concept(concept)
+        v = c.value(value) if value is not None and c.has_value(value) else None
+        self.inspector.show_definition(c, v, self._example_image)
+
+    def _example_image(self, key: GlyphKey) -> np.ndarray | None:
+        """An example glyph's 80-pixel render, when the project has the glyph."""
+        g = self.studio.project.glyph(key)
+        if g is None:
+            return None
+        try:
+            return self.studio.render(g)
+        except (StudioError, OSError):
+            return None
 
     # ---- tagging -----------------------------------------------------------------------------
     def selected_keys(self) -> list[GlyphKey]:

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, cast
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QFocusEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMessageBox,
+    QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -47,6 +48,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.commands import FunctionCommand, UndoStack
 from studio.core.errors import SchemaError
+from studio.core.keys import GlyphKey
 from studio.core.schema import (
     NONE_VALUE,
     Concept,
@@ -126,6 +128,33 @@ def parse_value_list(text: str) -> tuple[str, ...] | None:
 
 def format_value_list(values: tuple[str, ...] | None) -> str:
     return "" if values is None else ", ".join(value_text(v) for v in values)
+
+
+def parse_examples(text: str) -> tuple[str, ...]:
+    """Example glyph keys typed comma- or space-separated; raises SchemaError naming the first
+    one that is no glyph key (the schema file would refuse it)."""
+    out: list[str] = []
+    for part in text.replace(",", " ").split():
+        try:
+            key = str(GlyphKey.parse(part))
+        except ValueError:
+            raise SchemaError(
+                None, "examples", f"{part!r} is not a glyph key like U+25CB@symbola"
+            ) from None
+        if key not in out:
+            out.append(key)
+    return tuple(out)
+
+
+class DefinitionEdit(QPlainTextEdit):
+    """A definition's text box: ``editing_finished`` when focus leaves it (as a line edit's
+    editingFinished), so each definition edit is one undoable step, not one per keystroke."""
+
+    editing_finished = Signal()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.editing_finished.emit()
 
 
 def _tags(n: int) -> str:
@@ -254,6 +283,17 @@ class SchemaEditor(QDialog):
         text, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, default)
         return text if ok else None
 
+    def ask_schema_file(self) -> str | None:
+        """Ask for a schema file to take definitions from; None when cancelled."""
+        from PySide6.QtWidgets import QFileDialog
+
+        from studio.core.schema import bundled_schema_path
+
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Definitions from a schema", str(bundled_schema_path()), "Schemas (*.json)"
+        )
+        return path or None
+
     def ask_new_concept(self, default_category: str | None) -> tuple[str, str, ValueKind] | None:
         """Ask for a new concept's (id, category, kind); None when cancelled."""
         dialog = NewConceptDialog(self._schema, default_category, self)
@@ -269,6 +309,13 @@ class SchemaEditor(QDialog):
         self.remove_concept_button = QPushButton("Remove concept…", self)
         self.undo_button = QPushButton("Undo", self)
         self.redo_button = QPushButton("Redo", self)
+        self.definitions_button = QPushButton("Definitions from…", self)
+        self.definitions_button.setToolTip(
+            "Fill the definitions and example glyphs this schema lacks from another schema "
+            "file's concepts and values of the same ids (the bundled UA 1.0 schema by "
+            "default); none you wrote is overwritten"
+        )
+        self.definitions_button.clicked.connect(self.take_definitions)
         self.add_concept_button.clicked.connect(self.add_concept)
         self.rename_concept_button.clicked.connect(self.rename_concept)
         self.remove_concept_button.clicked.connect(self.remove_concept)
@@ -277,6 +324,7 @@ class SchemaEditor(QDialog):
         top = QHBoxLayout()
         for b in (self.add_concept_button, self.rename_concept_button, self.remove_concept_button):
             top.addWidget(b)
+        top.addWidget(self.definitions_button)
         top.addStretch(1)
         top.addWidget(self.undo_button)
         top.addWidget(self.redo_button)
@@ -393,16 +441,29 @@ class SchemaEditor(QDialog):
         for kind in ValueKind:
             self.kind_combo.addItem(kind.value, kind)
         self.kind_combo.activated.connect(self._on_kind_chosen)
+        # what annotators tag by (issue 28): the concept's definition and example glyphs
+        self.description_edit = DefinitionEdit(panel)
+        self.description_edit.setObjectName("conceptDefinition")
+        self.description_edit.setPlaceholderText("what an annotator looks for (optional)")
+        self.description_edit.setTabChangesFocus(True)
+        self.description_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 12)
+        self.description_edit.editing_finished.connect(self._on_description_edited)
+        self.examples_edit = QLineEdit(panel)
+        self.examples_edit.setObjectName("conceptExamples")
+        self.examples_edit.setPlaceholderText("glyph keys, e.g. U+25CB@symbola U+25A1@symbola")
+        self.examples_edit.editingFinished.connect(self._on_examples_edited)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("&Label:", self.label_edit)
         form.addRow("&Kind:", self.kind_combo)
+        form.addRow("&Definition:", self.description_edit)
+        form.addRow("E&xamples:", self.examples_edit)
 
         # values
         values_box = QGroupBox("Values", panel)
         self.values_list = QListWidget(values_box)
         self.values_list.setMinimumHeight(64)
-        self.values_list.currentRowChanged.connect(lambda _row: self._update_buttons())
+        self.values_list.currentRowChanged.connect(lambda _row: self._on_value_row())
         self.add_value_button = QPushButton("Add value…", values_box)
         self.rename_value_button = QPushButton("Rename value…", values_box)
         self.remove_value_button = QPushButton("Remove value…", values_box)
@@ -413,9 +474,24 @@ class SchemaEditor(QDialog):
         for b in (self.add_value_button, self.rename_value_button, self.remove_value_button):
             value_buttons.addWidget(b)
         value_buttons.addStretch(1)
-        values_layout = QHBoxLayout(values_box)
-        values_layout.addWidget(self.values_list, 1)
-        values_layout.addLayout(value_buttons)
+        values_row = QHBoxLayout()
+        values_row.addWidget(self.values_list, 1)
+        values_row.addLayout(value_buttons)
+        self.value_description_edit = QLineEdit(values_box)
+        self.value_description_edit.setObjectName("valueDefinition")
+        self.value_description_edit.setPlaceholderText("the selected value's definition")
+        self.value_description_edit.editingFinished.connect(self._on_value_description_edited)
+        self.value_examples_edit = QLineEdit(values_box)
+        self.value_examples_edit.setObjectName("valueExamples")
+        self.value_examples_edit.setPlaceholderText("glyph keys that carry the selected value")
+        self.value_examples_edit.editingFinished.connect(self._on_value_examples_edited)
+        value_form = QFormLayout()
+        value_form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        value_form.addRow("Value de&finition:", self.value_description_edit)
+        value_form.addRow("Value exa&mples:", self.value_examples_edit)
+        values_layout = QVBoxLayout(values_box)
+        values_layout.addLayout(values_row, 1)
+        values_layout.addLayout(value_form)
 
         # rules
         rules_box = QGroupBox("Rules", panel)
@@ -556,6 +632,9 @@ class SchemaEditor(QDialog):
         )
         self.label_edit.setText(c.label)
         self.kind_combo.setCurrentIndex(self.kind_combo.findData(c.kind))
+        if self.description_edit.toPlainText() != c.description:
+            self.description_edit.setPlainText(c.description)
+        self.examples_edit.setText(" ".join(c.examples))
 
         self.values_list.blockSignals(True)
         self.values_list.clear()
@@ -574,6 +653,7 @@ class SchemaEditor(QDialog):
                 row_to_select = i
         self.values_list.setCurrentRow(row_to_select)
         self.values_list.blockSignals(False)
+        self._show_value_fields()
 
         for rule in Rule:
             spec = c.rules.get(rule)
@@ -863,6 +943,129 @@ class SchemaEditor(QDialog):
             f"Set label of {cid} to “{label}”" if label else f"Clear the label of {cid}",
             lambda s: s.with_concept_replaced(cid, replace(c, label=label)),
             concept=cid,
+        )
+
+    def take_definitions(self) -> None:
+        """Definitions from another schema file (one undoable step; nothing overwritten)."""
+        path = self.ask_schema_file()
+        if path is None:
+            return
+        from studio.core.schema import load_schema
+
+        try:
+            other = load_schema(path)
+        except SchemaError as error:
+            self._show_error("Take definitions", error)
+            return
+        _, filled = self._schema.with_definitions_from(other)
+        if not filled:
+            self.status_label.setText(f"{other.id} {other.version} has no definition this lacks.")
+            return
+        cid = self._panel_concept or (self._schema.concepts[0].id if self._schema.concepts else "")
+        self._apply(
+            f"Take {filled} definitions and example lists from {other.id} {other.version}",
+            lambda s: s.with_definitions_from(other)[0],
+            concept=cid,
+        )
+
+    def _on_value_row(self) -> None:
+        self._show_value_fields()
+        self._update_buttons()
+
+    def _show_value_fields(self) -> None:
+        """The selected value's definition and examples (blank and disabled with none)."""
+        cid, vid = self._panel_concept, self._current_value_id()
+        value = None
+        if cid is not None and vid is not None and self._schema.has_concept(cid):
+            c = self._schema.concept(cid)
+            value = c.value(vid) if c.has_value(vid) else None
+        for edit in (self.value_description_edit, self.value_examples_edit):
+            edit.setEnabled(value is not None)
+        self.value_description_edit.setText(value.description if value else "")
+        self.value_examples_edit.setText(" ".join(value.examples) if value else "")
+
+    def _on_description_edited(self) -> None:
+        cid = self._panel_concept
+        if cid is None or not self._schema.has_concept(cid):
+            return
+        c = self._schema.concept(cid)
+        text = self.description_edit.toPlainText().strip()
+        if text == c.description:
+            return
+        self._apply(
+            f"Set the definition of {cid}" if text else f"Clear the definition of {cid}",
+            lambda s: s.with_concept_replaced(cid, replace(c, description=text)),
+            concept=cid,
+        )
+
+    def _on_examples_edited(self) -> None:
+        cid = self._panel_concept
+        if cid is None or not self._schema.has_concept(cid):
+            return
+        c = self._schema.concept(cid)
+        text = self.examples_edit.text()
+        if not self._examples_changed(text, c.examples):
+            return
+        label = f"Set the example glyphs of {cid}"
+        try:
+            examples = parse_examples(text)
+        except SchemaError as error:
+            self._show_error(label, error)
+            return
+        self._apply(
+            label,
+            lambda s: s.with_concept_replaced(cid, replace(c, examples=examples)),
+            concept=cid,
+        )
+
+    def _examples_changed(self, text: str, before: tuple[str, ...]) -> bool:
+        """Did the typed examples change (an unreadable key counts: _apply says why)?"""
+        try:
+            return parse_examples(text) != before
+        except SchemaError:
+            return True
+
+    def _value_edit(self, label: str, change: Callable[[Value], Value]) -> None:
+        cid, vid = self._panel_concept, self._current_value_id()
+        if cid is None or vid is None or not self._schema.has_concept(cid):
+            return
+        c = self._schema.concept(cid)
+        values = tuple(change(v) if v.id == vid else v for v in c.values)
+        self._apply(
+            label,
+            lambda s: s.with_concept_replaced(cid, replace(c, values=values)),
+            concept=cid,
+            value=vid,
+            focus_after=(cid, vid),
+        )
+
+    def _on_value_description_edited(self) -> None:
+        cid, vid = self._panel_concept, self._current_value_id()
+        if cid is None or vid is None or not self._schema.has_concept(cid):
+            return
+        text = self.value_description_edit.text().strip()
+        if text == self._schema.concept(cid).value(vid).description:
+            return
+        self._value_edit(
+            f"Set the definition of {cid} = {value_text(vid)}",
+            lambda v: replace(v, description=text),
+        )
+
+    def _on_value_examples_edited(self) -> None:
+        cid, vid = self._panel_concept, self._current_value_id()
+        if cid is None or vid is None or not self._schema.has_concept(cid):
+            return
+        text = self.value_examples_edit.text()
+        if not self._examples_changed(text, self._schema.concept(cid).value(vid).examples):
+            return
+        try:
+            examples = parse_examples(text)
+        except SchemaError as error:
+            self._show_error(f"Set the example glyphs of {cid} = {value_text(vid)}", error)
+            return
+        self._value_edit(
+            f"Set the example glyphs of {cid} = {value_text(vid)}",
+            lambda v: replace(v, examples=examples),
         )
 
     def _on_kind_chosen(self, _index: int) -> None:

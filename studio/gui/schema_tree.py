@@ -13,6 +13,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from studio.core.schema import Schema
+from studio.gui.definitions import concept_tip, value_tip
 
 ROLE = Qt.ItemDataRole.UserRole
 DISPLAY_ROLE = Qt.ItemDataRole.UserRole + 1  # a value's display name, without its number
@@ -71,17 +72,14 @@ class SchemaTree(QTreeWidget):
             for c in schema.concepts_in(cat.id):
                 c_item = QTreeWidgetItem(cat_item, [c.display, ""])
                 c_item.setData(0, ROLE, (c.id, None))
-                c_item.setToolTip(
-                    0, f"{c.id} ({c.kind}) — rules: {', '.join(r.value for r in c.rules)}"
-                )
+                c_item.setToolTip(0, concept_tip(c))
                 self._items[(c.id, None)] = c_item
                 self._concepts.append(c.id)
                 for n, v in enumerate(c.values, start=1):
                     v_item = QTreeWidgetItem(c_item, [value_label(n, v.display), ""])
                     v_item.setData(0, ROLE, (c.id, v.id))
                     v_item.setData(0, DISPLAY_ROLE, v.display)
-                    if n <= MAX_VALUE_KEY:
-                        v_item.setToolTip(0, f"{v.display}: key {n} tags the selection with it")
+                    v_item.setToolTip(0, value_tip(c, v, n if n <= MAX_VALUE_KEY else None))
                     self._items[(c.id, v.id)] = v_item
             cat_item.setExpanded(True)
         self.update_counts(counts)
@@ -152,6 +150,11 @@ class SchemaTree(QTreeWidget):
     def needs_tip(self, concept: str, value: str | None) -> str:
         item = self._items.get((concept, value))
         return item.toolTip(NEEDS_COLUMN) if item is not None else ""
+
+    def name_tip(self, concept: str, value: str | None) -> str:
+        """A concept's or value's tooltip in the first column: its definition (issue 28)."""
+        item = self._items.get((concept, value))
+        return item.toolTip(0) if item is not None else ""
 
     def needs_text(self, concept: str, value: str | None) -> str:
         item = self._items.get((concept, value))

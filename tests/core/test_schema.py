@@ -112,3 +112,29 @@ def test_edits_are_new_schemas(ua_schema: Schema) -> None:
 def test_duplicate_concept_refused(ua_schema: Schema) -> None:
     with pytest.raises(SchemaError, match="exists"):
         ua_schema.with_concept_renamed("aspect", "closure")
+
+
+def test_definitions_and_examples_round_trip_and_bad_keys_are_named(
+    tmp_path: Path, ua_schema: Schema
+) -> None:
+    """Issue 28: a concept and each value may carry a definition and example glyph keys."""
+    data = ua_schema.to_json()
+    aspect = data["categories"][0]["concepts"][0]
+    aspect["description"] = "How tall the glyph is against its width."
+    aspect["examples"] = ["U+25AE@symbola"]
+    aspect["values"][0].update(description="taller than wide", examples=["U+25AF@symbola"])
+    loaded = load_schema(_write(tmp_path, data))
+    c = loaded.concept("aspect")
+    assert c.description == "How tall the glyph is against its width."
+    assert c.examples == ("U+25AE@symbola",)
+    tall = c.values[0]
+    assert (tall.description, tall.examples) == ("taller than wide", ("U+25AF@symbola",))
+    assert schema_from_json(json.loads(loaded.dumps())) == loaded
+    aspect["values"][0]["examples"] = ["U+25AF@symbola", "25AF"]
+    with pytest.raises(SchemaError) as e:
+        load_schema(_write(tmp_path, data, "bad.json"))
+    assert e.value.json_path == "$.categories[0].concepts[0].values[0].examples[1]"
+    assert "'25AF' is not a glyph key like U+25CB@symbola" in e.value.problem
+    aspect["values"][0]["examples"] = ["U+25AF@symbola", "U+25AF@symbola"]
+    with pytest.raises(SchemaError, match="listed twice"):
+        load_schema(_write(tmp_path, data, "twice.json"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from studio.core.keys import GlyphKey
 from studio.core.schema import NONE_VALUE, ConstantMode, Rule, Schema
 from studio.core.ua import ua_schema_from_facts
 from studio.resources import schemas_dir, ua_data_dir
@@ -16,9 +17,35 @@ def _facts() -> dict:
     return json.loads((ua_data_dir() / "schema_facts.json").read_text())
 
 
+def _definitions() -> dict:
+    return json.loads((ua_data_dir() / "definitions.json").read_text())
+
+
 def test_shipped_file_is_the_build_output() -> None:
-    built = ua_schema_from_facts(_facts())
+    built = ua_schema_from_facts(_facts(), _definitions())
     assert (schemas_dir() / "ua-1.0.json").read_text() == built.dumps()
+
+
+def test_every_concept_and_value_is_defined_with_annotated_examples(ua_schema: Schema) -> None:
+    """Issue 28: annotators tag by definitions. Every concept and value of UA 1.0 carries one,
+    and every example glyph is annotated with that concept (and value) in the public set."""
+    import csv
+
+    keys_of_concept: dict[str, set[str]] = {}
+    keys_of_value: dict[tuple[str, str], set[str]] = {}
+    with (ua_data_dir() / "annotations.csv").open(newline="") as f:
+        for r in csv.DictReader(f):
+            concept, value = r["concept"], r["value"]
+            key = str(GlyphKey.from_csv(r["codepoint"], r["font"]))
+            keys_of_concept.setdefault(concept, set()).add(key)
+            keys_of_value.setdefault((concept, value), set()).add(key)
+    for c in ua_schema.concepts:
+        assert c.description, c.id
+        assert set(c.examples) <= keys_of_concept.get(c.id, set()), c.id
+        assert c.examples or c.id not in keys_of_concept, c.id
+        for v in c.values:
+            assert v.description, (c.id, v.id)
+            assert set(v.examples) <= keys_of_value.get((c.id, v.id), set()), (c.id, v.id)
 
 
 def test_shipped_data_matches_shared_copy() -> None:

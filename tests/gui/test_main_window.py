@@ -285,3 +285,39 @@ def test_a_blank_needs_cell_says_why_it_is_blank(
     assert "progression/aspect/noshift cannot be built whatever is tagged" in tip
     assert window.tree.needs_tip("aspect", "tall").startswith("No glyphs to tag for aspect = tall")
     assert "held-out" in window.tree.needs_tip("closure", "circle")  # a filled cell: as before
+
+
+def test_the_tagger_shows_what_a_concept_and_value_mean(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    """Issue 28: a concept's tooltip said only "closure (nominal) — rules: constant, dist3".
+    The bundled UA schema defines every concept and value, with example glyphs; the tree's
+    tooltips, the inspector's definition panel and its tags' tooltips show them."""
+    import html
+
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    c = window.studio.schema.concept("closure")
+    v = c.value("circle")
+    assert c.description and v.description and v.examples
+    assert html.escape(c.description) in window.tree.name_tip("closure", None)
+    tip = window.tree.name_tip("closure", "circle")
+    assert "key 1 tags the selection with it" in tip and html.escape(v.description) in tip
+    window.tree.select("closure", "circle")
+    shown = window.inspector.definition.text()
+    assert html.escape(v.description) in shown and html.escape(c.description) in shown
+    assert window.inspector.examples_shown() == list(v.examples)
+    # an example glyph the project has is drawn; one it lacks shows its character
+    for label, key in zip(window.inspector.example_labels, v.examples, strict=False):
+        has = window.studio.project.glyph(GlyphKey.parse(key)) is not None
+        assert (label.pixmap() is not None and not label.pixmap().isNull()) == has, key
+    assert any(window.studio.project.glyph(GlyphKey.parse(k)) is not None for k in v.examples), (
+        "the fixture's Geometric Shapes hold one of closure = circle's examples"
+    )
+    # a concept row shows the concept's definition and examples
+    window.tree.select("closure", None)
+    assert html.escape(c.description) in window.inspector.definition.text()
+    assert window.inspector.examples_shown() == list(c.examples[:6])
+    # the inspector's tag rows explain the value they name
+    click_glyph(qtbot, window, GlyphKey(0x25CB, "symbola"))
+    assert window.inspector.tags.rowCount() == 1
+    assert html.escape(v.description) in window.inspector.tags.item(0, 1).toolTip()

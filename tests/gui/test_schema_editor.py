@@ -419,3 +419,97 @@ def test_new_concept_dialog(qtbot, ua_schema: Schema) -> None:
     with qtbot.waitSignal(dialog.accepted):
         qtbot.mouseClick(ok, Qt.MouseButton.LeftButton)
     assert dialog.result_values() == ("loops", "objrel", ValueKind.INTEGER)
+
+
+# ---- definitions (issue 28) ---------------------------------------------------------------
+
+
+def test_definitions_and_examples_are_edited_undone_and_checked(
+    qtbot, editor: SchemaEditor
+) -> None:
+    """A concept's and a value's definition and example glyphs are typed in the panel, each
+    edit one undoable step; a key that is no glyph key is refused with the reason."""
+    click_concept(qtbot, editor, "elongation")
+    before = editor.result_schema().concept("elongation")
+    assert editor.description_edit.toPlainText() == before.description
+    editor.description_edit.setFocus()
+    editor.description_edit.selectAll()
+    qtbot.keyClicks(editor.description_edit, "How stretched the glyph's main body is.")
+    editor.examples_edit.setFocus()  # leaving the box finishes the edit
+    assert (
+        editor.result_schema().concept("elongation").description
+        == "How stretched the glyph's main body is."
+    )
+    assert editor.undo_button.toolTip() == "Undo: Set the definition of elongation"
+    editor.examples_edit.selectAll()
+    qtbot.keyClicks(editor.examples_edit, "U+007C@dejavusans, U+2014@dejavusans")
+    qtbot.keyClick(editor.examples_edit, Qt.Key.Key_Return)
+    assert editor.result_schema().concept("elongation").examples == (
+        "U+007C@dejavusans",
+        "U+2014@dejavusans",
+    )
+    # a value's definition: select it in the list, type, Enter
+    editor.values_list.setCurrentRow(0)
+    vid = editor.result_schema().concept("elongation").values[0].id
+    editor.value_description_edit.setFocus()
+    editor.value_description_edit.selectAll()
+    qtbot.keyClicks(editor.value_description_edit, "much longer than wide")
+    qtbot.keyClick(editor.value_description_edit, Qt.Key.Key_Return)
+    value = editor.result_schema().concept("elongation").value(vid)
+    assert value.description == "much longer than wide"
+    assert editor.values_list.currentRow() == 0  # the value stays selected
+    # a bad key is refused, and nothing changes
+    editor.value_examples_edit.setFocus()
+    editor.value_examples_edit.selectAll()
+    qtbot.keyClicks(editor.value_examples_edit, "U+7C|bad")
+    qtbot.keyClick(editor.value_examples_edit, Qt.Key.Key_Return)
+    assert "'U+7C|bad' is not a glyph key like U+25CB@symbola" in editor.error_label.text()
+    assert editor.result_schema().concept("elongation").value(vid).examples == value.examples
+    # undo by keyboard takes the value's definition back, then the concept's examples
+    undo_key(qtbot, editor)
+    assert editor.result_schema().concept("elongation").value(vid).description == (
+        before.values[0].description
+    )
+    undo_key(qtbot, editor)
+    assert editor.result_schema().concept("elongation").examples == before.examples
+    # and the saved schema carries what is left, loading back the same
+    from studio.core.schema import schema_from_json
+
+    back = schema_from_json(editor.result_schema().to_json())
+    assert back.concept("elongation").description == "How stretched the glyph's main body is."
+
+
+def test_a_project_made_before_definitions_takes_them_from_the_bundled_schema(
+    qtbot, ua_schema: Schema
+) -> None:
+    """Issue 28: a project's stored UA schema from before definitions keeps none; the
+    editor's "Definitions from…" fills what it lacks (never what the lab wrote), undoably."""
+    from dataclasses import replace as dc_replace
+
+    from studio.core.schema import bundled_schema_path
+
+    bare = ua_schema
+    for c in ua_schema.concepts:
+        values = tuple(dc_replace(v, description="", examples=()) for v in c.values)
+        bare = bare.with_concept_replaced(
+            c.id, dc_replace(c, description="", examples=(), values=values)
+        )
+    ours = dc_replace(bare.concept("closure"), description="Our own words for closure.")
+    bare = bare.with_concept_replaced("closure", ours)
+    ed = SchemaEditor(bare, lambda c, v: 0)
+    ed.ask_schema_file = lambda: str(bundled_schema_path())  # type: ignore[method-assign]
+    ed.show()
+    qtbot.waitExposed(ed)
+    qtbot.mouseClick(ed.definitions_button, Qt.MouseButton.LeftButton)
+    got = ed.result_schema()
+    assert got.concept("closure").description == "Our own words for closure."  # kept
+    assert got.concept("closure").value("circle").description == (
+        ua_schema.concept("closure").value("circle").description
+    )
+    assert got.concept("aspect").description == ua_schema.concept("aspect").description
+    assert ed.undo_button.toolTip().startswith("Undo: Take ")
+    qtbot.mouseClick(ed.undo_button, Qt.MouseButton.LeftButton)
+    assert ed.result_schema().concept("aspect").description == ""
+    ed.confirm = lambda text: True  # type: ignore[method-assign]
+    ed.close()
+    ed.deleteLater()
