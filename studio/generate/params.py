@@ -14,7 +14,7 @@ ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
 #: two values of one concept (a multi-valued tag) and so, on annotations with one value per
 #: concept, only ever ran dry and warned (issue 24). Ask for it by name where glyphs allow it.
 DEFAULT_RULES = tuple(r for r in ALL_RULES if r != "union")
-EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values")
+EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values", "tuple-folds")
 HOLDOUTS = ("none", "basic", "disjoint")
 SAMPLINGS = ("balanced", "diverse")
 #: The one default of ``sampling`` for the front ends: the CLI's ``--sampling`` and the
@@ -41,7 +41,10 @@ class SplitParams:
 
     - ``extrapolation``: ``neutral`` (every tuple in train and test), ``tuples`` (hold out
       rule–concept pairs for test), ``concepts`` (hold out whole concepts), ``values`` (test
-      instantiations — rule, concept and values — never seen in train).
+      instantiations — rule, concept and values — never seen in train), ``tuple-folds``
+      (UA's evaluation design, §5: the rule–concept pairs are split into ``folds`` groups by
+      the seed alone; fold k tests group k and trains on the others, so the folds' test
+      problem types partition them).
     - ``holdout``: ``none`` (every glyph on both sides; instantiations are then kept disjoint
       as in UA, so ``neutral`` acts as ``values``), ``basic`` (each annotation folder split on its
       own), ``disjoint`` (train and val+test glyph sets disjoint).
@@ -104,6 +107,11 @@ class SplitParams:
             problems.append("n must be at least 1")
         if self.folds < 1:
             problems.append("folds must be at least 1")
+        elif self.extrapolation == "tuple-folds" and self.folds < 2:
+            problems.append(
+                "extrapolation tuple-folds needs folds of 2 or more (fold k tests the k-th "
+                "group of rule–concept pairs)"
+            )
         if not 0 < self.holdout_fraction < 1:
             problems.append("holdout_fraction must lie between 0 and 1")
         if not 3 <= self.sequence_length <= 8:

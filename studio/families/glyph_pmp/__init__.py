@@ -97,7 +97,8 @@ FAMILY = Family(
             "extrapolation",
             "choice",
             _D.extrapolation,
-            "neutral, or hold out tuples, concepts or values for test",
+            "neutral, or hold out tuples, concepts or values for test; tuple-folds: UA's "
+            "k-fold design (rule–concept pairs in --folds groups, fold k tests group k)",
             choices=EXTRAPOLATIONS,
         ),
         Option(

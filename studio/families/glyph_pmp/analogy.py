@@ -73,6 +73,7 @@ from studio.families.glyph_pmp.split import (
     PartLoop,
     QuotaGenerator,
     SplitResult,
+    fold_group,
     hold_out,
     stable_fraction,
 )
@@ -174,6 +175,11 @@ class AnalogyGenerator(QuotaGenerator[Change]):
             n = len(present)
             k = max(1, round(n * p.holdout_fraction)) if n > 1 else 0
             held = {present[int(i)] for i in sorted(self.rng.permutation(n)[:k].tolist())}
+            train = [t for t in changes if t[0] not in held]
+            ev = [t for t in changes if t[0] in held]
+        elif p.extrapolation == "tuple-folds":  # a change's problem type is its concept
+            present = [c for c in concepts if any(t[0] == c for t in changes)]
+            held = set(fold_group(present, p.seed, p.folds, self.fold))
             train = [t for t in changes if t[0] not in held]
             ev = [t for t in changes if t[0] in held]
         elif p.extrapolation == "values" or p.holdout == "none":

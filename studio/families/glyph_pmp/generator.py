@@ -51,6 +51,7 @@ from studio.families.glyph_pmp.split import (
     PartLoop,
     QuotaGenerator,
     SplitResult,
+    fold_group,
     hold_out,
     stable_fraction,
 )
@@ -121,10 +122,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         self.rng = np.random.default_rng(np.random.SeedSequence([params.seed, fold]))
         self.result = SplitResult(params, fold)
         self._seen: set[tuple] = set()
+        # per-split caches of value-level work (instantiations, options, admissibility)
+        self._runs: dict[Any, Any] = {}
         self._sides = self._hold_out()
         self._tuples = self._tuples_by_part()
-        # per-split caches of value-level work (instantiations, options, admissibility)
-        self._runs: dict[tuple, Any] = {}
         # a symmetric draw that failed: its (answer values, key) wait for the tuple's next draw
         # on that side, so a key that is harder to build is not drawn less often (_build)
         self._pending: dict[tuple[Tuple, str], tuple[list[str], str]] = {}
@@ -151,6 +152,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             held = {pairs[i] for i in self._pick(len(pairs))}
             train_pairs = [x for x in pairs if x not in held]
             eval_pairs = [x for x in pairs if x in held]
+        elif p.extrapolation == "tuple-folds":
+            held = set(fold_group(self._buildable_first(pairs, shifts), p.seed, p.folds, self.fold))
+            train_pairs = [x for x in pairs if x not in held]
+            eval_pairs = [x for x in pairs if x in held]
         elif p.extrapolation == "concepts":
             cs = sorted({c for _, c in pairs})
             held_c = {cs[i] for i in self._pick(len(cs))}
@@ -164,6 +169,24 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             "test": [tuple_name(t) for t in ev],
         }
         return {"train": tr, "eval": ev}
+
+    def _buildable_first(
+        self, pairs: list[tuple[str, str]], shifts: tuple[bool, ...]
+    ) -> list[tuple[str, str]]:
+        """The pairs that every glyph of the annotations could build, then the others: dealt
+        round in this order, each fold of UA's k-fold design tests as many buildable problem
+        types as the others (to one), whichever pairs the schema lists but nobody tagged.
+        Judged on all glyphs, so the order is the same in every fold."""
+        self._sides["all"] = GlyphSide(dict(self.ann.folders))
+        try:
+            ok = [
+                x
+                for x in pairs
+                if any(self._tuple_impossible((*x, s), "all") is None for s in shifts)
+            ]
+        finally:
+            del self._sides["all"]
+        return ok + [x for x in pairs if x not in ok]
 
     def _pick(self, n: int) -> list[int]:
         k = max(1, round(n * self.params.holdout_fraction)) if n > 1 else 0

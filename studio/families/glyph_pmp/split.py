@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -25,6 +25,8 @@ from studio.core.puzzle import Puzzle
 from studio.generate.params import SplitParams
 
 T = TypeVar("T", bound=Hashable)
+#: the salt of UA's k-fold partition of rule–concept pairs (``fold_group``): not the fold
+FOLDS_SALT = 0x7F01D
 #: What a generator opens one part of a split with (:func:`fill_quotas`): the tuples dry from the
 #: start (name → why), a draw of one puzzle of a live tuple — (puzzle or None, why it failed,
 #: the tuple), or None when none is left — and a way to stop offering a tuple.
@@ -88,6 +90,20 @@ def stable_fraction(*parts: object) -> float:
     instantiation falls on stays the same whatever else a split draws."""
     h = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
     return int.from_bytes(h, "big") / 2**64
+
+
+def fold_group(items: Sequence[T], seed: int, folds: int, fold: int) -> list[T]:
+    """The items fold ``fold`` tests under UA's k-fold design (``extrapolation tuple-folds``):
+    ``items`` in their given order, shuffled by the seed alone within blocks of ``folds`` and
+    dealt round into ``folds`` groups, so the folds' groups partition the items, each fold
+    trains on the others, and items a caller lists first (the buildable ones) spread evenly."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, FOLDS_SALT]))
+    out = []
+    for start in range(0, len(items), folds):
+        block = items[start : start + folds]
+        order = rng.permutation(folds)  # which group each of the block's items goes to
+        out += [x for x, g in zip(block, order[: len(block)], strict=True) if g == fold]
+    return out
 
 
 class GlyphSide:
