@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, str] = {
     "gpu": "gpu_bench",
     "labsec": "labsec_bench",
     "needs": "needs_bench",
+    "pilot": "pilot_bench",
 }
 
 

@@ -18,7 +18,14 @@ DEB_PACKAGES=(
   xvfb
   # the lab database (issue 17): tests start a throwaway PostgreSQL server (tests/pgserver.py)
   postgresql
+  # pilot studies (issue 29): the exported experiment is tested in a real headless browser
+  chromium chromium-driver
 )
+# jsPsych comes from the npm registry (package.json, package-lock.json); Node from Debian when
+# the machine has none
+if ! command -v npm >/dev/null 2>&1; then
+  DEB_PACKAGES+=(nodejs npm)
+fi
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()
@@ -60,5 +67,14 @@ if [ ! -f "$stamp" ] || [ requirements.lock -nt "$stamp" ] || [ pyproject.toml -
     [ -f "$p" ] && .venv/bin/python -m pip install -q --no-deps -e "$(dirname "$p")"
   done
   touch "$stamp"
+fi
+# jsPsych for `pilot export` (copied into each experiment, never loaded from a CDN)
+if command -v npm >/dev/null 2>&1; then
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "setup: installing jsPsych (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+else
+  echo "setup: npm is missing; \`pilot export\` needs jsPsych (install nodejs and npm)" >&2
 fi
 echo "setup: ready ($(.venv/bin/python --version))"

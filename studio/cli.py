@@ -721,6 +721,45 @@ def _job_line(job: Any) -> str:
     return f"job {job.id} {job.status} {job.progress:.0%}{where}{tail}"
 
 
+def cmd_pilot(args: argparse.Namespace) -> int:
+    """``pilot export``: a pilot study that runs from disk; ``pilot analyse``: its results."""
+    if args.pilot_cmd == "export":
+        from studio.pilot.export import PilotOptions, export_pilot
+
+        options = PilotOptions(
+            participants=args.participants,
+            per_participant=args.per_participant,
+            responses_per_item=args.responses_per_item,
+            parts=tuple(p for p in args.parts.split(",") if p),
+            practice=args.practice,
+            practice_failures=args.practice_failures,
+            catch=args.catch,
+            min_median_rt_ms=args.min_median_rt,
+            seed=args.seed,
+        )
+        report = _reporter(args, "pilot export", "puzzles")
+        summary = export_pilot(args.source, args.out_dir, options, report.update)
+        print(
+            f"wrote pilot {summary['pilot_id']} to {args.out_dir}: {summary['puzzles']} puzzles, "
+            f"{summary['practice']} practice, {summary['catch']} attention checks"
+        )
+        for line in summary["plan"]:
+            print(f"  {line}")
+        print(
+            f"open {args.out_dir}/index.html in a browser (?list=N&pid=ID skips the first screen)"
+        )
+        return 0
+    from studio.pilot.results import analyse_results, result_lines
+
+    found = analyse_results(args.pilot_dir, args.results)
+    if args.json:
+        print(json.dumps(found, indent=1, sort_keys=True))
+        return 0
+    for line in result_lines(found):
+        print(line)
+    return 0
+
+
 def cmd_jobs(args: argparse.Namespace) -> int:
     from studio.store.jobs import JobQueue, job_work_dir
     from studio.worker.drive import run_jobs
@@ -1269,6 +1308,39 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--count", action="store_true", help="print only the number of shapes")
     s.add_argument("--out", help="contact sheet PNG (default: polyominoes-<dims>d-<N>-<eq>.png)")
     s.set_defaults(func=cmd_polyominoes)
+
+    s = sub.add_parser(
+        "pilot",
+        help="pilot studies with people: export an experiment, analyse its results",
+        description="A pilot runs from disk in a browser (jsPsych, copied in; no network) or "
+        "in PsychoPy (psychopy/conditions.csv), and its results come back per puzzle.",
+    )
+    pilot = s.add_subparsers(dest="pilot_cmd", required=True, metavar="ACTION")
+    pe = pilot.add_parser("export", help="write the experiment for a split folder's puzzles")
+    pe.add_argument("source", metavar="SPLIT_DIR", help="a split folder of any family")
+    pe.add_argument("out_dir", metavar="OUT_DIR", help="a new or empty folder")
+    pe.add_argument("--participants", type=int, default=30, help="lists to make (default 30)")
+    pe.add_argument("--per-participant", type=int, default=15, help="puzzles per list")
+    pe.add_argument(
+        "--responses-per-item", type=int, default=2, help="the fewest responses each puzzle gets"
+    )
+    pe.add_argument("--parts", default="val,test", help="the parts to pilot (default val,test)")
+    pe.add_argument("--practice", type=int, default=2, help="practice puzzles (train part)")
+    pe.add_argument(
+        "--practice-failures", type=int, default=3, help="failed attempts that end a session"
+    )
+    pe.add_argument("--catch", type=int, default=2, help="attention checks per list")
+    pe.add_argument(
+        "--min-median-rt", type=float, default=1000.0, help="ms; faster participants excluded"
+    )
+    pe.add_argument("--seed", type=int, default=1)
+    pa = pilot.add_parser("analyse", help="per-puzzle human accuracy from the saved data files")
+    pa.add_argument("pilot_dir", metavar="PILOT_DIR", help="the exported pilot folder")
+    pa.add_argument(
+        "results", metavar="RESULTS", nargs="+", help="jsPsych CSV/JSON or PsychoPy CSV"
+    )
+    pa.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_pilot)
 
     s = sub.add_parser("gui", help="open the studio window")
     s.add_argument("project", nargs="?")

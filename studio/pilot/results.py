@@ -1,0 +1,298 @@
+"""A pilot's results, read back and judged per puzzle (issue 29).
+
+Reads jsPsych's CSV or JSON (what the exported experiment saves) and PsychoPy CSV (the
+conditions file's columns, plus the participant's ``response`` — the 1-based position chosen,
+or PsychoPy's ``key_resp.keys`` — and ``rt`` in seconds, or ``key_resp.rt``), checks them
+against the pilot's ``pilot.json`` and refuses, naming the file and line: a file from another
+pilot (every trial carries the pilot id), a puzzle the pilot never showed, a participant in
+two files, a run that stopped before its list ended (unless practice excluded the person).
+
+It then applies the exclusion rules the export declared — failed practice, a failed attention
+check, a median response time under the threshold — and gives, per puzzle: human accuracy
+with a Wilson interval, the median response time, how often each answer was chosen, and the
+flags "people fail" (under ``fail_below``, by default KiVA's 2 of 3) and "people split between
+the key and answer k" (a foil chosen by at least ``split_share`` of the responses); per
+(rule, concept) group and overall the same accuracy. Nothing is written.
+
+Core layer: no Qt, no torch.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from studio.core.errors import StudioError
+from studio.pilot.export import PILOT_FORMAT, PILOT_JSON
+
+#: a puzzle fewer people than this solve is flagged (KiVA: valid when 2 of 3 adults solve it)
+FAIL_BELOW = 2 / 3
+#: a foil chosen by at least this share of the responses splits people
+SPLIT_SHARE = 1 / 3
+MAX_RESULTS_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Response:
+    file: str
+    line: int
+    participant: str
+    kind: str  # practice, test, catch
+    puzzle: str
+    chosen: int | None  # the answer's index in the puzzle (not its screen position)
+    correct: bool
+    rt_ms: float | None
+
+
+def read_pilot(folder: str | Path) -> dict[str, Any]:
+    path = Path(folder) / PILOT_JSON
+    if not path.is_file():
+        raise StudioError(
+            "is not a pilot folder (no pilot.json): export one with `pilot export`", folder
+        )
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise StudioError(f"cannot be read: {e}", path) from None
+    if not isinstance(doc, dict) or doc.get("format") != PILOT_FORMAT:
+        raise StudioError(f"is not an Analogy Studio pilot file (format {PILOT_FORMAT})", path)
+    return doc
+
+
+def _bool(text: Any) -> bool:
+    return str(text).strip().lower() in ("true", "1", "yes")
+
+
+def _num(text: Any) -> float | None:
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        return None
+    return x if x == x else None  # NaN: none
+
+
+def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line, row) of a CSV or JSON results file; StudioError naming it when unreadable."""
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise StudioError(f"cannot be read: {e.strerror or e}", path) from None
+    if size > MAX_RESULTS_BYTES:
+        raise StudioError(
+            f"is {size:,} bytes; a results file holds at most {MAX_RESULTS_BYTES:,}", path
+        )
+    try:
+        text = path.read_text("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise StudioError(f"cannot be read as UTF-8 text: {e}", path) from None
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise StudioError(f"line {e.lineno}: not valid JSON: {e.msg}", path) from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise StudioError("is not jsPsych's JSON data (a list of trials)", path)
+        return [(i + 1, r) for i, r in enumerate(data)]
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames:
+        raise StudioError("is empty", path)
+    return [(i + 2, dict(r)) for i, r in enumerate(reader)]
+
+
+def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response], str]:
+    """One participant's responses in one file, checked; (participant, responses, excluded)."""
+    items = pilot["items"]
+    want = pilot["pilot_id"]
+    rows = _rows(path)
+    psychopy = bool(rows) and "key_position" in rows[0][1]
+    out: list[Response] = []
+    who: set[str] = set()
+    excluded = ""
+    for line, r in rows:
+        got = str(r.get("pilot_id", "") or "")
+        kind = str(r.get("kind", "") or "")
+        if r.get("excluded"):
+            excluded = str(r["excluded"])
+        if kind not in ("practice", "test", "catch"):
+            continue
+        if got != want:
+            raise StudioError(
+                f"line {line}: from pilot {got or '(none)'}, not this pilot {want}", path
+            )
+        puzzle = str(r.get("puzzle_id", ""))
+        if puzzle not in items:
+            raise StudioError(f"line {line}: puzzle {puzzle!r} is not one this pilot showed", path)
+        participant = str(r.get("participant", "") or "").strip()
+        if not participant:
+            raise StudioError(f"line {line}: no participant id", path)
+        who.add(participant)
+        key = int(items[puzzle]["key"])
+        if psychopy:
+            position = _num(r.get("response", r.get("key_resp.keys")))
+            order_key = int(r["key_position"]) if str(r.get("key_position", "")).isdigit() else None
+            chosen = None
+            correct = position is not None and order_key is not None and int(position) == order_key
+            if correct:
+                chosen = key
+            rt = _num(r.get("rt", r.get("key_resp.rt")))
+            rt_ms = rt * 1000 if rt is not None else None
+        else:
+            c = _num(r.get("chosen_index"))
+            chosen = int(c) if c is not None else None
+            correct = chosen == key
+            rt_ms = _num(r.get("rt"))
+            if _bool(r.get("correct")) != correct and r.get("correct") not in (None, ""):
+                raise StudioError(
+                    f"line {line}: says correct={r.get('correct')} but answer {chosen} of "
+                    f"{puzzle} is {'the key' if correct else 'a foil'}",
+                    path,
+                )
+        out.append(Response(str(path), line, participant, kind, puzzle, chosen, correct, rt_ms))
+    if len(who) > 1:
+        raise StudioError(
+            f"holds {len(who)} participants ({', '.join(sorted(who))}); one per file", path
+        )
+    if not who:
+        raise StudioError("holds no puzzle trial of a pilot", path)
+    participant = who.pop()
+    return participant, out, excluded
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / den
+    return (max(0.0, mid - half), min(1.0, mid + half))
+
+
+def analyse_results(
+    pilot_dir: str | Path,
+    results: Sequence[str | Path],
+    fail_below: float = FAIL_BELOW,
+    split_share: float = SPLIT_SHARE,
+) -> dict[str, Any]:
+    """Per participant, per puzzle, per group and overall (module docstring), JSON-ready."""
+    pilot = read_pilot(pilot_dir)
+    rules = pilot.get("exclusion", {})
+    lists = pilot["plan"]["lists"]
+    by_participant: dict[str, list[Response]] = {}
+    files: dict[str, str] = {}
+    why_out: dict[str, str] = {}
+    for f in results:
+        path = Path(f)
+        participant, responses, excluded = _responses(path, pilot)
+        if participant in by_participant:
+            raise StudioError(
+                f"participant {participant!r} is also in {files[participant]}: one run each", path
+            )
+        by_participant[participant] = responses
+        files[participant] = str(path)
+        tests = [r for r in responses if r.kind in ("test", "catch")]
+        longest = max((len(x) for x in lists), default=0)
+        if excluded:
+            why_out[participant] = excluded
+        elif len(tests) < longest:
+            raise StudioError(
+                f"an incomplete run: {len(tests)} of {longest} puzzles answered (participant "
+                f"{participant!r}); a session that stopped early is not analysed",
+                path,
+            )
+        elif rules.get("catch_must_pass", True) and any(
+            not r.correct for r in tests if r.kind == "catch"
+        ):
+            why_out[participant] = "failed-attention-check"
+        else:
+            rts = [r.rt_ms for r in tests if r.kind == "test" and r.rt_ms is not None]
+            floor = float(rules.get("min_median_rt_ms", 0) or 0)
+            if rts and statistics.median(rts) < floor:
+                why_out[participant] = "too-fast"
+    kept = [
+        r for p, rs in by_participant.items() if p not in why_out for r in rs if r.kind == "test"
+    ]
+    per_puzzle = _per_puzzle(kept, pilot["items"], fail_below, split_share)
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for r in kept:
+        groups[pilot["items"][r.puzzle]["group"]].append(r.correct)
+    right = sum(r.correct for r in kept)
+    lo, hi = wilson(right, len(kept))
+    return {
+        "pilot_id": pilot["pilot_id"],
+        "participants": len(by_participant),
+        "excluded": dict(sorted(Counter(why_out.values()).items())),
+        "excluded_participants": dict(sorted(why_out.items())),
+        "responses": len(kept),
+        "accuracy": round(right / len(kept), 4) if kept else None,
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "groups": {g: _share(v) for g, v in sorted(groups.items())},
+        "puzzles": per_puzzle,
+        "flagged": sorted(p for p, row in per_puzzle.items() if row["flags"]),
+    }
+
+
+def _share(right: Sequence[bool]) -> dict[str, Any]:
+    k, n = sum(right), len(right)
+    return {"n": n, "accuracy": round(k / n, 4), "ci95": [round(x, 4) for x in wilson(k, n)]}
+
+
+def _per_puzzle(
+    kept: Iterable[Response], items: Mapping[str, Any], fail_below: float, split_share: float
+) -> dict[str, dict[str, Any]]:
+    by: dict[str, list[Response]] = defaultdict(list)
+    for r in kept:
+        by[r.puzzle].append(r)
+    out = {}
+    for puzzle, rs in sorted(by.items()):
+        n = len(rs)
+        right = sum(r.correct for r in rs)
+        chosen = Counter(r.chosen for r in rs if r.chosen is not None)
+        key = int(items[puzzle]["key"])
+        rts = [r.rt_ms for r in rs if r.rt_ms is not None]
+        lo, hi = wilson(right, n)
+        flags = []
+        if right / n < fail_below:
+            flags.append(f"people fail: {right} of {n} chose the key")
+        for answer, k in sorted(chosen.items()):
+            if answer != key and k / n >= split_share:
+                flags.append(f"people split between the key and answer {answer + 1}: {k} of {n}")
+        out[puzzle] = {
+            "n": n,
+            "correct": right,
+            "accuracy": round(right / n, 4),
+            "ci95": [round(lo, 4), round(hi, 4)],
+            "median_rt_ms": round(statistics.median(rts), 1) if rts else None,
+            "chosen": {str(a + 1): k for a, k in sorted(chosen.items())},
+            "key": key + 1,
+            "flags": flags,
+        }
+    return out
+
+
+def result_lines(found: Mapping[str, Any], most: int = 10) -> list[str]:
+    acc = found.get("accuracy")
+    lo, hi = found.get("ci95", [0, 1])
+    out = [
+        f"pilot {found['pilot_id']}: {found['participants']} participants, "
+        f"{sum(found['excluded'].values())} excluded "
+        f"({', '.join(f'{k} {v}' for k, v in found['excluded'].items()) or 'none'}); "
+        f"{found['responses']} responses",
+        "human accuracy: "
+        + (f"{acc:.3f} [{lo:.3f}, {hi:.3f}]" if acc is not None else "no responses kept"),
+    ]
+    for g, row in found["groups"].items():
+        out.append(f"  {g}: {row['accuracy']:.3f} (n = {row['n']})")
+    flagged = found["flagged"]
+    out.append(f"{len(flagged)} puzzles flagged")
+    for pid in flagged[:most]:
+        out.append(f"  {pid}: {'; '.join(found['puzzles'][pid]['flags'])}")
+    if len(flagged) > most:
+        out.append(f"  … and {len(flagged) - most} more")
+    return out

@@ -1,0 +1,124 @@
+"""A pilot exported from a real split runs in a real browser (issue 29): a scripted participant
+answers a known pattern by key presses, the page saves jsPsych's CSV and JSON, and both come
+back as exactly that pattern's accuracies. The folder needs no network and holds the same plan
+for PsychoPy."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from studio.cli import main
+from studio.core.errors import StudioError
+from studio.pilot.export import PilotOptions, export_pilot
+from studio.pilot.results import analyse_results
+from tests.pilot.browser import require_browser, run_participant
+
+OPTIONS = PilotOptions(
+    participants=5, per_participant=8, responses_per_item=1, min_median_rt_ms=0.0, seed=2
+)
+
+
+@pytest.fixture(scope="module")
+def pilot(glyph_split: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pilot") / "study"
+    export_pilot(glyph_split, out, OPTIONS)
+    return out
+
+
+def test_the_folder_runs_from_disk_and_holds_the_plan_for_psychopy(pilot: Path) -> None:
+    doc = json.loads((pilot / "pilot.json").read_text())
+    lists = doc["plan"]["lists"]
+    assert len(lists) == 5 and all(len(ts) == 8 + 2 for ts in lists)  # plus 2 attention checks
+    piloted = {t["item"] for ts in lists for t in ts} - set(doc["catch_ids"])
+    assert all(doc["items"][i]["part"] in ("val", "test") for i in piloted)
+    assert all(doc["items"][p["item"]]["part"] == "train" for p in doc["practice"])
+    for text_file in ("index.html", "experiment.js", "pilot.js"):
+        text = (pilot / text_file).read_text()
+        assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", text), text_file  # no CDN
+    for name in re.findall(r'src="([^"]+)"', (pilot / "index.html").read_text()):
+        assert (pilot / name).is_file(), name
+    with (pilot / "psychopy" / "conditions.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == sum(len(ts) for ts in lists)
+    first = rows[0]
+    trial = lists[0][0]
+    assert first["puzzle_id"] == trial["item"] and first["pilot_id"] == doc["pilot_id"]
+    key = doc["items"][trial["item"]]["key"]
+    assert int(first["key_position"]) == trial["order"].index(key) + 1
+    assert (pilot / first["answer_1"]).is_file() and (pilot / first["context_0"]).is_file()
+
+
+def test_a_scripted_participant_in_chromium_gives_back_its_pattern(
+    pilot: Path, tmp_path: Path
+) -> None:
+    require_browser()
+
+    def pattern(kind: str, position: int, _puzzle: str) -> bool:
+        return kind != "test" or position % 3 != 1  # every third test puzzle wrong
+
+    ran = run_participant(pilot, 1, "P07", tmp_path / "dl", pattern)
+    answered = ran["answered"]
+    tests = [(p, right) for kind, p, right in answered if kind == "test"]
+    assert len(tests) == 8 and sum(kind == "catch" for kind, _, _ in answered) == 2
+    for results in (ran["csv"], ran["json"]):
+        found = analyse_results(pilot, [results])
+        assert found["excluded"] == {} and found["responses"] == 8
+        for puzzle, right in tests:
+            assert found["puzzles"][puzzle]["accuracy"] == (1.0 if right else 0.0), puzzle
+            assert found["puzzles"][puzzle]["median_rt_ms"] > 0
+        assert found["accuracy"] == sum(r for _, r in tests) / 8
+    # the saved data carry the pilot id on every trial and the answers' screen order
+    with Path(str(ran["csv"])).open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert all(r["pilot_id"] for r in rows)
+    shown = [r for r in rows if r["kind"] == "test"]
+    assert all(len(r["answer_order"].split()) >= 2 for r in shown)
+
+
+def test_failing_the_practice_three_times_ends_the_session(pilot: Path, tmp_path: Path) -> None:
+    require_browser()
+    ran = run_participant(pilot, 2, "P09", tmp_path / "dl", lambda kind, *_: kind != "practice")
+    assert [kind for kind, _, _ in ran["answered"]] == ["practice"] * 3
+    found = analyse_results(pilot, [ran["csv"]])
+    assert found["excluded"] == {"failed-practice": 1} and found["responses"] == 0
+
+
+def test_export_refuses_what_it_cannot_do(glyph_split: Path, tmp_path: Path, capsys) -> None:
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    with pytest.raises(StudioError, match="is not an empty folder"):
+        export_pilot(glyph_split, taken, OPTIONS)
+    assert (taken / "notes.txt").read_text() == "mine"
+    with pytest.raises(StudioError, match="is not a split folder"):
+        export_pilot(tmp_path / "nowhere", tmp_path / "o1", OPTIONS)
+    numbers = ["--participants", "2", "--per-participant", "3", "--responses-per-item", "2"]
+    code = main(["-q", "pilot", "export", str(glyph_split), str(tmp_path / "o2"), *numbers])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--participants 2 × --per-participant 3 = 6 responses, fewer than" in err
+    assert not (tmp_path / "o2").exists()
+
+
+def test_a_kiva_split_pilots_its_extrapolation_question(tmp_path: Path) -> None:
+    """Any family with a context and pictured answers pilots: KiVA shows the training pair and
+    the new object, and asks in its own words."""
+    split = tmp_path / "kiva"
+    assert main(["-q", "generate", str(split), "--family", "kiva", "--n", "12", "--seed", "1"]) == 0
+    out = tmp_path / "pilot"
+    opts = PilotOptions(
+        participants=2, per_participant=2, responses_per_item=1, practice=1, catch=1
+    )
+    export_pilot(split, out, opts)
+    doc = json.loads((out / "pilot.json").read_text())
+    assert doc["family"] == "kiva"
+    item = next(i for i in doc["items"] if i not in doc["catch_ids"])
+    page = (out / "pilot.js").read_text()
+    assert "changed in the same way" in page
+    pics = sorted(p.name for p in (out / "img" / item).iterdir())
+    assert pics == ["a0.png", "a1.png", "a2.png", "c0-0.png", "c0-1.png", "c1-0.png"]

@@ -1,0 +1,185 @@
+"""A pilot's results read back (issue 29): a simulated cohort of 30 participants with planted
+hard and ambiguous puzzles is recovered puzzle by puzzle and flagged; exclusions follow the
+declared rules; every kind of broken results file is refused naming the file and line."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from studio.cli import main
+from studio.core.errors import StudioError
+from studio.pilot.export import PilotOptions, export_pilot
+from studio.pilot.results import analyse_results
+
+OPTIONS = PilotOptions(participants=30, per_participant=12, responses_per_item=5, seed=5)
+FIELDS = ["pilot_id", "kind", "puzzle_id", "participant", "list", "chosen_index", "correct", "rt"]
+
+
+@pytest.fixture(scope="module")
+def pilot(glyph_split: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cohort") / "study"
+    export_pilot(glyph_split, out, OPTIONS)
+    return out
+
+
+def write_run(path: Path, rows: list[dict[str, Any]]) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[*FIELDS, "excluded"], extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    return path
+
+
+def read_run(path: Path) -> list[dict[str, Any]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def cohort(pilot: Path, out: Path, hard: str, split: str) -> tuple[list[Path], dict[str, float]]:
+    """30 participants answering their lists: 90 % right at random; the ``hard`` puzzle is
+    solved by one person in five, the ``split`` puzzle's responses alternate between the key
+    and one foil; response times 2–6 s."""
+    doc = json.loads((pilot / "pilot.json").read_text())
+    rng = np.random.default_rng(11)
+    files = []
+    right_of: dict[str, list[bool]] = {}
+    seen: dict[str, int] = {}
+    for li, trials in enumerate(doc["plan"]["lists"]):
+        pid = f"S{li:02d}"
+        rows = []
+        for t in trials:
+            item = doc["items"][t["item"]]
+            key, n = item["key"], item["answers"]
+            kind = "catch" if t["item"] in doc["catch_ids"] else "test"
+            k = seen[t["item"]] = seen.get(t["item"], -1) + 1
+            if kind == "catch":
+                right = True
+            elif t["item"] == hard:
+                right = k % 5 == 0
+            elif t["item"] == split:
+                right = k % 2 == 0
+            else:
+                right = bool(rng.random() < 0.9)
+            foil = (key + 1) % n
+            chosen = key if right else foil
+            rows.append(
+                {
+                    "pilot_id": doc["pilot_id"],
+                    "kind": kind,
+                    "puzzle_id": t["item"],
+                    "participant": pid,
+                    "list": li,
+                    "chosen_index": chosen,
+                    "correct": str(right).lower(),
+                    "rt": float(rng.uniform(2000, 6000)),
+                }
+            )
+            if kind == "test":
+                right_of.setdefault(t["item"], []).append(right)
+        files.append(write_run(out / f"{pid}.csv", rows))
+    return files, {k: sum(v) / len(v) for k, v in right_of.items()}
+
+
+def test_a_simulated_cohort_is_recovered_and_its_planted_puzzles_flagged(
+    pilot: Path, tmp_path: Path
+) -> None:
+    doc = json.loads((pilot / "pilot.json").read_text())
+    piloted = sorted({t["item"] for ts in doc["plan"]["lists"] for t in ts} - set(doc["catch_ids"]))
+    hard, split = piloted[0], piloted[1]
+    files, truth = cohort(pilot, tmp_path, hard, split)
+    found = analyse_results(pilot, files)
+    assert found["participants"] == 30 and found["excluded"] == {}
+    for puzzle, acc in truth.items():
+        assert found["puzzles"][puzzle]["accuracy"] == pytest.approx(acc, abs=1e-4)
+        lo, hi = found["puzzles"][puzzle]["ci95"]
+        assert lo <= acc <= hi
+    assert any(f.startswith("people fail") for f in found["puzzles"][hard]["flags"])
+    split_flags = found["puzzles"][split]["flags"]
+    assert any(f.startswith("people split between the key and answer") for f in split_flags)
+    easy = [p for p in truth if truth[p] >= 0.8]
+    assert easy and not any(found["puzzles"][p]["flags"] for p in easy)
+    assert set(found["groups"]) == {doc["items"][p]["group"] for p in truth}
+
+
+def test_exclusions_follow_the_declared_rules(pilot: Path, tmp_path: Path) -> None:
+    files, _ = cohort(pilot, tmp_path, "none", "none")
+    # S00 misses an attention check, S01 answers in 300 ms, S02 failed the practice
+    rows = read_run(files[0])
+    for r in rows:
+        if r["kind"] == "catch":
+            r["chosen_index"], r["correct"] = "1", "false"
+            break
+    write_run(files[0], rows)
+    rows = read_run(files[1])
+    for r in rows:
+        r["rt"] = "300"
+    write_run(files[1], rows)
+    rows = read_run(files[2])[:1]
+    rows[0]["kind"], rows[0]["excluded"] = "practice", "failed-practice"
+    write_run(files[2], rows)
+    found = analyse_results(pilot, files)
+    assert found["excluded_participants"] == {
+        "S00": "failed-attention-check",
+        "S01": "too-fast",
+        "S02": "failed-practice",
+    }
+    assert found["responses"] == sum(
+        len([r for r in read_run(f) if r["kind"] == "test"]) for f in files[3:]
+    )
+
+
+@pytest.mark.parametrize(
+    ("breakage", "words"),
+    [
+        ("other-pilot", "line 2: from pilot 000000000000, not this pilot"),
+        ("unknown-puzzle", "line 2: puzzle 'no-such' is not one this pilot showed"),
+        ("incomplete", "an incomplete run: 1 of 14 puzzles answered"),
+        ("two-people", "holds 2 participants (S00, X); one per file"),
+        ("bad-json", "line 1: not valid JSON"),
+        ("empty", "is empty"),
+        ("lying", "says correct=true but answer"),
+    ],
+)
+def test_broken_results_are_refused_naming_file_and_line(
+    pilot: Path, tmp_path: Path, breakage: str, words: str, capsys
+) -> None:
+    files, _ = cohort(pilot, tmp_path, "none", "none")
+    path = files[0]
+    rows = read_run(path)
+    if breakage == "other-pilot":
+        rows[0]["pilot_id"] = "000000000000"
+    elif breakage == "unknown-puzzle":
+        rows[0]["puzzle_id"] = "no-such"
+    elif breakage == "incomplete":
+        rows = rows[:1]
+    elif breakage == "two-people":
+        rows[1]["participant"] = "X"
+    elif breakage == "lying":
+        r = next(r for r in rows if r["correct"] == "false")
+        r["correct"] = "true"
+    write_run(path, rows)
+    if breakage == "bad-json":
+        path = tmp_path / "S00.json"
+        path.write_text("[{")
+    elif breakage == "empty":
+        path.write_text("")
+    with pytest.raises(StudioError) as e:
+        analyse_results(pilot, [path])
+    assert e.value.path == str(path) and words in str(e.value)
+    assert main(["-q", "pilot", "analyse", str(pilot), str(path)]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_a_participant_in_two_files_is_refused(pilot: Path, tmp_path: Path) -> None:
+    files, _ = cohort(pilot, tmp_path, "none", "none")
+    twin = tmp_path / "again.csv"
+    twin.write_bytes(files[0].read_bytes())
+    with pytest.raises(StudioError, match="participant 'S00' is also in"):
+        analyse_results(pilot, [files[0], twin])
