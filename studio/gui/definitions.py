@@ -11,6 +11,11 @@ from studio.core.keys import GlyphKey
 from studio.core.schema import Concept, Value
 
 
+def text_html(text: str) -> str:
+    """Plain text as rich text: escaped, its line breaks kept."""
+    return html.escape(text).replace("\n", "<br>")
+
+
 def example_text(keys: tuple[str, ...]) -> str:
     """The example glyphs as characters with their keys: "○ U+25CB@symbola, …"."""
     out = []
@@ -28,7 +33,7 @@ def concept_tip(c: Concept) -> str:
     rules = ", ".join(r.value for r in c.rules) or "none"
     lines = [f"<b>{html.escape(c.display)}</b> ({c.kind}) — rules: {html.escape(rules)}"]
     if c.description:
-        lines.append(html.escape(c.description))
+        lines.append(text_html(c.description))
     else:
         lines.append("<i>No definition in the schema (Edit ▸ Schema… adds one).</i>")
     if c.examples:
@@ -44,9 +49,9 @@ def value_tip(c: Concept, v: Value, key: int | None, examples: bool = True) -> s
         head += f": key {key} tags the selection with it"
     lines = [head]
     if v.description:
-        lines.append(html.escape(v.description))
+        lines.append(text_html(v.description))
     if c.description:
-        lines.append(f"<i>{html.escape(c.display)}</i>: {html.escape(c.description)}")
+        lines.append(f"<i>{html.escape(c.display)}</i>: {text_html(c.description)}")
     if examples and v.examples:
         lines.append(f"Examples: {html.escape(example_text(v.examples))}")
     return "<br>".join(lines)

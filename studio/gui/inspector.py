@@ -132,7 +132,7 @@ class Inspector(QWidget):
         if value is not None:
             text = value_tip(concept, value, None, examples=False)  # drawn below instead
         else:
-            text = f"<b>{concept.display}</b>"
+            text = f"<b>{_escape(concept.display)}</b>"
             if concept.description:
                 text += f"<br>{_escape(concept.description)}"
         if not described:
@@ -207,7 +207,8 @@ class Inspector(QWidget):
             c = self._concepts.get(t.concept)
             tip = f"{t.concept} = {t.value or 'present'}, by {t.author} {when}"
             if c is not None and c.has_value(t.value):
-                tip = f"{value_tip(c, c.value(t.value), None)}<br>by {t.author} {when}"
+                who = _escape(f"{t.author} {when}")
+                tip = f"{value_tip(c, c.value(t.value), None)}<br>by {who}"
             for col, text in enumerate((t.concept, t.value or "present", t.author)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
@@ -247,6 +248,6 @@ class Inspector(QWidget):
 
 
 def _escape(text: str) -> str:
-    import html
+    from studio.gui.definitions import text_html
 
-    return html.escape(text)
+    return text_html(text)

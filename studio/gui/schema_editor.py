@@ -130,6 +130,10 @@ def format_value_list(values: tuple[str, ...] | None) -> str:
     return "" if values is None else ", ".join(value_text(v) for v in values)
 
 
+#: the longest definition the schema file takes (concept-schema.schema.json)
+MAX_DEFINITION = 4000
+
+
 def parse_examples(text: str) -> tuple[str, ...]:
     """Example glyph keys typed comma- or space-separated; raises SchemaError naming the first
     one that is no glyph key (the schema file would refuse it)."""
@@ -366,6 +370,7 @@ class SchemaEditor(QDialog):
         self.error_label = QLabel(self)
         self.error_label.setObjectName("schemaError")
         self.error_label.setWordWrap(True)
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)  # ids and values as typed
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.setStyleSheet(
             "QLabel#schemaError { color: #8a1010; background: #fde8e8;"
@@ -373,6 +378,7 @@ class SchemaEditor(QDialog):
         )
         self.error_label.hide()
         self.status_label = QLabel(self)
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
         self.status_label.setEnabled(False)
         self.button_box = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
@@ -478,6 +484,7 @@ class SchemaEditor(QDialog):
         values_row.addWidget(self.values_list, 1)
         values_row.addLayout(value_buttons)
         self.value_description_edit = QLineEdit(values_box)
+        self.value_description_edit.setMaxLength(MAX_DEFINITION)
         self.value_description_edit.setObjectName("valueDefinition")
         self.value_description_edit.setPlaceholderText("the selected value's definition")
         self.value_description_edit.editingFinished.connect(self._on_value_description_edited)
@@ -687,7 +694,10 @@ class SchemaEditor(QDialog):
         self.redo_action.setEnabled(stack.can_redo)
 
     def _show_error(self, label: str, error: SchemaError) -> None:
-        self.error_label.setText(f"Not applied: {label}.\n{error.json_path}: {error.problem}")
+        problem = error.problem
+        if len(problem) > 300:  # a refused 4,000-character value is not quoted whole
+            problem = problem[:297] + "…"
+        self.error_label.setText(f"Not applied: {label}.\n{error.json_path}: {problem}")
         self.error_label.show()
 
     def _clear_error(self) -> None:
@@ -990,7 +1000,17 @@ class SchemaEditor(QDialog):
             return
         c = self._schema.concept(cid)
         text = self.description_edit.toPlainText().strip()
-        if text == c.description:
+        if text == c.description.strip():  # passing through the box changes nothing
+            return
+        if len(text) > MAX_DEFINITION:
+            # refused here, the typed text kept (the schema would refuse it and the panel
+            # would show the stored definition again)
+            self._show_error(
+                f"Set the definition of {cid}",
+                SchemaError(
+                    None, "description", f"{len(text):,} characters; at most {MAX_DEFINITION:,}"
+                ),
+            )
             return
         self._apply(
             f"Set the definition of {cid}" if text else f"Clear the definition of {cid}",
@@ -1044,7 +1064,7 @@ class SchemaEditor(QDialog):
         if cid is None or vid is None or not self._schema.has_concept(cid):
             return
         text = self.value_description_edit.text().strip()
-        if text == self._schema.concept(cid).value(vid).description:
+        if text == self._schema.concept(cid).value(vid).description.strip():
             return
         self._value_edit(
             f"Set the definition of {cid} = {value_text(vid)}",

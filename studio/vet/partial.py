@@ -51,9 +51,6 @@ VIEW_LAYOUTS = ("two-row", "matrix-3x3")
 NAMED_POINTS = 10.0
 
 Reading = tuple[str, str]  # (rule, concept)
-#: a requirement on the answer's values of the concept: it must carry all of them; ``ANY``
-#: (empty) asks only for some value the rule allows other than ``none``
-ANY: frozenset[str] = frozenset()
 
 __all__ = [
     "NAMED_POINTS",
@@ -100,22 +97,24 @@ class RowView:
         self, row: Sequence[GlyphKey], annotations: TagIndex, book: RuleBook, shift: bool
     ) -> None:
         self.annotations = annotations
-        self.needs: list[tuple[RuleContext, list[frozenset[str]]]] = []
+        #: per reading, what the answer must carry: ("all", values) every one of them, or
+        #: ("any", values) one of them
+        self.needs: list[tuple[RuleContext, list[tuple[str, frozenset[str]]]]] = []
         for concept in _shared(row, annotations):
             sets = [annotations.values(g, concept) for g in row]
             for rc in book.rules_of(concept):
                 insts = row_instantiations(rc, sets)
-                if rc.rule is Rule.CONSTANT:
-                    insts = frozenset(i for i in insts if i != NONE)
                 if not insts:
                     continue
                 if shift and rc.rule is not Rule.DIST3:
-                    # the hidden open row may take any instantiation of its own
-                    need = [frozenset((a, b)) for a in rc.allowed for b in rc.allowed if a < b]
-                    self.needs.append((rc, need if rc.rule is Rule.UNION else [ANY]))
+                    self.needs.append((rc, _shifted_needs(rc, insts)))
                     continue
+                if rc.rule is Rule.CONSTANT:  # a row of `none` repeated shows no value
+                    insts = frozenset(i for i in insts if i != NONE)
+                    if not insts:
+                        continue
                 cells = {c for i in insts for c in _last_cells(rc, i)}
-                self.needs.append((rc, sorted(cells, key=sorted)))
+                self.needs.append((rc, [("all", c) for c in sorted(cells, key=sorted)]))
 
     def readings(self, answer: GlyphKey) -> frozenset[Reading]:
         mine = self.annotations.by_glyph.get(answer, {})
@@ -124,22 +123,44 @@ class RowView:
             vals = mine.get(rc.concept)
             if not vals:
                 continue
-            for need in needs:
-                # ANY: some value the rule allows; else every value of the need
-                ok = bool((vals & rc.allowed) - {NONE}) if not need else need <= vals
-                if ok:
+            for mode, need in needs:
+                if (need <= vals) if mode == "all" else bool(need & vals):
                     out.add((rc.rule.value, rc.concept))
                     break
         return frozenset(out)
+
+
+def _shifted_needs(rc: RuleContext, insts: frozenset[Any]) -> list[tuple[str, frozenset[str]]]:
+    """With shift the hidden open row takes an instantiation of its own: a union's answer
+    carries two values; a constant's any value, `none` too where the concept is negated and
+    row 1 shows a value (only rows that are all `none` complete nothing); another rule's any
+    value it allows."""
+    allowed = frozenset(rc.allowed)
+    if rc.rule is Rule.UNION:
+        values = sorted(allowed)
+        return [("all", frozenset((a, b))) for a in values for b in values if a < b]
+    if rc.rule is Rule.CONSTANT:
+        shows = any(i != NONE for i in insts)
+        return [("any", allowed if (shows and rc.negate) else allowed - {NONE})]
+    return [("any", allowed)]
 
 
 class OpenRowView:
     """The incomplete row alone: the readings under which its visible cells and an answer
     instantiate a rule (the hidden rows could then follow)."""
 
-    def __init__(self, visible: Sequence[GlyphKey], annotations: TagIndex, book: RuleBook) -> None:
+    def __init__(
+        self,
+        visible: Sequence[GlyphKey],
+        annotations: TagIndex,
+        book: RuleBook,
+        shift: bool = False,
+    ) -> None:
         self.annotations = annotations
         self.book = book
+        # with shift, a negated concept's row of `none` completes when another row shows a
+        # value (the hidden rows may); without, a row of `none` completes nothing
+        self.shift = shift
         self.rows: list[tuple[str, list[frozenset[str]]]] = [
             (c, [annotations.values(g, c) for g in visible]) for c in _shared(visible, annotations)
         ]
@@ -153,7 +174,7 @@ class OpenRowView:
                 continue
             for rc in self.book.rules_of(concept):
                 insts = row_instantiations(rc, [*sets, vals])
-                if rc.rule is Rule.CONSTANT:
+                if rc.rule is Rule.CONSTANT and not (self.shift and rc.negate):
                     insts = frozenset(i for i in insts if i != NONE)
                 if insts:
                     out.add((rc.rule.value, rc.concept))
@@ -168,7 +189,7 @@ def views_of(
         return {}
     return {
         "row1": RowView(puzzle.context[0], annotations, book, puzzle.shift),
-        "row2": OpenRowView(puzzle.context[-1], annotations, book),
+        "row2": OpenRowView(puzzle.context[-1], annotations, book, puzzle.shift),
     }
 
 
@@ -314,7 +335,7 @@ def partial_gap(
     gaps = []
     for view in (
         RowView(context[0], annotations, book, shift),
-        OpenRowView(context[-1], annotations, book),
+        OpenRowView(context[-1], annotations, book, shift),
     ):
         acc = solver_accuracy([view.readings(a) for a in answers], 0, tested)
         gaps.append(abs(acc - chance))

@@ -84,3 +84,33 @@ def test_tuple_folds_need_folds_and_changes_fold_by_concept(
         for j in range(i + 1, K):
             assert not concepts[i] & concepts[j]
     assert all(concepts)
+
+
+def test_each_fold_tests_a_fair_share_of_what_the_annotations_can_build(
+    ua: TagIndex, ua_schema: Schema
+) -> None:
+    """Review of issue 24: with hold-out none each instantiation was also split between the
+    sides, so a fold's test pairs lost the train side's instantiations (22 test tuples over
+    four folds instead of 57), and "buildable first" dealt nothing."""
+    params = SplitParams(
+        n=1200,
+        seed=3,
+        sampling="balanced",
+        holdout="none",
+        min_answers=2,
+        folds=K,
+        extrapolation="tuple-folds",
+    )
+    results = generate_from(ua, ua_schema, params, workers=1)
+    made = [{(p.rule, p.concept) for p in r.puzzles if p.split == "test"} for r in results]
+    assert all(len(m) >= 9 for m in made), [len(m) for m in made]
+    assert max(map(len, made)) - min(map(len, made)) <= 4
+
+
+def test_more_folds_than_pairs_are_refused_up_front(ua: TagIndex, ua_schema: Schema) -> None:
+    params = SplitParams(
+        n=30, seed=1, holdout="none", folds=3, extrapolation="tuple-folds",
+        concepts=("closure",), rules=("constant", "dist3"),
+    )  # fmt: skip
+    with pytest.raises(StudioError, match="tuple-folds with 3 folds needs at least 3 rule–concept"):
+        generate_from(ua, ua_schema, params, workers=1)

@@ -513,3 +513,32 @@ def test_a_project_made_before_definitions_takes_them_from_the_bundled_schema(
     ed.confirm = lambda text: True  # type: ignore[method-assign]
     ed.close()
     ed.deleteLater()
+
+
+def test_passing_through_a_definition_changes_nothing_and_too_long_keeps_the_text(
+    qtbot, ua_schema: Schema
+) -> None:
+    """Review of issue 28: a stored definition with a trailing space made a mere pass through
+    its box an edit; a refused 4,000+ character definition threw the typed text away."""
+    from dataclasses import replace as dc_replace
+
+    padded = dc_replace(ua_schema.concept("closure"), description="Implied figures. ")
+    ed = SchemaEditor(ua_schema.with_concept_replaced("closure", padded), lambda c, v: 0)
+    ed.show()
+    qtbot.waitExposed(ed)
+    ed.activateWindow()
+    qtbot.waitUntil(ed.isActiveWindow, timeout=2000)
+    click_concept(qtbot, ed, "closure")
+    ed.description_edit.setFocus()
+    assert ed.description_edit.hasFocus()
+    ed.examples_edit.setFocus()
+    assert ed.examples_edit.hasFocus() and not ed.undo_button.isEnabled()
+    ed.description_edit.setFocus()
+    ed.description_edit.setPlainText("x" * 4001)
+    ed.examples_edit.setFocus()
+    assert ed.description_edit.toPlainText() == "x" * 4001  # kept to be shortened
+    assert "4,001 characters; at most 4,000" in ed.error_label.text()
+    assert ed.result_schema().concept("closure").description == "Implied figures. "
+    ed.confirm = lambda text: True  # type: ignore[method-assign]
+    ed.close()
+    ed.deleteLater()

@@ -156,3 +156,44 @@ def test_uas_pool_is_flagged_tuple_by_tuple(ua_csv: Path, ua_schema: Schema) -> 
         assert stats[part]["partial_views"]["views"]["row1"]["puzzles"] == stats[part]["puzzles"]
     named = partial_lines(views)
     assert len(named) > 1 and "the first row alone" in named[1]
+
+
+@pytest.mark.parametrize("layout", ["two-row", "matrix-3x3"])
+def test_the_key_always_fits_its_own_reading(ua_csv: Path, ua_schema: Schema, layout: str) -> None:
+    """Review of issue 24: with shift, a negated concept's row of `none` (closure line → none)
+    left the key without its own reading, so the solver read 0 and hid a real leak. In every
+    view of every valid puzzle the key fits the puzzle's (rule, concept)."""
+    rows = read_annotation_csv(ua_csv, ua_schema)
+    ann = TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+    book = RuleBook(ua_schema)
+    params = SplitParams(
+        n=400, seed=3, sampling="balanced", shift=True, min_answers=2, layout=layout,
+        holdout="none",
+    )  # fmt: skip
+    result = generate_split(params, ann, ua_schema)
+    shifted = 0
+    for p in result.puzzles:
+        shifted += p.shift
+        for view, per_answer in puzzle_views(p, ann, book).items():
+            assert (p.rule, p.concept) in per_answer[p.key], (p.id, view, p.values)
+    assert shifted > 50
+
+
+def test_a_negated_row_of_none_is_seen_with_shift(ua_schema: Schema) -> None:
+    """closure: row 1 line, line, line; row 2 none, none, key none; the foils circle, square,
+    triangle. With shift it is valid, and the incomplete row alone gives the key away."""
+    tags = [(g(i), "closure", "line") for i in range(3)]
+    tags += [(g(i), "closure", "none") for i in (3, 4, 5)]
+    tags += [(g(10), "closure", "circle"), (g(11), "closure", "square")]
+    tags += [(g(12), "closure", "triangle")]
+    ann = TagIndex.from_tags(tags)
+    book = RuleBook(ua_schema)
+    p = Puzzle(
+        id="p", family="glyph-pmp", layout="two-row", rule="constant", concept="closure",
+        shift=True, context=((g(0), g(1), g(2)), (g(3), g(4))),
+        answers=(g(5), g(10), g(11), g(12)), key=0, split="test", seed=1,
+    )  # fmt: skip
+    assert vet_puzzle(p, ann, book, strict=True).valid
+    views = partial_views([p], ann, book)["views"]
+    assert views["row2"]["accuracy"] == 1.0 and views["row2"]["decoyed"] == 0.0
+    assert views["row1"]["accuracy"] == 0.25  # row 1 alone: any closure value could follow

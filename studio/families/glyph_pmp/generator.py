@@ -153,6 +153,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             train_pairs = [x for x in pairs if x not in held]
             eval_pairs = [x for x in pairs if x in held]
         elif p.extrapolation == "tuple-folds":
+            if len(pairs) < p.folds:
+                raise StudioError(
+                    f"extrapolation tuple-folds with {p.folds} folds needs at least {p.folds} "
+                    f"rule–concept pairs; the rules and concepts asked for give {len(pairs)} "
+                    f"({', '.join(f'{r} × {c}' for r, c in pairs) or 'none'})"
+                )
             held = set(fold_group(self._buildable_first(pairs, shifts), p.seed, p.folds, self.fold))
             train_pairs = [x for x in pairs if x not in held]
             eval_pairs = [x for x in pairs if x in held]
@@ -199,7 +205,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
 
     @property
     def _values_disjoint(self) -> bool:
-        return self.params.extrapolation == "values" or self.params.holdout == "none"
+        p = self.params
+        if p.extrapolation == "tuple-folds":
+            # a fold's test pairs never appear in train: splitting their instantiations
+            # between the sides would only throw the train side's away (review of issue 24)
+            return False
+        return p.extrapolation == "values" or p.holdout == "none"
 
     # ---- main loop -------------------------------------------------------------------------
     def _open_part(self, part: str, side_name: str) -> PartLoop[Tuple]:
@@ -1034,9 +1045,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         """The (rule, concept) readings this split tests, in any part: a partial-view solver
         may know them (a benchmark's card lists them), so only they make a decoy."""
         got = self._runs.get("tested")
-        if got is None:
+        if got is None:  # only tuples that can be built: the reports count puzzles made
             got = self._runs["tested"] = frozenset(
-                (t[0], t[1]) for ts in self._tuples.values() for t in ts
+                (t[0], t[1])
+                for side, ts in self._tuples.items()
+                for t in ts
+                if self._tuple_impossible(t, side) is None
             )
         return got  # type: ignore[return-value]
 
