@@ -751,7 +751,23 @@ def cmd_pilot(args: argparse.Namespace) -> int:
         return 0
     from studio.pilot.results import analyse_results, result_lines
 
-    found = analyse_results(args.pilot_dir, args.results)
+    if args.pilot_cmd == "import":
+        from studio.pilot.store import import_results
+
+        studio = _open_studio(args.project)
+        try:
+            found = import_results(
+                studio.project, args.pilot_dir, args.results, args.set, _author()
+            )
+        finally:
+            studio.close()
+        where = f" for puzzle set {args.set}" if args.set is not None else ""
+        print(
+            f"stored {found['stored_answers']} answers of {found['participants']} participants "
+            f"of pilot {found['pilot_id']} in {args.project}{where}"
+        )
+    else:
+        found = analyse_results(args.pilot_dir, args.results)
     if args.json:
         print(json.dumps(found, indent=1, sort_keys=True))
         return 0
@@ -1340,6 +1356,18 @@ def build_parser() -> argparse.ArgumentParser:
         "results", metavar="RESULTS", nargs="+", help="jsPsych CSV/JSON or PsychoPy CSV"
     )
     pa.add_argument("--json", action="store_true")
+    pi = pilot.add_parser(
+        "import", help="store a pilot's results in a project (and show them per puzzle)"
+    )
+    pi.add_argument("project", metavar="PROJECT")
+    pi.add_argument("pilot_dir", metavar="PILOT_DIR", help="the exported pilot folder")
+    pi.add_argument(
+        "results", metavar="RESULTS", nargs="+", help="jsPsych CSV/JSON or PsychoPy CSV"
+    )
+    pi.add_argument(
+        "--set", type=int, help="the curated puzzle set the pilot showed (the board's human column)"
+    )
+    pi.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_pilot)
 
     s = sub.add_parser("gui", help="open the studio window")

@@ -174,13 +174,19 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     return (max(0.0, mid - half), min(1.0, mid + half))
 
 
-def analyse_results(
-    pilot_dir: str | Path,
-    results: Sequence[str | Path],
-    fail_below: float = FAIL_BELOW,
-    split_share: float = SPLIT_SHARE,
-) -> dict[str, Any]:
-    """Per participant, per puzzle, per group and overall (module docstring), JSON-ready."""
+@dataclass
+class ReadResults:
+    """A pilot's results files read and checked: per participant (as typed) the answers, the
+    file, and why they are excluded (absent: kept)."""
+
+    pilot: dict[str, Any]
+    responses: dict[str, list[Response]]
+    files: dict[str, str]
+    excluded: dict[str, str]
+
+
+def read_results(pilot_dir: str | Path, results: Sequence[str | Path]) -> ReadResults:
+    """Read and check every file (module docstring) and apply the declared exclusions."""
     pilot = read_pilot(pilot_dir)
     rules = pilot.get("exclusion", {})
     lists = pilot["plan"]["lists"]
@@ -215,6 +221,24 @@ def analyse_results(
             floor = float(rules.get("min_median_rt_ms", 0) or 0)
             if rts and statistics.median(rts) < floor:
                 why_out[participant] = "too-fast"
+    return ReadResults(pilot, by_participant, files, why_out)
+
+
+def analyse_results(
+    pilot_dir: str | Path,
+    results: Sequence[str | Path],
+    fail_below: float = FAIL_BELOW,
+    split_share: float = SPLIT_SHARE,
+) -> dict[str, Any]:
+    """Per participant, per puzzle, per group and overall (module docstring), JSON-ready."""
+    return analyse(read_results(pilot_dir, results), fail_below, split_share)
+
+
+def analyse(
+    read: ReadResults, fail_below: float = FAIL_BELOW, split_share: float = SPLIT_SHARE
+) -> dict[str, Any]:
+    """:func:`analyse_results` of files already read."""
+    pilot, by_participant, why_out = read.pilot, read.responses, read.excluded
     kept = [
         r for p, rs in by_participant.items() if p not in why_out for r in rs if r.kind == "test"
     ]

@@ -72,7 +72,12 @@ NOTIFY_CHANNEL = "studio_changes"
 #: (:func:`group_roles`), CONNECT for the project's people only, tags tied to the schema,
 #: bounded consensus calls and audit entries, annotators' idle transactions ended after a
 #: minute (issue 25). 4: the consensus refreshed in one statement (:data:`CONSENSUS_PG`).
-SERVER_RULES_VERSION = 4
+#: 5: a pilot's tables (format 8, issue 29): curators insert them, everyone reads them,
+#: their changes are audited.
+SERVER_RULES_VERSION = 5
+#: Format 8's tables: granted and audited once they exist (the format-7 step installs the
+#: rules before the format-8 step creates them)
+PILOT_TABLES = ("pilots", "pilot_participants", "pilot_responses")
 #: Server-side limits set on every person's login (issue 25): a session left idle inside a
 #: transaction holds its locks for everyone, so the server ends it; an annotator's statement
 #: never needs long.
@@ -652,6 +657,18 @@ def _statement_triggers(prefix: str, tables: tuple[str, ...], function: str) -> 
     return out
 
 
+def _pilot_rules(roles: dict[str, str]) -> tuple[str, ...]:
+    """A pilot's results are the curators' to import (an annotator with psql cannot add or
+    change a person's answers); nobody updates them in place; every change is audited."""
+    tables = ", ".join(PILOT_TABLES)
+    all_roles = ", ".join(roles.values())
+    return (
+        f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON {tables} FROM {all_roles}",
+        f"GRANT INSERT, DELETE ON {tables} TO {roles['curator']}",
+        *_statement_triggers("audit", PILOT_TABLES, "studio_audit"),
+    )
+
+
 def _triggers() -> tuple[str, ...]:
     out = [
         *_statement_triggers("audit", AUDITED, "studio_audit"),
@@ -685,6 +702,9 @@ def install_server_rules(conn: Connection) -> None:
     conn.execute(text(_create_groups(roles)))
     conn.execute(text(_SCHEMA_TAGS))
     conn.execute(text(_LOGINS))
+    pilots = all(
+        conn.execute(text("SELECT to_regclass(:t)"), {"t": t}).scalar() for t in PILOT_TABLES
+    )
     for stmt in (
         *_group_ladder(roles),
         *_functions(schema, roles),
@@ -692,6 +712,7 @@ def install_server_rules(conn: Connection) -> None:
         *_rls(roles),
         *_grants(schema, roles),
         *_database_grants(database, roles),
+        *(_pilot_rules(roles) if pilots else ()),
     ):
         conn.execute(text(stmt))
     _retire_legacy_roles(conn, schema, database)

@@ -45,6 +45,12 @@ Format history
   ``jobs.claimed_at`` (which machine ran a job). Tags migrated from format 6 become their
   authors' own tags, so the consensus equals the tags of before. On PostgreSQL the step also
   installs the roles, grants, row-level security and triggers.
+- 8: pilot studies with people (issue 29). ``pilots`` (a pilot's id, source, family, its
+  ``pilot.json`` plan and the curated set it piloted, if any), ``pilot_participants`` (each
+  participant under a pseudonym, why they were excluded, the file they came from, who
+  imported it when) and ``pilot_responses`` (each answer: kind, puzzle, the answer chosen,
+  right or not, the response time). A format-7 project gains the three empty tables; on
+  PostgreSQL curators may insert them and everyone may read them.
 """
 
 from __future__ import annotations
@@ -54,9 +60,10 @@ from collections.abc import Callable
 from sqlalchemy import Connection, text
 
 from studio.store.dialect import add_column, create_missing, dialect_of, translate
+from studio.store.labschema import install_server_rules
 from studio.store.labschema import upgrade as _v6_to_v7
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 # The format-1 layout, kept verbatim so tests can write a real format-1 project and open it.
 FORMAT_1_DDL = (
@@ -181,6 +188,31 @@ def _v5_to_v6(conn: Connection) -> None:
         _add_column(conn, "jobs", name, kind)
 
 
+#: Format 8: pilot studies (issue 29). Participants are stored under a pseudonym (a hash of
+#: the pilot id and the id they typed), never the id itself.
+_FORMAT_8_DDL = (
+    "CREATE TABLE pilots (id TEXT PRIMARY KEY, set_id INTEGER, source TEXT NOT NULL,"
+    " family TEXT NOT NULL, plan TEXT NOT NULL, created_at TEXT NOT NULL,"
+    " author TEXT NOT NULL DEFAULT '')",
+    "CREATE TABLE pilot_participants (pilot_id TEXT NOT NULL REFERENCES pilots(id)"
+    " ON DELETE CASCADE, participant TEXT NOT NULL, excluded TEXT NOT NULL DEFAULT '',"
+    " file TEXT NOT NULL DEFAULT '', imported_at TEXT NOT NULL,"
+    " imported_by TEXT NOT NULL DEFAULT '', PRIMARY KEY (pilot_id, participant))",
+    "CREATE TABLE pilot_responses (id INTEGER PRIMARY KEY, pilot_id TEXT NOT NULL,"
+    " participant TEXT NOT NULL, kind TEXT NOT NULL, puzzle_id TEXT NOT NULL, chosen INTEGER,"
+    " correct INTEGER NOT NULL, rt_ms REAL,"
+    " FOREIGN KEY (pilot_id, participant) REFERENCES pilot_participants (pilot_id, participant)"
+    " ON DELETE CASCADE)",
+    "CREATE INDEX ix_pilot_responses_puzzle ON pilot_responses (pilot_id, puzzle_id)",
+)
+
+
+def _v7_to_v8(conn: Connection) -> None:
+    _create_missing(conn, _FORMAT_8_DDL)
+    if dialect_of(conn) == "postgresql":
+        install_server_rules(conn)  # the grants name the new tables
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -188,6 +220,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     4: _v4_to_v5,
     5: _v5_to_v6,
     6: _v6_to_v7,
+    7: _v7_to_v8,
 }
 
 

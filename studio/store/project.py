@@ -44,6 +44,7 @@ from studio.store.filecheck import check_database, check_project_file
 from studio.store.jobs import JobQueue
 from studio.store.labproject import LabProjectMixin
 from studio.store.migrations import FORMAT_VERSION, MIGRATIONS, PUZZLE_STATUSES, create_current
+from studio.store.pilots import StoredAnswer, add_pilot_results, human_accuracy, pilots
 
 
 def now_iso() -> str:
@@ -322,6 +323,8 @@ def _migrate_database(engine: Engine, location: str) -> None:
     advisory lock (another client that opens it meanwhile waits, then finds it current). Its
     DDL is transactional: a failed step leaves the database exactly as it was. No backup file
     is made: that is pg_dump's job (:data:`PG_DUMP_HINT`)."""
+    from studio.store.labschema import may_install_rules
+
     step = 0
     version = 0
     try:
@@ -329,6 +332,13 @@ def _migrate_database(engine: Engine, location: str) -> None:
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATION_LOCK})
             conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'")
             version = step = check_database(conn, location).format_version
+            if step < FORMAT_VERSION and not may_install_rules(conn):
+                # a step creates tables: made by another login they would be that login's,
+                # with every right over them (an annotator could rewrite people's answers)
+                raise ProjectError(
+                    "only the database's owner may migrate it: ask them to open it once "
+                    "with this build"
+                )
             while step < FORMAT_VERSION:
                 MIGRATIONS[step](conn)
                 _set_meta(conn, "format_version", str(step + 1))
@@ -1037,6 +1047,29 @@ class Project(LabProjectMixin):
             )
             for r in rows
         ]
+
+    # ---- pilot studies (format 8, issue 29) ------------------------------------------------
+    def add_pilot_results(
+        self,
+        pilot: Mapping[str, Any],
+        set_id: int | None,
+        participants: Mapping[str, tuple[str, str]],
+        answers: Iterable[StoredAnswer],
+        author: str,
+    ) -> int:
+        """Store one import of a pilot's results in one transaction
+        (:func:`studio.store.pilots.add_pilot_results`); returns the answers stored."""
+        with self._tx() as conn:
+            return add_pilot_results(conn, pilot, set_id, participants, answers, author)
+
+    def human_accuracy(self, set_id: int) -> dict[str, tuple[int, int]]:
+        """Puzzle id -> (right, answers) of the kept participants, over a set's pilots."""
+        with self._engine.connect() as conn:
+            return human_accuracy(conn, set_id)
+
+    def pilots(self) -> list[dict[str, Any]]:
+        with self._engine.connect() as conn:
+            return pilots(conn)
 
     def puzzle_set(self, set_id: int) -> PuzzleSetRecord | None:
         return next((s for s in self.puzzle_sets() if s.id == set_id), None)

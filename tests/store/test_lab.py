@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from studio.core.errors import StudioError
+from studio.core.errors import ProjectError, StudioError
 from studio.store import lab
 from studio.store.labschema import MAX_CONSENSUS_IDS, group_roles, install_server_rules
 from studio.store.migrations import create_current
@@ -605,6 +605,7 @@ def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
     owner = create_engine(url)
     with owner.begin() as conn:
         create_current(conn)
+        conn.execute(text("DROP TABLE pilot_responses, pilot_participants, pilots"))  # format 7
         conn.execute(
             text(
                 "INSERT INTO meta (key, value) VALUES ('application', 'analogy-studio'),"
@@ -629,13 +630,18 @@ def test_a_lab_database_of_an_older_build_is_hardened_when_its_owner_opens_it(
     may_create = "SELECT has_schema_privilege('ann', 'public', 'CREATE')"
     rules = "SELECT value FROM meta WHERE key = 'server_rules'"
     ann_url = url.replace("//postgres@", "//ann:pw-of-ann@")
-    with Project.open(ann_url):
-        pass  # an annotator cannot install them: the open still works
+    # an annotator cannot migrate it (format 8's tables would be theirs) nor install the
+    # rules: refused, nothing changed
+    with pytest.raises(ProjectError, match="only the database's owner may migrate it"):
+        Project.open(ann_url)
     with owner.connect() as conn:
         assert conn.execute(text(may_create)).scalar_one() is True
         assert conn.execute(text(rules)).scalar_one() == "1"
+        assert conn.execute(text("SELECT to_regclass('pilots')")).scalar() is None
     with Project.open(url):
         pass
+    with Project.open(ann_url):
+        pass  # migrated and hardened by the owner: the annotator's open works
     with owner.connect() as conn:
         assert conn.execute(text(may_create)).scalar_one() is False
         assert conn.execute(text(rules)).scalar_one() == str(SERVER_RULES_VERSION)
@@ -1079,3 +1085,45 @@ def test_adding_people_to_a_database_with_older_rules_says_what_to_do(
         conn.execute(text("DROP FUNCTION studio_add_person(text, text, text, text, text)"))
     with pytest.raises(StudioError, match="its owner opens it once"), engine.begin() as conn:
         lab.add_person(conn, "late", "annotator", "t")
+
+
+def test_a_pilot_s_results_are_the_curators_to_import(lab_pg: tuple[Engine, str]) -> None:
+    """Issue 29 (format 8): an annotator with psql can read a pilot's results but not add,
+    change or remove a person's answers; a curator imports them, and the import is audited."""
+    from studio.store.pilots import StoredAnswer, add_pilot_results, human_accuracy
+
+    _, url = lab_pg
+    pilot = {"pilot_id": "abc123", "family": "glyph-pmp", "source": "/x"}
+    answers = [StoredAnswer("P1", "test", "p1", 0, True, 2100.0)]
+    ann = _as(url, "ann")
+    try:
+        with pytest.raises(DBAPIError, match="permission denied"), ann.begin() as conn:
+            add_pilot_results(conn, pilot, 1, {"P1": ("", "f.csv")}, answers, "ann")
+        assert "permission denied" in _refused(
+            ann,
+            "INSERT INTO pilots (id, source, family, plan, created_at) VALUES"
+            " ('x', '', '', '{}', 't')",
+        )
+    finally:
+        ann.dispose()
+    cur = _as(url, "cur")
+    try:
+        with cur.begin() as conn:
+            assert add_pilot_results(conn, pilot, 1, {"P1": ("", "f.csv")}, answers, "cur") == 1
+            assert human_accuracy(conn, 1) == {"p1": (1, 1)}
+        assert "permission denied" in _refused(cur, "UPDATE pilot_responses SET correct = 0")
+    finally:
+        cur.dispose()
+    ann = _as(url, "ann")
+    try:
+        with ann.connect() as conn:  # everyone reads them
+            assert conn.execute(text("SELECT COUNT(*) FROM pilot_responses")).scalar_one() == 1
+        assert "permission denied" in _refused(ann, "DELETE FROM pilot_responses")
+    finally:
+        ann.dispose()
+    owner, _ = lab_pg
+    with owner.connect() as conn:
+        audited = conn.execute(
+            text("SELECT who, target FROM audit_log WHERE target LIKE 'pilot%' ORDER BY id")
+        ).all()
+    assert ("cur", "pilot_responses") in [tuple(r) for r in audited]

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from studio.core.annotations import format_annotation_csv, read_annotations
 from studio.core.errors import ProjectError, SchemaError
@@ -229,3 +230,33 @@ def test_closing_leaves_one_complete_file_and_no_log(tmp_path: Path, ua_schema: 
     with sqlite3.connect(path) as con:  # the file alone holds the tag
         assert con.execute("SELECT count(*) FROM tags").fetchone() == (1,)
     con.close()
+
+
+def test_a_pilot_s_results_are_stored_once_under_pseudonyms(tmp_path: Path, ua_schema) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29 (format 8): a participant is stored under a pseudonym, never the id typed;
+    importing the same participant again is refused and stores nothing."""
+    from studio.core.errors import StudioError
+    from studio.store.pilots import StoredAnswer, pseudonym
+
+    with Project.create(tmp_path / "p.studio", ua_schema) as project:
+        assert project.format_version == 8
+        pilot = {"pilot_id": "abc123", "family": "glyph-pmp", "source": "/x"}
+        answers = [
+            StoredAnswer("Jane Doe", "test", "test-00001", 2, True, 2500.0),
+            StoredAnswer("Jane Doe", "test", "test-00002", 0, False, 3100.0),
+            StoredAnswer("Bo", "test", "test-00001", 1, False, 900.0),
+        ]
+        people = {"Jane Doe": ("", "jane.csv"), "Bo": ("too-fast", "bo.csv")}
+        assert project.add_pilot_results(pilot, 3, people, answers, "cur") == 3
+        assert project.human_accuracy(3) == {"test-00001": (1, 1), "test-00002": (0, 1)}
+        assert project.pilots()[0] | {"created_at": ""} == {
+            "id": "abc123", "set_id": 3, "family": "glyph-pmp", "created_at": "",
+            "author": "cur", "kept": 1, "excluded": 1,
+        }  # fmt: skip
+        with project._engine.connect() as conn:
+            stored = {r[0] for r in conn.execute(text("SELECT participant FROM pilot_responses"))}
+        assert stored == {pseudonym("abc123", "Jane Doe"), pseudonym("abc123", "Bo")}
+        assert "Jane" not in " ".join(stored)
+        with pytest.raises(StudioError, match="'Jane Doe' of pilot abc123 are already in the"):
+            project.add_pilot_results(pilot, 3, {"Jane Doe": ("", "again.csv")}, answers[:1], "cur")
+        assert project.human_accuracy(3) == {"test-00001": (1, 1), "test-00002": (0, 1)}

@@ -148,6 +148,11 @@ def test_fixture_opens_migrates_with_backup_and_keeps_its_data(
 
         sets = project.puzzle_sets()
         assert [(s.id, s.name, s.author) for s in sets] == want.get("sets", [])
+        # format 8: a pilot of the set, two participants kept and one excluded
+        pilots = [(p["id"], p["set_id"], p["kept"], p["excluded"]) for p in project.pilots()]
+        assert pilots == ([("f1x7ure00008", 1, 2, 1)] if version >= 8 else [])
+        if version >= 8:
+            assert sum(n for _, n in project.human_accuracy(1).values()) == 6
         puzzles = sorted(
             (p.set_id, p.puzzle_id, p.status, p.comment)
             for s in sets

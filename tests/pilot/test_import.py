@@ -1,0 +1,60 @@
+"""A pilot's results into the project (issue 29): a curated set exported, piloted, its
+results imported for the set; the project then holds each puzzle's human accuracy, under
+pseudonyms, and refuses a second import of the same people or a set the pilot did not show."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from studio.cli import main
+from studio.pilot.export import PilotOptions, export_pilot
+from studio.pilot.results import analyse_results
+from studio.store.project import Project
+from tests.pilot.test_results import cohort, read_run
+from tests.publish.curated import CuratedProject, build_curated_project
+
+
+@pytest.fixture(scope="module")
+def curated(tmp_path_factory: pytest.TempPathFactory) -> CuratedProject:
+    return build_curated_project(tmp_path_factory.mktemp("pilot-curated") / "c.studio")
+
+
+def test_a_curated_set_s_pilot_comes_back_onto_its_puzzles(
+    curated: CuratedProject, tmp_path: Path, capsys
+) -> None:
+    project = tmp_path / "work.studio"
+    shutil.copy(curated.path, project)
+    published = tmp_path / "published"
+    assert main(["-q", "export-set", str(project), "1", str(published), "--status", "any"]) == 0
+    pilot = tmp_path / "pilot"
+    opts = PilotOptions(participants=30, per_participant=10, responses_per_item=4, seed=3,
+                        parts=("train", "val", "test"))  # fmt: skip
+    export_pilot(published, pilot, opts)
+    doc = json.loads((pilot / "pilot.json").read_text())
+    piloted = sorted({t["item"] for ts in doc["plan"]["lists"] for t in ts} - set(doc["catch_ids"]))
+    files, truth = cohort(pilot, tmp_path, piloted[0], piloted[1])
+    capsys.readouterr()
+    args = ["-q", "pilot", "import", str(project), str(pilot), *map(str, files), "--set", "1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    rows = sum(len(read_run(f)) for f in files)  # every answer, attention checks included
+    assert out.startswith(f"stored {rows} answers")
+    assert "of 30 participants of pilot" in out and "for puzzle set 1" in out
+    with Project.open(project) as p:
+        human = p.human_accuracy(1)
+    assert {k: round(a / n, 4) for k, (a, n) in human.items()} == {
+        k: round(v, 4) for k, v in truth.items()
+    }
+    # the same people again: refused, nothing added
+    assert main(args) == 2
+    assert "already in the project: each run is imported once" in capsys.readouterr().err
+    with Project.open(project) as p:
+        assert p.human_accuracy(1) == human
+    # a set that does not hold the pilot's puzzles
+    assert main([*args[:-2], "--set", "7"]) == 2
+    assert "--set 7: the project has no puzzle set 7" in capsys.readouterr().err
+    assert analyse_results(pilot, files)["participants"] == 30
