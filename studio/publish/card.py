@@ -222,6 +222,7 @@ def card_text(
         out.append("No baseline has run on this set in the project.")
     out.append("")
 
+    out += _human_section(provenance.get("human"))
     out += [
         "## Provenance",
         "",
@@ -243,6 +244,40 @@ def card_text(
         "",
     ]
     return "\n".join(out)
+
+
+def _human_section(human: Mapping[str, Any] | None) -> list[str]:
+    """People's accuracy from the set's pilots (issue 29), as UA's tables set humans beside
+    the models: overall, per rule, concept and family, with the answers counted."""
+    out = ["## Human baseline", ""]
+    if not human:
+        return [*out, "No pilot with people has answers for these puzzles.", ""]
+    pilots = human.get("pilots") or []
+    kept = sum(int(p.get("kept", 0)) for p in pilots)
+    excluded = sum(int(p.get("excluded", 0)) for p in pilots)
+    o = human["overall"]
+    out.append(
+        f"People chose the key in {o['accuracy']:.1%} of {o['n']} answers to {o['puzzles']} of "
+        f"these puzzles (95% CI [{_num(o['ci95'][0])}, {_num(o['ci95'][1])}]), from "
+        f"{len(pilots)} pilot(s) with {kept} participants kept and {excluded} excluded "
+        "(failed practice or attention checks, or too fast). Pilot ids: "
+        + (", ".join(f"`{p['id']}`" for p in pilots) or "—")
+        + "."
+    )
+    for key in ("family", "rule", "concept"):
+        rows = human.get(key) or {}
+        out += [
+            "",
+            f"| {key} | answers | puzzles | accuracy | 95% CI |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for name, r in rows.items():
+            out.append(
+                f"| {name} | {r['n']} | {r['puzzles']} | {_num(r['accuracy'])} | "
+                f"[{_num(r['ci95'][0])}, {_num(r['ci95'][1])}] |"
+            )
+    out.append("")
+    return out
 
 
 def _num(x: Any) -> str:

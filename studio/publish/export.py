@@ -280,6 +280,36 @@ def exported_line(puzzle: Puzzle, curation: Mapping[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
+def human_results(project: Any, set_id: int, kept: Sequence[Puzzle]) -> dict[str, Any] | None:
+    """People's accuracy on the exported puzzles (issue 29): from the pilots stored for the
+    set, per rule, per concept, per family and overall, with each puzzle's answer count and
+    the pilots' participants kept and excluded; None when no pilot has answers for them."""
+    from studio.baselines.metrics import wilson_interval
+
+    per_puzzle = project.human_accuracy(set_id)
+    shown = [p for p in kept if p.id in per_puzzle]
+    if not shown:
+        return None
+
+    def row(ps: Sequence[Puzzle]) -> dict[str, Any]:
+        right = sum(per_puzzle[p.id][0] for p in ps)
+        n = sum(per_puzzle[p.id][1] for p in ps)
+        lo, hi = wilson_interval(right / n, n)
+        return {"n": n, "puzzles": len(ps), "accuracy": right / n, "ci95": [lo, hi]}
+
+    groups: dict[str, dict[str, list[Puzzle]]] = {"rule": {}, "concept": {}, "family": {}}
+    for p in shown:
+        groups["rule"].setdefault(p.rule, []).append(p)
+        groups["concept"].setdefault(p.concept, []).append(p)
+        groups["family"].setdefault(p.family, []).append(p)
+    pilots = [x for x in project.pilots() if x["set_id"] == set_id]
+    return {
+        "overall": row(shown),
+        **{k: {name: row(ps) for name, ps in sorted(g.items())} for k, g in groups.items()},
+        "pilots": pilots,
+    }
+
+
 # ---- provenance ----------------------------------------------------------------------------
 def annotation_hash(rows: Sequence[TagRow]) -> str:
     """sha256 over the sorted annotations: the data lines of ``annotations.csv`` (its header
@@ -492,6 +522,7 @@ def export_set(
             if progress is not None:
                 progress(STAGE_CARD, 1, 3)
             baselines = baseline_results(project, rec.id)
+            provenance["human"] = human_results(project, rec.id, kept)
             write_card(staging, kept, kept_verdicts, stats, params, provenance, baselines)
             if progress is not None:
                 progress(STAGE_CARD, 2, 3)

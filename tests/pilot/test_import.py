@@ -58,3 +58,13 @@ def test_a_curated_set_s_pilot_comes_back_onto_its_puzzles(
     assert main([*args[:-2], "--set", "7"]) == 2
     assert "--set 7: the project has no puzzle set 7" in capsys.readouterr().err
     assert analyse_results(pilot, files)["participants"] == 30
+    # the dataset card sets people beside the models
+    card_dir = tmp_path / "published-again"
+    assert main(["-q", "export-set", str(project), "1", str(card_dir), "--status", "any"]) == 0
+    card = (card_dir / "README.md").read_text()
+    right = sum(a for a, _ in human.values())
+    n = sum(n for _, n in human.values())
+    assert "## Human baseline" in card
+    assert f"People chose the key in {right / n:.1%} of {n} answers to {len(human)} of" in card
+    assert "30 participants kept and 0 excluded" in card and doc["pilot_id"] in card
+    assert "| family | answers | puzzles | accuracy | 95% CI |" in card
