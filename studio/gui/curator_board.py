@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QRect,
     QSize,
     Qt,
     QTimer,
@@ -51,10 +53,13 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStyle,
+    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
+from superqt import QFlowLayout
 from superqt.utils import create_worker, ensure_main_thread
 
 from studio.core.errors import StudioError
@@ -82,7 +87,7 @@ from studio.gui.glyph_grid import FontSource, ThumbnailLoader
 from studio.gui.settings import StudioSettings
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
-from studio.gui.widgets import ThreadJob, refill_combo
+from studio.gui.widgets import ThreadJob, cell_width, header_width, refill_combo
 from studio.store.project import GlyphRecord, PuzzleSummary
 
 if TYPE_CHECKING:
@@ -97,7 +102,16 @@ COLUMN_TIPS = {
     "Shortcut": "Shortcut-prone: a baseline that does not see the whole puzzle (context-blind"
     " or partial input) chose the key in every seed with high confidence (Baselines tab)",
 }
-STATUS_COL, ERRORS_COL, WARNINGS_COL, SHORTCUT_COL = 4, 5, 6, 7
+CONCEPT_COL, STATUS_COL, ERRORS_COL, WARNINGS_COL, SHORTCUT_COL = 3, 4, 5, 6, 7
+#: The statistics pane: its least width, the width it keeps before the sheet's buttons get one
+#: row, and the most of the board's width it takes (its text wraps to whatever it gets).
+STATS_MIN_WIDTH = 240
+STATS_WIDTH = 250
+STATS_MAX_SHARE = 25
+#: The findings list under the sheet shows this many lines at most (then it scrolls), and
+#: one at least: as tall as its findings, so the sheet keeps the rest (issue 28: the list was
+#: three lines tall with more findings, and the sheet's legend sat below the fold without).
+EVIDENCE_LINES = 6
 SHORTCUT = QColor("#e65100")
 
 
@@ -618,22 +632,26 @@ class CuratorBoard(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        # widths from the font, not from the contents: sizing to 10,000 rows takes seconds.
-        # Status, Err. and Warn. keep their width; layout and rule are elided and the concept
-        # stretches, so that the list shows Status in its pane at 1280 px without scrolling
-        # (the Shortcut column is shown only for a set with shortcut flags).
+        # every column as wide as its widest text (the set's distinct values, not its 10,000
+        # rows: see _fit_columns), the concept taking what the pane has left: nothing is
+        # elided (issue 28: "two-…", "progressi…", "component…"), and the list shows Status
+        # in its pane at 1280 px without scrolling (the Shortcut column, shown only for a set
+        # with shortcut flags, may need a scroll)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setMinimumSectionSize(28)
         header.setStretchLastSection(False)
-        fm = self.table.fontMetrics()
-        for col, sample in enumerate(
-            ("test-00000", "two-r…", "progress…", "", "approved", "Err.", "Warn.", "blind 0.99")
-        ):
-            header.resizeSection(col, fm.horizontalAdvance(sample) + 14)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        for col in (STATUS_COL, ERRORS_COL, WARNINGS_COL):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+        self._column_need: dict[int, int] = {}
+        self._column_texts: dict[int, set[str]] = {
+            0: {"test-00000"},
+            STATUS_COL: set(STATUSES),
+            ERRORS_COL: {"00"},
+            WARNINGS_COL: {"00"},
+        }
+        self._fit_columns()
+        self.table.viewport().installEventFilter(self)
+        # the column sorted by makes room for its arrow beside its title ("Warn." was cut)
+        header.sortIndicatorChanged.connect(lambda *_: self._fit_columns())
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._row_changed())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_actions())
         self.count_label = QLabel(objectName="puzzleCount")
@@ -665,8 +683,8 @@ class CuratorBoard(QWidget):
         self.sheet_scroll.setWidgetResizable(True)
         self.sheet_scroll.setMinimumHeight(300)
         self.evidence_list = QListWidget(objectName="evidenceList")
-        self.evidence_list.setMaximumHeight(80)
         self.evidence_list.setWordWrap(True)
+        self.evidence_list.installEventFilter(self)  # its height follows its wrapped rows
         self.evidence_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.evidence_list.currentRowChanged.connect(self._on_evidence_chosen)
         self.dismiss_button = QPushButton(objectName="dismissFeature")
@@ -684,16 +702,18 @@ class CuratorBoard(QWidget):
         self.comment_field.setClearButtonEnabled(True)
         self.comment_field.done.connect(self._comment_done)
 
-        # buttons name their key; they trigger the window's actions (see bind_actions)
+        # buttons name their key; they trigger the window's actions (see bind_actions). They
+        # flow onto a second line when the sheet's pane is narrower than their row, so they
+        # never set the pane's least width (at 1280 px the list and the statistics need it)
         self.buttons: dict[str, ActionButton] = {}
-        row = QHBoxLayout()
+        row = QFlowLayout()
+        row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(4)
         for action_id, text in BUTTONS:
             b = ActionButton(text, objectName=action_id.replace("puzzle.", "button_"))
             b.setEnabled(False)
             self.buttons[action_id] = b
             row.addWidget(b)
-        row.addStretch(1)
 
         centre = QWidget()
         cl = QVBoxLayout(centre)
@@ -710,7 +730,7 @@ class CuratorBoard(QWidget):
         cl.addLayout(row)
 
         self.stats_panel = SplitStatsPanel()
-        self.stats_panel.setMinimumWidth(280)
+        self.stats_panel.setMinimumWidth(STATS_MIN_WIDTH)
         self.stats_panel.value_clicked.connect(self.show_value_puzzles)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
@@ -746,13 +766,113 @@ class CuratorBoard(QWidget):
             QTimer.singleShot(0, self._size_panes)
 
     def _size_panes(self) -> None:
-        """List, sheet and statistics share the width once it is known (44 / 34 / 22 %)."""
+        """List, sheet and statistics share the width once it is known: the list as wide as
+        its columns up to Warn. (at most 45 %), the sheet's pane as wide as the sheet — and as
+        its row of buttons, when the statistics keep STATS_WIDTH — and the statistics the rest.
+        Room beyond STATS_MAX_SHARE of the width goes to the list's Shortcut column, if shown,
+        then to the list and the sheet alike. At 1280 px no pane then cuts its text (issue 28:
+        the list's columns were squeezed to "two-…", "progressi…", "c…" by a sheet pane held
+        wide by its buttons)."""
         w = self.splitter.width()
         if self._sized or w < 600:
             return
         self._sized = True
-        left, centre = w * 44 // 100, w * 34 // 100
-        self.splitter.setSizes([left, centre, w - left - centre])
+        room = w - self.splitter.handleWidth() * (self.splitter.count() - 1)
+        left = min(self._list_width(SHORTCUT_COL), room * 45 // 100)
+        sheet = self._sheet_pane_width()
+        buttons = sum(b.sizeHint().width() for b in self.buttons.values()) + 4 * len(self.buttons)
+        centre = max(sheet, min(buttons, room - left - STATS_WIDTH))
+        stats = room - left - centre
+        if stats < STATS_MIN_WIDTH:  # a narrow window: the sheet's pane scrolls
+            centre = max(room // 4, room - left - STATS_MIN_WIDTH)
+            stats = room - left - centre
+        extra = stats - room * STATS_MAX_SHARE // 100
+        if extra > 0:
+            wider = min(extra, max(0, self._list_width(len(COLUMNS)) - left))
+            left += wider + (extra - wider) // 2
+            centre += extra - wider - (extra - wider) // 2
+            stats -= extra
+        self.splitter.setSizes([left, centre, stats])
+
+    def _list_width(self, columns: int) -> int:
+        """The list's pane wide enough for its first ``columns`` columns that are shown, its
+        scroll bar and frame."""
+        header = self.table.horizontalHeader()
+        cols = sum(
+            self._column_need.get(c, header.sectionSize(c))
+            for c in range(columns)
+            if not header.isSectionHidden(c)
+        )
+        bar = self.table.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        return cols + bar + 2 * self.table.frameWidth() + 2
+
+    def _sheet_pane_width(self) -> int:
+        """The sheet's pane wide enough for the sheet (a two-row sheet while none is shown),
+        its scroll bar and frame."""
+        bar = self.sheet_scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        return self.sheet.natural_width() + bar + 2 * self.sheet_scroll.frameWidth()
+
+    def _fit_columns(self) -> None:
+        """Each column as wide as the widest of its texts (the set's values, computed in
+        _refill_filters; the header's title in bold), the concept's as wide as the pane leaves
+        it besides. Runs on the GUI thread; cheap (a few dozen strings)."""
+        header = self.table.horizontalHeader()
+        texts = dict(self._column_texts)
+        texts[SHORTCUT_COL] = {flag_text(f) for f in self.model.shortcuts.values() if f}
+        sorted_by = header.sortIndicatorSection() if header.isSortIndicatorShown() else -1
+        for col, title in enumerate(COLUMNS):
+            head = header_width(header, title, sort_arrow=col == sorted_by)
+            need = max(cell_width(self.table, texts.get(col, ())), head)
+            self._column_need[col] = need
+            if header.sectionSize(col) != need and col != CONCEPT_COL:
+                header.resizeSection(col, need)
+        self._fill_concept_column()
+
+    def _fill_concept_column(self) -> None:
+        """The concept's column takes the room the others leave in the pane, but never less
+        than its widest concept (then the list scrolls sideways instead of eliding it)."""
+        header = self.table.horizontalHeader()
+        others = sum(
+            header.sectionSize(c)
+            for c in range(len(COLUMNS))
+            if c != CONCEPT_COL and not header.isSectionHidden(c)
+        )
+        need = self._column_need.get(CONCEPT_COL, 0)
+        width = max(need, self.table.viewport().width() - others)
+        if header.sectionSize(CONCEPT_COL) != width:
+            header.resizeSection(CONCEPT_COL, width)
+
+    def _fit_evidence_list(self) -> None:
+        """The findings list as tall as its rows wrapped at its width, one line at least and
+        EVIDENCE_LINES at most (then it scrolls)."""
+        view = self.evidence_list
+        fm = view.fontMetrics()
+        option = QStyleOptionViewItem()
+        option.initFrom(view)
+        option.rect = QRect(0, 0, max(1, view.viewport().width()), fm.height())  # type: ignore[attr-defined]
+        option.features = QStyleOptionViewItem.ViewItemFeature.WrapText  # type: ignore[attr-defined]
+        delegate = view.itemDelegate()
+        rows = sum(
+            delegate.sizeHint(option, view.model().index(r, 0)).height()
+            for r in range(view.count())
+        )
+        line = fm.lineSpacing() + 4
+        height = min(max(rows, line), EVIDENCE_LINES * line) + 2 * view.frameWidth()
+        if view.height() != height or view.minimumHeight() != height:
+            view.setFixedHeight(height)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A resized list fills its concept column again; a findings list of another width
+        takes the height of its rows wrapped again."""
+        if event.type() == QEvent.Type.Resize:
+            if watched is self.table.viewport():
+                self._fill_concept_column()
+            elif (
+                watched is getattr(self, "evidence_list", None)
+                and event.oldSize().width() != event.size().width()  # type: ignore[attr-defined]
+            ):
+                self._fit_evidence_list()
+        return super().eventFilter(watched, event)
 
     def reload(self) -> None:
         """Read the sets, the open set's puzzles and the filters' choices from the project."""
@@ -794,6 +914,13 @@ class CuratorBoard(QWidget):
         concepts = sorted({p.concept for p in puzzles})
         refill_combo(self.rule_combo, "Any rule", rules)
         refill_combo(self.concept_combo, "Any concept", concepts)
+        # the list's columns fit the set's texts
+        self._column_texts[0] = {max((p.id for p in puzzles), key=len, default="test-00000")}
+        self._column_texts[1] = {p.layout for p in puzzles}
+        self._column_texts[2] = set(rules)
+        self._column_texts[CONCEPT_COL] = set(concepts)
+        self._column_texts[ERRORS_COL] = {str(max((p.errors for p in puzzles), default=0))}
+        self._column_texts[WARNINGS_COL] = {str(max((p.warnings for p in puzzles), default=0))}
 
     def current_filter(self) -> PuzzleFilter:
         return PuzzleFilter(
@@ -809,6 +936,7 @@ class CuratorBoard(QWidget):
         puzzles = self.curator.summaries(self.current_filter(), ids=ids)
         self.model.set_puzzles(puzzles, self.curator.shortcut_flags())
         self.table.setColumnHidden(SHORTCUT_COL, not self.model.has_flags())
+        self._fit_columns()
         header = self.table.horizontalHeader()
         if header.sortIndicatorSection() >= 0 and header.sortIndicatorSection() < len(COLUMNS):
             self.model.sort(header.sortIndicatorSection(), header.sortIndicatorOrder())
@@ -901,6 +1029,7 @@ class CuratorBoard(QWidget):
         """Re-read the shortcut flags (a baseline job ended)."""
         self.model.set_flags(self.curator.shortcut_flags())
         self.table.setColumnHidden(SHORTCUT_COL, not self.model.has_flags())
+        self._fit_columns()
         self._current_cache = None
         self._show_current()
 
@@ -947,6 +1076,7 @@ class CuratorBoard(QWidget):
             self.title.setText("")
             self.sheet.set_puzzle(None)
             self.evidence_list.clear()
+            self._fit_evidence_list()
             self.comment_label.setText("")
             self._update_actions()
             return
@@ -1003,8 +1133,10 @@ class CuratorBoard(QWidget):
         elif not cp.problems:
             self.evidence_list.addItem("No findings: every foil is wrong for every rule.")
         self.evidence_list.blockSignals(False)
+        self._fit_evidence_list()
         who = f" — {cp.author}, {cp.updated_at}" if cp.author else ""
         self.comment_label.setText(f"Comment: {cp.comment}{who}" if cp.comment else "")
+        self.comment_label.setVisible(bool(cp.comment))  # no empty line's room taken
         self._update_dismiss_button()
         self._update_actions()
 

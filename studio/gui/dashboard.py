@@ -405,9 +405,31 @@ class JobTableModel(QAbstractTableModel):
         return None
 
 
+#: A long text of a running job's bar (a model of the similarity group, its seed and epoch):
+#: the Progress column is at least as wide, so the time left and the step are read whole
+#: (issue 28: "the job progress cell" was cut).
+PROGRESS_SAMPLE = "100% · 10 min 00 s left · feature-similarity · seed 2 · epoch 10/10"
+
+
+def bar_text(value: tuple[float, str, str]) -> str:
+    """What a job's progress bar says: the share done, and for a running job the time left
+    and its step; ``waiting`` for a queued one."""
+    fraction, status, message = value
+    if status == "queued":
+        return "waiting"
+    text = f"{fraction:.0%}"
+    if message and status == "running":
+        text += f" · {message}"
+    return text
+
+
 class ProgressDelegate(QStyledItemDelegate):
     """Paints the Progress column as a progress bar with the percentage and the job's last
-    message ("blind · seed 2 · epoch 3/8")."""
+    message ("blind · seed 2 · epoch 3/8"); its size hint is that text's, so a column sized
+    to it shows it whole."""
+
+    #: room the bar takes around its text: 2 px inset each side, 4 px text padding each side
+    PADDING = 12
 
     def paint(
         self,
@@ -419,20 +441,15 @@ class ProgressDelegate(QStyledItemDelegate):
         if value is None:
             super().paint(painter, option, index)
             return
-        fraction, status, message = value
+        fraction = value[0]
         bar = QStyleOptionProgressBar()
         bar.rect = QRect(option.rect).adjusted(2, 2, -2, -2)  # type: ignore[attr-defined]
         bar.minimum = 0
         bar.maximum = 1000
         bar.progress = round(1000 * max(0.0, min(1.0, float(fraction))))
         bar.textVisible = True
-        text = f"{fraction:.0%}"
-        if status == "queued":
-            text = "waiting"
-        elif message and status == "running":
-            text += f" · {message}"
         bar.text = option.fontMetrics.elidedText(  # type: ignore[attr-defined]
-            text, Qt.TextElideMode.ElideRight, bar.rect.width() - 8
+            bar_text(value), Qt.TextElideMode.ElideRight, bar.rect.width() - 8
         )
         # Qt 6 styles read the orientation from State_Horizontal (the option's ``orientation``
         # is gone): without it Fusion fills the bar bottom-up, a 13% fill of a row 20 pixels
@@ -447,7 +464,11 @@ class ProgressDelegate(QStyledItemDelegate):
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> QSize:
         size = super().sizeHint(option, index)
-        return QSize(max(size.width(), 160), size.height())
+        value = index.data(PROGRESS_ROLE)
+        if value is None:
+            return size
+        fm = option.fontMetrics  # type: ignore[attr-defined]
+        return QSize(max(fm.horizontalAdvance(bar_text(value)) + self.PADDING, 160), size.height())
 
 
 # ---- the new-job dialog ------------------------------------------------------------------------
@@ -776,15 +797,16 @@ class BaselineDashboard(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(24)
         self.table.setAlternatingRowColors(True)
+        # the short columns fit what they say (a few jobs: cheap), the progress bar is as wide
+        # as a running job's text (PROGRESS_SAMPLE) and grows for a longer one, and the title
+        # takes the rest (issue 28: at 1280 px the progress text was cut)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        fm = self.table.fontMetrics()
-        for col, sample in enumerate(
-            ("00000", "", "running (attempt 2)", "", "cuda:0 NVIDIA H100 80GB",
-             "this computer", "30 Nov 14:03", "1 h 02 min")
-        ):  # fmt: skip
-            header.resizeSection(col, fm.horizontalAdvance(sample) + 20)
-        header.resizeSection(COL_PROGRESS, max(240, fm.horizontalAdvance("0" * 34)))
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_PROGRESS, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(
+            COL_PROGRESS,
+            self.table.fontMetrics().horizontalAdvance(PROGRESS_SAMPLE) + ProgressDelegate.PADDING,
+        )
         header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._on_selected())
 
@@ -943,6 +965,7 @@ class BaselineDashboard(QWidget):
         """The controller read the jobs: update the list, the selection and the summary."""
         selected = self.selected_id()
         self.model.set_jobs(jobs)
+        self._fit_progress_column()
         if selected is not None and self.selected_id() != selected:
             self.select_job(selected)
         elif selected is None and jobs and self.selected_id() is None and self._shown_id is None:
@@ -950,6 +973,24 @@ class BaselineDashboard(QWidget):
         self._update_summary(jobs)
         self._refresh_shown()
         self._update_buttons()
+
+    def _fit_progress_column(self) -> None:
+        """Widen the Progress column to a longer text than PROGRESS_SAMPLE (never narrow it:
+        the time left changes every second, the columns must not jump)."""
+        delegate = self.table.itemDelegateForColumn(COL_PROGRESS)
+        option = QStyleOptionViewItem()
+        option.initFrom(self.table)
+        option.fontMetrics = self.table.fontMetrics()  # type: ignore[attr-defined]
+        need = max(
+            (
+                delegate.sizeHint(option, self.model.index(r, COL_PROGRESS)).width()
+                for r in range(self.model.rowCount())
+            ),
+            default=0,
+        )
+        header = self.table.horizontalHeader()
+        if need > header.sectionSize(COL_PROGRESS):
+            header.resizeSection(COL_PROGRESS, need)
 
     def _on_read_failed(self, message: str) -> None:
         self.summary_label.setText(f"Cannot read the jobs: {message}")

@@ -68,13 +68,23 @@ STATE_VALUE = "value"  # carries the selected value
 STATE_OTHER = "other"  # carries another value of the concept
 STATE_NONE = "none"  # not yet tagged for this concept
 
+#: The tag-state filter's choices: short, so the chosen one reads whole in the filter bar at
+#: 1280 px ("Not yet tagged for…" was cut: issue 28); each says in full what it shows as its
+#: tooltip (TAG_FILTER_TIPS). "This" is the concept or value chosen in the tree.
 TAG_FILTERS = (
     ("all", "All glyphs"),
-    ("untagged_concept", "Not yet tagged for this concept"),
-    ("tagged_value", "Tagged with this value"),
-    ("tagged_concept", "Tagged for this concept"),
+    ("untagged_concept", "Not yet tagged"),
+    ("tagged_value", "With this value"),
+    ("tagged_concept", "With this concept"),
     ("untagged", "No tags at all"),
 )
+TAG_FILTER_TIPS = {
+    "all": "Every glyph the other filters let through",
+    "untagged_concept": "Glyphs not yet tagged for the concept chosen in the tree (U: the next)",
+    "tagged_value": "Glyphs tagged with the value chosen in the tree",
+    "tagged_concept": "Glyphs tagged with any value of the concept chosen in the tree",
+    "untagged": "Glyphs with no tag of any concept",
+}
 
 #: The hold-out the grid's "held-out glyphs" filter shows: the default split's.
 HOLDOUT_FRACTION = SplitParams().holdout_fraction

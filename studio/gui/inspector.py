@@ -48,6 +48,7 @@ class Inspector(QWidget):
         self._master_image = master_image
         self._record: GlyphRecord | None = None
         lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 9, 4, 9)  # the big render and 8 px beside it: 236 px wide
         self.image = QLabel(alignment=Qt.AlignmentFlag.AlignCenter)
         self.image.setFixedSize(BIG + 8, BIG + 8)
         self.image.setStyleSheet("background: white; border: 1px solid #ccc;")
@@ -71,7 +72,13 @@ class Inspector(QWidget):
         self.tags = QTableWidget(0, 3)
         self.tags.setObjectName("inspectorTags")
         self.tags.setHorizontalHeaderLabels(["Concept", "Value", "By"])
-        self.tags.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        # value and author as wide as they are, the concept the rest, wrapped at its hyphens
+        # in a row as tall as it needs ("stroke-line-straight-quantity" was elided: issue 28)
+        header = self.tags.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.tags.setWordWrap(True)
+        self.tags.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.tags.verticalHeader().setVisible(False)
         self.tags.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tags.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -45,6 +45,7 @@ from studio.gui.curator_board import CuratorBoard
 from studio.gui.dashboard import BaselineDashboard
 from studio.gui.export_dialog import ExportDialog
 from studio.gui.glyph_grid import (
+    TAG_FILTER_TIPS,
     TAG_FILTERS,
     FontSource,
     GlyphGridModel,
@@ -113,20 +114,41 @@ class MainWindow(QMainWindow):
         self.tree = SchemaTree()
         self.tree.current_changed.connect(self._on_current_value)
 
+        # the filter bar fits the grid's pane at 1280 px with every text whole (issue 28):
+        # the combo boxes say what they filter ("All fonts", "All blocks") instead of labels
+        # beside them, and the tag states are short, each explained in its tooltip
         self.font_combo = QComboBox(objectName="fontFilter")
+        self.font_combo.setMinimumContentsLength(8)
         self.block_combo = QComboBox(objectName="blockFilter")
-        self.block_combo.setMinimumContentsLength(14)
-        self.search = QLineEdit(objectName="search", placeholderText="Search name, U+25CC, block…")
-        self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(150)  # room for what is typed at 1280 px
-        self.search.setToolTip("Down or Enter: go to the first match in the grid")
-        self.state_combo = QComboBox(objectName="tagStateFilter")
-        self.state_combo.setMinimumContentsLength(12)
-        self.state_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        self.block_combo.setMinimumContentsLength(15)
+        # font and Unicode block names run to 45 characters: a long one chosen may be elided
+        # in the bar (the list shows each whole), so the chosen one is the tooltip too
+        self.font_combo.currentTextChanged.connect(
+            lambda text: self.font_combo.setToolTip(f"Font: {text}")
         )
+        self.block_combo.currentTextChanged.connect(
+            lambda text: self.block_combo.setToolTip(f"Unicode block: {text}")
+        )
+        self.search = QLineEdit(objectName="search", placeholderText="Name, U+25CC, block")
+        self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(170)  # room for what is typed, and the placeholder, at 1280
+        self.search.setToolTip(
+            "Search by name, code point (U+25CC or 25CC) or block. Down or Enter: go to the "
+            "first match in the grid"
+        )
+        self.state_combo = QComboBox(objectName="tagStateFilter")
+        self.state_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         for key, text in TAG_FILTERS:
             self.state_combo.addItem(text, key)
+            self.state_combo.setItemData(
+                self.state_combo.count() - 1, TAG_FILTER_TIPS[key], Qt.ItemDataRole.ToolTipRole
+            )
+        self.state_combo.setToolTip(TAG_FILTER_TIPS["all"])
+        self.state_combo.currentIndexChanged.connect(
+            lambda _i: self.state_combo.setToolTip(
+                TAG_FILTER_TIPS.get(self.state_combo.currentData(), "")
+            )
+        )
         self.hide_missing = QCheckBox("Hide placeholders", objectName="hideMissing")
         self.hide_missing.setChecked(self.model.filter.hide_missing)
         self.hide_missing.setToolTip(
@@ -145,15 +167,15 @@ class MainWindow(QMainWindow):
         self.hide_missing.toggled.connect(lambda _b: self._apply_filter())
 
         bar = QHBoxLayout()
-        bar.addWidget(QLabel("Font"))
         bar.addWidget(self.font_combo)
-        bar.addWidget(QLabel("Block"))
         bar.addWidget(self.block_combo, 1)
         bar.addWidget(self.search, 2)
         bar.addWidget(self.state_combo)
         bar.addWidget(self.hide_missing)
 
-        self.current_label = QLabel(objectName="currentValue")
+        # wrapped: a long concept and its key hints must not widen the grid's pane (at 1280 px
+        # "stroke-line-straight-quantity" squeezed the schema tree to 116 px: issue 28)
+        self.current_label = QLabel(objectName="currentValue", wordWrap=True)
         self.current_label.setStyleSheet("font-size: 14px; padding: 4px;")
         self.grid_panel = GridPanel(self.model)
         self.grid_panel.add_font_requested.connect(lambda: self.add_font())
@@ -177,7 +199,8 @@ class MainWindow(QMainWindow):
         self.inspector = Inspector(self._master_image)
         self.inspector.remove_tag.connect(self._remove_tag_from_current)
         self._show_definition(*self.tree.current())
-        self.inspector.setMinimumWidth(260)
+        # as narrow as its render allows: at 1280 px the tree and the filter bar need the rest
+        self.inspector.setMinimumWidth(240)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.tree)

@@ -10,15 +10,19 @@ from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QTreeWidget, QTreeWidgetItem, QWidget
 
 from studio.core.schema import Schema
 from studio.gui.definitions import concept_tip, value_tip
+from studio.gui.widgets import cell_width
 
 ROLE = Qt.ItemDataRole.UserRole
 DISPLAY_ROLE = Qt.ItemDataRole.UserRole + 1  # a value's display name, without its number
 NEEDS_COLUMN = 2
 NEEDS_COLOUR = QColor("#c25e00")
+#: The most the tree asks of the window's width for its columns (a schema's longest name may
+#: need more: then it scrolls sideways).
+MAX_TREE_WIDTH = 360
 
 
 #: Values 1…9 of a concept have a number key (the ``tag.value_n`` actions).
@@ -82,6 +86,7 @@ class SchemaTree(QTreeWidget):
                     v_item.setToolTip(0, value_tip(c, v, n if n <= MAX_VALUE_KEY else None))
                     self._items[(c.id, v.id)] = v_item
             cat_item.setExpanded(True)
+        self._fit_first_column(bold)
         self.update_counts(counts)
         self.blockSignals(False)
         if current != (None, None) and current in self._items:
@@ -90,6 +95,25 @@ class SchemaTree(QTreeWidget):
             self.select(current[0], None)
         else:
             self.current_changed.emit(*self.current())
+
+    def _fit_first_column(self, bold: QFont) -> None:
+        """The name column as wide as its longest concept or value, each at its depth,
+        expanded or not (issue 28: "stroke-line-straight-quant…" was elided at 200 px)."""
+        indent = self.indentation()
+        need = 200
+        for i in range(self.topLevelItemCount()):
+            cat = self.topLevelItem(i)
+            need = max(need, cell_width(self, [cat.text(0)], bold) + indent)
+            for j in range(cat.childCount()):
+                concept = cat.child(j)
+                values = [concept.child(k).text(0) for k in range(concept.childCount())]
+                need = max(need, cell_width(self, [concept.text(0)]) + 2 * indent)
+                need = max(need, cell_width(self, values) + 3 * indent)
+        self.setColumnWidth(0, need)
+        # the pane holds the three columns: the Needs column was cut at its edge
+        columns = need + self.columnWidth(1) + self.columnWidth(NEEDS_COLUMN)
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        self.setMinimumWidth(min(columns + bar + 2 * self.frameWidth(), MAX_TREE_WIDTH))
 
     def update_counts(self, counts: Counter[tuple[str, str]]) -> None:
         per_concept: Counter[str] = Counter()

@@ -35,6 +35,12 @@ CELL = 80
 GAP = 36  # room under each frame for the values it carries (two short lines)
 MARGIN = 12
 LINE = 17  # caption line height
+#: What the view leaves unpainted of the layout's own margin (GAP on every side): at the sides
+#: all but the half gap the values under a frame reach into, and 6 px; at the top all but 10 px
+#: for the outlines. The sheet needs 52 px less width and 26 px less height (issue 28: at
+#: 1280×800 its pane was too narrow for the list and the statistics beside it).
+TRIM_X = GAP - (GAP // 2 - 2) - 6
+TRIM_Y = GAP - 10
 
 ERROR = QColor("#d32f2f")
 WARNING = QColor("#ef6c00")
@@ -89,10 +95,18 @@ class SheetView(QWidget):
 
     # ---- geometry ----------------------------------------------------------------------------
     def _origin(self) -> tuple[int, int]:
+        """Where the layout's top left corner goes: its empty margin trimmed (TRIM_X,
+        TRIM_Y), the sheet centred in a wider view."""
         if self.layout_ is None:
             return (0, 0)
         w = self.layout_.size[0]
-        return (max(MARGIN, (self.width() - w) // 2), MARGIN)
+        return (max(-TRIM_X, (self.width() - w) // 2), MARGIN - TRIM_Y)
+
+    def natural_width(self) -> int:
+        """The width the sheet needs whole (a two-row sheet's while none is shown)."""
+        if self.layout_ is None:
+            return 500 - 2 * TRIM_X
+        return self.layout_.size[0] - 2 * TRIM_X
 
     def frame_rect(self, pos: FramePos) -> QRect | None:
         """Where a frame is drawn in widget coordinates."""
@@ -117,11 +131,13 @@ class SheetView(QWidget):
     def sizeHint(self) -> QSize:
         if self.layout_ is None:
             return QSize(480, 360)
-        w, h = self.layout_.size
-        return QSize(w + 2 * MARGIN, h + 2 * MARGIN + LINE * (len(self.evidence) * 2 + 2))
+        h = self.layout_.size[1] - TRIM_Y
+        return QSize(self.natural_width(), h + 2 * MARGIN + LINE * (len(self.evidence) * 2 + 2))
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(320, 240)
+        """As wide as the sheet: a narrower pane scrolls to its last answers instead of
+        cutting them off."""
+        return QSize(self.natural_width(), 240)
 
     # ---- painting ----------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
@@ -152,7 +168,8 @@ class SheetView(QWidget):
         if lay.separator is not None:
             ox, oy = self._origin()
             p.setPen(QPen(QColor("#777"), 1))
-            p.drawLine(ox, oy + lay.separator, ox + lay.size[0], oy + lay.separator)
+            y = oy + lay.separator
+            p.drawLine(ox + TRIM_X, y, ox + lay.size[0] - TRIM_X, y)
         for i, (key, box) in enumerate(zip(puzzle.answers, lay.answers, strict=True)):
             rect = self._rect(box)
             self._frame(p, rect, key)

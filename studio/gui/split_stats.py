@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -35,6 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.gui.widgets import wrap_cells
+
 PARTS = (("all", "All parts"), ("train", "Train"), ("val", "Val"), ("test", "Test"))
 BAR = QColor("#5c7cba")
 LOW_P = 0.05  # p-values below are shown in red
@@ -47,16 +49,16 @@ VALUE_ROLE = Qt.ItemDataRole.UserRole + 1
 def _small_table(
     name: str, headers: list[str], selection: QAbstractItemView.SelectionMode
 ) -> QTreeWidget:
-    """A compact three-column table of the panel: the first column stretches, the second fits
-    its contents, long texts are elided in the middle."""
+    """A compact three-column table of the panel: the first column stretches and wraps what
+    is longer than it (``stroke-line-straight-quantity=3`` on two lines rather than elided:
+    issue 28), the second fits its contents."""
     table = QTreeWidget(objectName=name)
     table.setColumnCount(len(headers))
     table.setHeaderLabels(headers)
     table.setRootIsDecorated(False)
-    table.setUniformRowHeights(True)
     table.setSelectionMode(selection)
-    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
     table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    wrap_cells(table)
     header = table.header()
     header.setStretchLastSection(False)
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -65,9 +67,13 @@ def _small_table(
 
 
 class BarChart(QWidget):
-    """Horizontal bars: one row per (label, count), the count written after the bar."""
+    """Horizontal bars: one row per (label, count), the count written after the bar. Labels
+    stand left of their bars while label, bar and count fit the width; otherwise each label
+    gets its own line above its bar, so a narrow panel wraps the chart instead of eliding
+    its labels or pushing its counts off the side (issue 28)."""
 
     ROW = 17
+    MIN_BAR = 40  # the least room a bar gets beside its label
 
     def __init__(self, object_name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,11 +85,45 @@ class BarChart(QWidget):
     def set_rows(self, rows: Sequence[tuple[str, float]], reference: float | None = None) -> None:
         self.rows = list(rows)
         self.reference = reference
-        self.setFixedHeight(max(1, len(self.rows)) * self.ROW + 4)
+        self._fit_height()
         self.update()
+
+    def _columns(self, fm: QFontMetrics) -> tuple[int, int, bool]:
+        """The label column's and the number column's widths, and whether the labels go on
+        lines of their own (then the label column is 0 wide)."""
+        if not self.rows:
+            return 0, 0, False
+        label_w = max(fm.horizontalAdvance(lbl) for lbl, _ in self.rows) + 8
+        num_w = max(fm.horizontalAdvance(_num(v)) for _, v in self.rows) + 8
+        stacked = label_w + self.MIN_BAR + num_w > self.width()
+        return (0 if stacked else label_w), num_w, stacked
+
+    def _fit_height(self) -> None:
+        stacked = self._columns(QFontMetrics(self.font()))[2]
+        lines = max(1, len(self.rows)) * (2 if stacked else 1)
+        height = lines * self.ROW + 4
+        if self.height() != height or self.minimumHeight() != height:
+            self.setFixedHeight(height)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_height()  # narrower than the labels: a line each
 
     def sizeHint(self) -> QSize:
         return QSize(260, max(1, len(self.rows)) * self.ROW + 4)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.MIN_BAR * 2, self.ROW + 4)
+
+    def elided_texts(self) -> list[str]:
+        """The labels painted elided (only a label wider than the whole chart is): what a
+        layout check reads, since the chart paints its own text."""
+        fm = QFontMetrics(self.font())
+        return [
+            f"label {lbl!r} needs {fm.horizontalAdvance(lbl)} px, has {self.width()}"
+            for lbl, _ in self.rows
+            if fm.horizontalAdvance(lbl) > self.width()
+        ]
 
     def paintEvent(self, event: QPaintEvent) -> None:
         p = QPainter(self)
@@ -92,20 +132,28 @@ class BarChart(QWidget):
             p.setPen(QColor("#888"))
             p.drawText(self.rect(), Qt.AlignmentFlag.AlignLeft, "—")
             return
-        label_w = min(max(fm.horizontalAdvance(lbl) for lbl, _ in self.rows) + 8, self.width() // 2)
-        num_w = max(fm.horizontalAdvance(_num(v)) for _, v in self.rows) + 8
+        label_w, num_w, stacked = self._columns(fm)
         top = max(v for _, v in self.rows) or 1
         if self.reference:
             top = max(top, self.reference)
         span = max(10, self.width() - label_w - num_w)
+        step = self.ROW * (2 if stacked else 1)
         for i, (label, value) in enumerate(self.rows):
-            y = 2 + i * self.ROW
+            y = 2 + i * step
             p.setPen(QColor("#333"))
-            p.drawText(
-                QRect(0, y, label_w - 6, self.ROW),
-                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                fm.elidedText(label, Qt.TextElideMode.ElideMiddle, label_w - 6),
-            )
+            if stacked:
+                p.drawText(
+                    QRect(0, y, self.width(), self.ROW),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    fm.elidedText(label, Qt.TextElideMode.ElideMiddle, self.width()),
+                )
+                y += self.ROW
+            else:
+                p.drawText(
+                    QRect(0, y, label_w - 6, self.ROW),
+                    Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                    label,
+                )
             w = round(span * value / top)
             p.fillRect(QRect(label_w, y + 3, max(1 if value else 0, w), self.ROW - 6), BAR)
             p.drawText(
@@ -146,7 +194,8 @@ def _mean(x: float | None) -> str:
 
 
 def _heading(text: str) -> QLabel:
-    label = QLabel(f"<b>{text}</b>")
+    """A section's title, wrapped when the panel is narrower (never cut at its edge)."""
+    label = QLabel(f"<b>{text}</b>", wordWrap=True)
     label.setContentsMargins(0, 8, 0, 2)
     return label
 
@@ -193,7 +242,9 @@ class SplitStatsPanel(QScrollArea):
         self.setObjectName("splitStats")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # everything below wraps to the panel's width; should anything still be wider (a huge
+        # font), it scrolls to it rather than running off the side unseen (issue 28)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.stats: Mapping[str, Any] | None = None
         body = QWidget()
         lay = QVBoxLayout(body)
@@ -262,9 +313,7 @@ class SplitStatsPanel(QScrollArea):
             QAbstractItemView.SelectionMode.NoSelection,
         )
         self.foil_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        header = self.foil_table.header()
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(2, 96)
+        self.foil_table.header().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.foil_table.setFixedHeight(150)
         lay.addWidget(self.foil_table)
         lay.addWidget(_heading("Puzzles per concept"))

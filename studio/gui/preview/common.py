@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.gui.widgets import wrap_cells
+
 DEBOUNCE_MS = 120
 PREVIEW_SIZE = 224
 
@@ -142,9 +144,11 @@ class _Requester:
 
 
 def _checks_tree(name: str) -> QTreeWidget:
+    """A verdict's checks; a detail longer than its column wraps (issue 28: it was elided)."""
     tree = QTreeWidget(objectName=name)
     tree.setHeaderLabels(["Check", "Verdict", "Measure", "Detail"])
     tree.setRootIsDecorated(False)
+    wrap_cells(tree)
     tree.setColumnWidth(0, 230)
     tree.setColumnWidth(1, 70)
     tree.setColumnWidth(2, 80)
