@@ -95,6 +95,10 @@ _FEATURE_NUMBERS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 MAX_REGENERATION_DRAWS = 400
+#: People fail a puzzle when fewer than this share of at least PEOPLE_MIN_ANSWERS answers in
+#: its pilots chose the key (issue 29; KiVA: a set is valid when 2 of 3 adults solve it)
+PEOPLE_PASS = 2 / 3
+PEOPLE_MIN_ANSWERS = 3
 
 #: Grades of an image-feature warning, weakest first (the board's threshold is one of them).
 FEATURE_GRADES = ("low", "medium", "high")
@@ -581,6 +585,24 @@ class Curator:
             return {}
         return self.project.jobs.flags(sid)
 
+    def human(self, set_id: int | None = None) -> dict[str, tuple[int, int]]:
+        """Puzzle id -> (people who chose the key, answers) over the set's pilots (issue 29;
+        :meth:`studio.store.project.Project.human_accuracy`): one query, for the board."""
+        sid = self.set_id if set_id is None else set_id
+        if sid is None:
+            return {}
+        return self.project.human_accuracy(sid)
+
+    def people_fail(self, set_id: int | None = None) -> list[str]:
+        """The puzzles people fail: fewer than :data:`PEOPLE_PASS` of at least
+        :data:`PEOPLE_MIN_ANSWERS` answers chose the key (KiVA counted an object set valid
+        when 2 of 3 adults solved it). Bulk approval leaves them to the curator."""
+        return sorted(
+            pid
+            for pid, (right, n) in self.human(set_id).items()
+            if n >= PEOPLE_MIN_ANSWERS and right / n < PEOPLE_PASS
+        )
+
     def puzzle(self, puzzle_id: str) -> CuratedPuzzle:
         """One puzzle of the open set, with the status the board shows."""
         return self._effective(self._stored(puzzle_id))
@@ -826,10 +848,12 @@ class Curator:
         if self.set_id is None or not ids:
             return [], []
         shortcut = self.shortcut_flags()
+        fail = set(self.people_fail())
         clean: list[str] = []
         flagged: list[str] = []
         for r in self.summaries(ids=list(set(ids))):
-            if r.status == "flagged" or (r.status == "draft" and r.id in shortcut):
+            held = r.id in shortcut or r.id in fail
+            if r.status == "flagged" or (r.status == "draft" and held):
                 flagged.append(r.id)
             elif r.status == "draft" and not r.errors:
                 clean.append(r.id)
@@ -845,7 +869,8 @@ class Curator:
 
     def flagged_among(self, ids: Sequence[str]) -> list[str]:
         """Of these puzzles, the undecided ones that bulk approval leaves to the curator:
-        flagged by the vetting, or found shortcut-prone by a baseline."""
+        flagged by the vetting, found shortcut-prone by a baseline, or failed by people in a
+        pilot."""
         return self._undecided(ids)[1]
 
     def approve_clean(self, ids: Sequence[str], comment: str | None = None) -> list[str]:

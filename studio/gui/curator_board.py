@@ -94,15 +94,18 @@ if TYPE_CHECKING:
     from studio.app import Studio
 
 PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("Puzzle", "Layout", "Rule", "Concept", "Status", "Err.", "Warn.", "Shortcut")
+COLUMNS = ("Puzzle", "Layout", "Rule", "Concept", "Status", "Err.", "Warn.", "Shortcut", "People")
 COLUMN_TIPS = {
     "Puzzle": "The puzzle's id: its part of the split and its number",
     "Err.": "Findings from the annotations: a foil completes a rule (the puzzle is invalid)",
     "Warn.": "Warnings from image features: a foil may complete a rule the annotations miss",
     "Shortcut": "Shortcut-prone: a baseline that does not see the whole puzzle (context-blind"
     " or partial input) chose the key in every seed with high confidence (Baselines tab)",
+    "People": "People's accuracy in the set's pilots (analogy-studio pilot import): the share"
+    " of answers that chose the key, and how many answers; red where people fail it",
 }
-CONCEPT_COL, STATUS_COL, ERRORS_COL, WARNINGS_COL, SHORTCUT_COL = 3, 4, 5, 6, 7
+CONCEPT_COL, STATUS_COL, ERRORS_COL, WARNINGS_COL, SHORTCUT_COL, PEOPLE_COL = 3, 4, 5, 6, 7, 8
+PEOPLE_FAIL = QColor("#b42318")
 #: The statistics pane: its least width, the width it keeps before the sheet's buttons get one
 #: row, and the most of the board's width it takes (its text wraps to whatever it gets).
 STATS_MIN_WIDTH = 240
@@ -188,6 +191,9 @@ class PuzzleTableModel(QAbstractTableModel):
         self.rows: list[PuzzleSummary] = []
         self._row_of: dict[str, int] = {}
         self.shortcuts: Mapping[str, Sequence[Any]] = {}
+        #: puzzle id → (people who chose the key, answers) in the set's pilots (issue 29)
+        self.human: Mapping[str, tuple[int, int]] = {}
+        self.people_fail: frozenset[str] = frozenset()
         #: puzzle id → its warnings that do not count, with why (set by the board)
         self.quiet_of: Callable[[str], Sequence[tuple[Any, str]]] | None = None
 
@@ -241,10 +247,19 @@ class PuzzleTableModel(QAbstractTableModel):
             return COLUMN_TIPS.get(COLUMNS[section])
         return None
 
+    def set_human(self, human: Mapping[str, tuple[int, int]], fail: Sequence[str]) -> None:
+        self.human, self.people_fail = human, frozenset(fail)
+        if self.rows:
+            last = len(self.rows) - 1
+            self.dataChanged.emit(self.index(0, PEOPLE_COL), self.index(last, PEOPLE_COL))
+
     def _cell(self, s: PuzzleSummary, col: int) -> Any:
         if col == SHORTCUT_COL:
             flags = self.shortcuts.get(s.id)
             return flag_text(flags) if flags else ""
+        if col == PEOPLE_COL:
+            got = self.human.get(s.id)
+            return f"{got[0] / got[1]:.0%} ({got[1]})" if got else ""
         return (s.id, s.layout, s.rule, s.concept, s.status, s.errors, s.warnings)[col]
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
@@ -268,6 +283,8 @@ class PuzzleTableModel(QAbstractTableModel):
                 return WARNING
             if col == SHORTCUT_COL:
                 return SHORTCUT
+            if col == PEOPLE_COL and cp.id in self.people_fail:
+                return PEOPLE_FAIL
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (ERRORS_COL, WARNINGS_COL):
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -282,6 +299,14 @@ class PuzzleTableModel(QAbstractTableModel):
                 )
             if cp.id in self.shortcuts:
                 lines.extend(flag_lines(self.shortcuts[cp.id]))
+            if cp.id in self.human:
+                right, n = self.human[cp.id]
+                fails = (
+                    " — people fail it (left out of bulk approval)"
+                    if cp.id in self.people_fail
+                    else ""
+                )
+                lines.append(f"People: {right} of {n} answers chose the key{fails}")
             if cp.comment:
                 lines.append(f"Comment: {cp.comment}")
             if cp.author:
@@ -935,6 +960,7 @@ class CuratorBoard(QWidget):
         ids = self._value_filter[1] if self._value_filter is not None else None
         puzzles = self.curator.summaries(self.current_filter(), ids=ids)
         self.model.set_puzzles(puzzles, self.curator.shortcut_flags())
+        self._show_human()
         self.table.setColumnHidden(SHORTCUT_COL, not self.model.has_flags())
         self._fit_columns()
         header = self.table.horizontalHeader()
@@ -1026,12 +1052,19 @@ class CuratorBoard(QWidget):
         self.value_filter_bar.setVisible(True)
 
     def refresh_flags(self) -> None:
-        """Re-read the shortcut flags (a baseline job ended)."""
+        """Re-read the shortcut flags (a baseline job ended) and people's accuracy."""
         self.model.set_flags(self.curator.shortcut_flags())
         self.table.setColumnHidden(SHORTCUT_COL, not self.model.has_flags())
+        self._show_human()
         self._fit_columns()
         self._current_cache = None
         self._show_current()
+
+    def _show_human(self) -> None:
+        """People's accuracy from the set's pilots; the column only where there is some."""
+        human = self.curator.human()
+        self.model.set_human(human, self.curator.people_fail() if human else [])
+        self.table.setColumnHidden(PEOPLE_COL, not human)
 
     def current_id(self) -> str | None:
         idx = self.table.currentIndex()

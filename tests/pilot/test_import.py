@@ -68,3 +68,52 @@ def test_a_curated_set_s_pilot_comes_back_onto_its_puzzles(
     assert f"People chose the key in {right / n:.1%} of {n} answers to {len(human)} of" in card
     assert "30 participants kept and 0 excluded" in card and doc["pilot_id"] in card
     assert "| family | answers | puzzles | accuracy | 95% CI |" in card
+
+
+def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
+    qtbot, curated: CuratedProject, tmp_path: Path
+) -> None:
+    """Issue 29 on the board: a People column (the share of answers that chose the key, and
+    how many) where the set has pilot answers, red where people fail; Ctrl+Shift+A leaves
+    those puzzles to the curator."""
+    from PySide6.QtCore import Qt
+
+    from studio.app import Studio
+    from studio.curation import Curator
+    from studio.gui.curator_board import PEOPLE_COL, PEOPLE_FAIL, CuratorBoard
+    from studio.store.pilots import StoredAnswer
+
+    project = tmp_path / "board.studio"
+    shutil.copy(curated.path, project)
+    studio = Studio(Project.open(project), author="alice")
+    try:
+        probe = Curator(studio)
+        probe.open_set(1)
+        drafts = [p.id for p in probe.puzzles() if p.status == "draft"]
+        hard, easy = drafts[0], drafts[1]
+        answers = [StoredAnswer(f"P{k}", "test", hard, 1, k == 0, 2000.0) for k in range(3)]
+        answers += [StoredAnswer(f"P{k}", "test", easy, 0, True, 2000.0) for k in range(3)]
+        people = {f"P{k}": ("", f"P{k}.csv") for k in range(3)}
+        studio.project.add_pilot_results({"pilot_id": "b0a4d"}, 1, people, answers, "alice")
+        board = CuratorBoard(studio)
+        qtbot.addWidget(board)
+        board.resize(1280, 800)
+        board.show()
+        qtbot.waitExposed(board)
+        curator = board.curator
+        if curator.set_id != 1:
+            curator.open_set(1)
+            board.reload()
+        model = board.model
+        row_hard, row_easy = model.row_of(hard), model.row_of(easy)
+        assert not board.table.isColumnHidden(PEOPLE_COL)
+        assert model.index(row_hard, PEOPLE_COL).data() == "33% (3)"
+        assert model.index(row_easy, PEOPLE_COL).data() == "100% (3)"
+        assert model.index(row_hard, PEOPLE_COL).data(Qt.ItemDataRole.ForegroundRole) == PEOPLE_FAIL
+        assert "people fail it" in model.index(row_hard, 0).data(Qt.ItemDataRole.ToolTipRole)
+        board.table.clearSelection()
+        approved = board.approve_clean()
+        assert easy in approved and hard not in approved
+        assert curator.puzzle(hard).status == "draft"
+    finally:
+        studio.close()
