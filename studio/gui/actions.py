@@ -157,6 +157,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Publish a curated puzzle set: its approved puzzles, vetted again, as a split "
                "folder with a dataset card, Croissant metadata and a Parquet table",
                section="board"),
+    ActionSpec("puzzle.pilot_import", "Import pilot results…", "puzzle", "Ctrl+Shift+P",
+               "Store a pilot study's results (its folder from `pilot export`, then the data "
+               "files the participants' browsers saved) for the open set: the People column",
+               section="board"),
     ActionSpec("puzzle.approve", "Approve puzzle", "puzzle", "A",
                "Approve the selected puzzles (with the comment typed, if any) and open the "
                "next one", section="decide"),

@@ -39,6 +39,7 @@ CURATOR_ACTIONS = (
     "puzzle.replace_foil",
     "puzzle.regenerate",
     "puzzle.generate",
+    "puzzle.pilot_import",
     "lab.settle",
 )
 #: actions only an admin may take

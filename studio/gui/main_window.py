@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer
@@ -292,6 +293,7 @@ class MainWindow(QMainWindow):
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
             "puzzle.export": self.export_benchmark,
+            "puzzle.pilot_import": self.import_pilot,
             "puzzle.approve": self.board.approve,
             "puzzle.reject": self.board.reject,
             "puzzle.draft": self.board.mark_draft,
@@ -373,6 +375,47 @@ class MainWindow(QMainWindow):
     def generate_split(self) -> None:
         self.show_board()
         self.board.generate_split()
+
+    def ask_pilot(self) -> tuple[str, list[str]] | None:
+        """The pilot's folder, then its results files (overridable: tests answer it)."""
+        from PySide6.QtWidgets import QFileDialog
+
+        folder = QFileDialog.getExistingDirectory(self, "The pilot's folder (from pilot export)")
+        if not folder:
+            return None
+        files, _ = QFileDialog.getOpenFileNames(
+            self, "The participants' data files", folder, "Pilot data (*.csv *.json)"
+        )
+        return (folder, files) if files else None
+
+    def import_pilot(self) -> dict[str, Any] | None:
+        """Puzzles ▸ Import pilot results…: store them for the board's open set (as
+        `pilot import --set`), then show people's accuracy in its People column."""
+        from studio.pilot.store import import_results
+
+        set_id = self.board.curator.set_id
+        if set_id is None:
+            self.statusBar().showMessage("Open a puzzle set first: its pilot's results go to it")
+            return None
+        chosen = self.ask_pilot()
+        if chosen is None:
+            return None
+        folder, files = chosen
+        try:
+            found = import_results(self.studio.project, folder, files, set_id, self.studio.author)
+        except StudioError as e:
+            self.show_error("Cannot import the pilot's results", e)
+            return None
+        self.show_board()
+        self.board.refresh_flags()
+        excluded = sum(found["excluded"].values())
+        fail = len(self.board.curator.people_fail())
+        self.statusBar().showMessage(
+            f"Stored {found['stored_answers']} answers of {found['participants']} participants "
+            f"({excluded} excluded) of pilot {found['pilot_id']}; people fail {fail} puzzles",
+            15000,
+        )
+        return found
 
     def export_benchmark(self) -> ExportDialog:
         """Puzzles ▸ Export benchmark…: the export dialog, on the board's open set."""

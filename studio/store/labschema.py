@@ -657,6 +657,16 @@ def _statement_triggers(prefix: str, tables: tuple[str, ...], function: str) -> 
     return out
 
 
+def install_pilot_rules(conn: Connection) -> None:
+    """The format-8 step's share of the rules: the pilot tables readable by the project's
+    people and the curators', audited (the rest of the rules stand; a database whose rules
+    are older gets them all when its owner opens it)."""
+    roles = group_roles(current_database(conn))
+    conn.execute(text(f"GRANT SELECT ON {', '.join(PILOT_TABLES)} TO {', '.join(roles.values())}"))
+    for stmt in _pilot_rules(roles):
+        conn.execute(text(stmt))
+
+
 def _pilot_rules(roles: dict[str, str]) -> tuple[str, ...]:
     """A pilot's results are the curators' to import (an annotator with psql cannot add or
     change a person's answers); nobody updates them in place; every change is audited."""

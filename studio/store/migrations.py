@@ -60,7 +60,7 @@ from collections.abc import Callable
 from sqlalchemy import Connection, text
 
 from studio.store.dialect import add_column, create_missing, dialect_of, translate
-from studio.store.labschema import install_server_rules
+from studio.store.labschema import install_pilot_rules
 from studio.store.labschema import upgrade as _v6_to_v7
 
 FORMAT_VERSION = 8
@@ -210,7 +210,7 @@ _FORMAT_8_DDL = (
 def _v7_to_v8(conn: Connection) -> None:
     _create_missing(conn, _FORMAT_8_DDL)
     if dialect_of(conn) == "postgresql":
-        install_server_rules(conn)  # the grants name the new tables
+        install_pilot_rules(conn)  # the new tables' grants and audit
 
 
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {

@@ -117,3 +117,49 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
         assert curator.puzzle(hard).status == "draft"
     finally:
         studio.close()
+
+
+def test_puzzles_menu_imports_a_pilot_for_the_open_set(
+    qtbot, curated: CuratedProject, tmp_path: Path
+) -> None:
+    """Puzzles ▸ Import pilot results… (Ctrl+Shift+P) does what `pilot import --set` does, for
+    the board's open set, and the People column appears."""
+    from PySide6.QtCore import Qt
+
+    from studio.app import Studio
+    from studio.gui.curator_board import PEOPLE_COL
+    from studio.gui.main_window import MainWindow
+    from studio.gui.settings import StudioSettings
+
+    project = tmp_path / "menu.studio"
+    shutil.copy(curated.path, project)
+    published = tmp_path / "published"
+    assert main(["-q", "export-set", str(project), "1", str(published), "--status", "any"]) == 0
+    pilot = tmp_path / "pilot"
+    opts = PilotOptions(participants=6, per_participant=10, responses_per_item=1, seed=4,
+                        parts=("train", "val", "test"))  # fmt: skip
+    export_pilot(published, pilot, opts)
+    files, truth = cohort(pilot, tmp_path, "none", "none")
+    studio = Studio(Project.open(project), author="alice")
+    try:
+        window = MainWindow(studio, StudioSettings(str(tmp_path / "settings.ini")))
+        qtbot.addWidget(window)
+        window.resize(1280, 800)
+        window.show()
+        qtbot.waitExposed(window)
+        window.show_board()
+        if window.board.curator.set_id != 1:
+            window.board.curator.open_set(1)
+            window.board.reload()
+        assert window.board.table.isColumnHidden(PEOPLE_COL)
+        window.ask_pilot = lambda: (str(pilot), [str(f) for f in files])  # type: ignore[method-assign]
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+        qtbot.keyClick(window.board.table, Qt.Key.Key_P, Qt.KeyboardModifier.ControlModifier
+                       | Qt.KeyboardModifier.ShiftModifier)  # fmt: skip
+        qtbot.waitUntil(lambda: not window.board.table.isColumnHidden(PEOPLE_COL), timeout=5000)
+        said = window.statusBar().currentMessage()
+        assert said.startswith("Stored ") and "of 6 participants (0 excluded)" in said
+        assert studio.project.human_accuracy(1).keys() == truth.keys()
+    finally:
+        studio.close()
