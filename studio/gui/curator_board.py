@@ -262,6 +262,14 @@ class PuzzleTableModel(QAbstractTableModel):
             return f"{got[0] / got[1]:.0%} ({got[1]})" if got else ""
         return (s.id, s.layout, s.rule, s.concept, s.status, s.errors, s.warnings)[col]
 
+    def _sort_key(self, s: PuzzleSummary, col: int) -> Any:
+        """People sort by their accuracy, then by how many answered (not as text: "100% (3)"
+        sorted before "33% (3)"); puzzles without answers first."""
+        if col == PEOPLE_COL:
+            got = self.human.get(s.id)
+            return (1, got[0] / got[1], got[1]) if got else (0, 0.0, 0)
+        return self._cell(s, col)
+
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
         if role not in _MODEL_ROLES or not index.isValid():
             return None  # most roles a view asks for at every paint: answered at once
@@ -317,7 +325,7 @@ class PuzzleTableModel(QAbstractTableModel):
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self.layoutAboutToBeChanged.emit()
         self.rows.sort(
-            key=lambda cp: self._cell(cp, column),
+            key=lambda cp: self._sort_key(cp, column),
             reverse=order == Qt.SortOrder.DescendingOrder,
         )
         self._reindex()

@@ -8,21 +8,36 @@
   "use strict";
   const P = window.PILOT;
   const params = new URLSearchParams(window.location.search);
-  let participant = params.get("pid");
-  let listIndex = params.has("list") ? parseInt(params.get("list"), 10) : null;
+  // a list number that is no list of the plan is asked for again, never taken as list 0
+  function validList(text) {
+    const n = /^[0-9]+$/.test(String(text).trim()) ? parseInt(text, 10) : NaN;
+    return Number.isInteger(n) && n >= 0 && n < P.lists.length ? n : null;
+  }
+  // the saved file is named after the participant: letters, digits, - and _ only there
+  function fileSafe(text) {
+    return String(text).replace(/[^A-Za-z0-9_-]+/g, "_").slice(0, 60) || "anonymous";
+  }
+  let participant = params.has("pid") && params.get("pid").trim() ? params.get("pid").trim() : null;
+  let listIndex = params.has("list") ? validList(params.get("list")) : null;
   let practiceFailures = 0;
   let excluded = "";
+  // one input answers one puzzle: a key held down (auto-repeat), a double-click or the key
+  // that left the previous screen must not answer the next one
+  const SETTLE_MS = 250;
+  let shownAt = 0;
 
   const jsPsych = initJsPsych({
     on_finish: function () {
-      const name = `pilot-${P.pilot_id}-${participant || "anonymous"}`;
+      const name = `pilot-${P.pilot_id}-${fileSafe(participant || "anonymous")}`;
       jsPsych.data.addProperties({ excluded: excluded });
       jsPsych.data.get().localSave("csv", `${name}.csv`);
       jsPsych.data.get().localSave("json", `${name}.json`);
-      const el = jsPsych.getDisplayElement();
-      el.innerHTML +=
-        `<p id="pilot-saved">Thank you. Your answers were saved as <b>${name}.csv</b> ` +
-        `(and .json) in your downloads folder. Please hand them to the experimenter.</p>`;
+      const saved = document.createElement("p");
+      saved.id = "pilot-saved";
+      saved.textContent =
+        `Thank you. Your answers were saved as ${name}.csv (and .json) in your downloads ` +
+        "folder. Please hand them to the experimenter.";
+      jsPsych.getDisplayElement().appendChild(saved);
       document.body.setAttribute("data-pilot-finished", "yes");
     },
   });
@@ -61,8 +76,11 @@
         return `<button class="jspsych-btn pilot-answer">${picture(src, "pilot-answer-img")}` +
           `<br><span class="pilot-key">${k + 1}</span></button>`;
       },
+      enable_button_after: SETTLE_MS,
       on_load: function () {
+        shownAt = performance.now();
         onKey = function (e) {
+          if (e.repeat || performance.now() - shownAt < SETTLE_MS) { return; }
           const k = parseInt(e.key, 10);
           if (k >= 1 && k <= choices.length) {
             const b = document.querySelector(
@@ -98,17 +116,27 @@
   });
   if (participant === null || listIndex === null) {
     timeline.push({
-      type: jsPsychSurveyText,
-      questions: [
-        { prompt: "Your participant id", name: "pid", required: true },
-        { prompt: `Your list number (0 to ${P.lists.length - 1}, from the experimenter)`,
-          name: "list", required: true },
-      ],
-      data: { kind: "identify" },
-      on_finish: function (data) {
-        participant = String(data.response.pid).trim();
-        const n = parseInt(data.response.list, 10);
-        listIndex = Number.isInteger(n) && n >= 0 && n < P.lists.length ? n : 0;
+      timeline: [{
+        type: jsPsychSurveyText,
+        preamble: function () {
+          return listIndex === null && participant !== null
+            ? `<p class="pilot-wrong">That list number is not one of this study's (0 to ` +
+              `${P.lists.length - 1}): please type it again.</p>`
+            : "";
+        },
+        questions: [
+          { prompt: "Your participant id", name: "pid", required: true },
+          { prompt: `Your list number (0 to ${P.lists.length - 1}, from the experimenter)`,
+            name: "list", required: true },
+        ],
+        data: { kind: "identify" },
+        on_finish: function (data) {
+          participant = String(data.response.pid).trim() || null;
+          listIndex = validList(data.response.list);
+        },
+      }],
+      loop_function: function () {
+        return participant === null || listIndex === null;
       },
     });
   }
@@ -162,7 +190,8 @@
   // screen; keys 1..k press the answer buttons
   timeline.push({
     type: jsPsychHtmlKeyboardResponse,
-    stimulus: "<p>Now the puzzles. Press any key to start.</p>",
+    stimulus: "<p>Now the puzzles. Press the space bar to start.</p>",
+    choices: [" "],
     data: { kind: "start" },
   });
   function current() {
@@ -185,9 +214,12 @@
           return `<button class="jspsych-btn pilot-answer">${picture(src, "pilot-answer-img")}` +
             `<br><span class="pilot-key">${k + 1}</span></button>`;
         },
+        enable_button_after: SETTLE_MS,
         on_load: function () {
           const k = current().order.length;
+          shownAt = performance.now();
           onKey = function (e) {
+            if (e.repeat || performance.now() - shownAt < SETTLE_MS) { return; }
             const n = parseInt(e.key, 10);
             if (n >= 1 && n <= k) {
               const b = document.querySelector(

@@ -30,6 +30,7 @@ import csv
 import hashlib
 import io
 import json
+import secrets
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -111,16 +112,17 @@ def export_pilot(
             "(scripts/setup.sh installs it from the npm registry)",
             node_modules,
         )
-    items = read_items(source)
+    items = read_items(source)  # plain ids only (source.check_id)
     parts = set(options.parts)
     piloted = [it for it in items if it.part in parts]
     if not piloted:
         raise StudioError(
             f"holds no puzzle in the parts {', '.join(options.parts)} (--parts)", source
         )
-    practice = [it for it in items if it.part == "train"][: options.practice]
-    if len(practice) < options.practice:
-        practice += [it for it in items if it not in piloted][: options.practice - len(practice)]
+    # practice never shows a puzzle the participants are then tested on
+    spare = [it for it in items if it.part not in parts]
+    ordered = {it.id: it for it in [*(it for it in spare if it.part == "train"), *spare]}
+    practice = list(ordered.values())[: options.practice]
     catches = _catch_items(piloted, options.catch)
     plan = make_plan(
         [PlanItem(it.id, it.group, len(it.answers)) for it in piloted],
@@ -162,6 +164,10 @@ def export_pilot(
             it.id: {"group": it.group, "key": it.key, "answers": len(it.answers), "part": it.part}
             for it in by_id.values()
         },
+        # the key of the participants' pseudonyms (studio.store.pilots): it stays with the
+        # pilot's folder, never in the project, so a stored pseudonym cannot be reversed by
+        # guessing ids
+        "pseudonym_key": secrets.token_hex(16),
         "exclusion": {
             "practice_failures": options.practice_failures,
             "catch_must_pass": True,
@@ -173,7 +179,7 @@ def export_pilot(
         "pilot_id": pilot_id,
         "studio_version": __version__,
         "prompt": PROMPTS.get(piloted[0].family, PROMPT),
-        "instructions": _instructions(options, piloted[0].family),
+        "instructions": _instructions(len(practice), piloted[0].family),
         "practice": practice_plan,
         "practice_failures": options.practice_failures,
         "feedback_ms": options.feedback_ms,
@@ -263,14 +269,19 @@ def _write_images(
     return paths
 
 
-def _instructions(options: PilotOptions, family: str) -> list[str]:
+def _instructions(practice: int, family: str) -> list[str]:
+    first = (
+        f"<p>First {practice} practice puzzle{'s' if practice != 1 else ''} tell you whether "
+        "you were right.</p>"
+        if practice
+        else ""
+    )
     return [
         "<h2>Puzzles of pictures</h2><p>Each puzzle shows rows of pictures that go together "
         "in some way. The last row has a missing picture, marked <b>?</b>. Choose the answer "
         "that completes it <i>in the same way</i>.</p>",
         "<p>Answer by clicking a picture, or with the keys <b>1</b> to <b>4</b>. There is no "
-        "time limit, but please do not think for too long.</p>"
-        f"<p>First {options.practice} practice puzzles tell you whether you were right.</p>",
+        "time limit, but please do not think for too long.</p>" + first,
         "<p>Now and then a very easy puzzle checks that you are paying attention.</p>"
         "<p>Press <b>Next</b> (or →) to begin.</p>",
     ]
@@ -336,9 +347,16 @@ def _write_psychopy(
             kind = "catch" if t.item in catch_ids else "test"
             row = [pilot_id, li, pos, t.item, kind, it.group, t.order.index(it.key) + 1]
             row += ctx + [""] * (cells - len(ctx)) + shown + [""] * (most - len(shown))
-            w.writerow(row)
+            w.writerow([_cell(x) for x in row])
     (out / "psychopy").mkdir(exist_ok=True)
     atomic_write_text(out / "psychopy" / "conditions.csv", buf.getvalue())
+
+
+def _cell(x: object) -> object:
+    """A spreadsheet never reads a conditions cell as a formula (``=``, ``+``, ``-``, ``@``)."""
+    if isinstance(x, str) and x[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + x
+    return x
 
 
 def _readme(pilot_id: str, plan: Plan, options: PilotOptions) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,6 +36,8 @@ from studio.pilot.export import PILOT_FORMAT, PILOT_JSON
 FAIL_BELOW = 2 / 3
 #: a foil chosen by at least this share of the responses splits people
 SPLIT_SHARE = 1 / 3
+#: the fewest answers a puzzle's flags speak from (the board's rule: curation.PEOPLE_MIN_ANSWERS)
+FLAG_MIN_ANSWERS = 3
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 
 
@@ -70,11 +73,18 @@ def _bool(text: Any) -> bool:
 
 
 def _num(text: Any) -> float | None:
+    """A finite number, or None (blank, NaN, infinite or not a number)."""
     try:
         x = float(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    return x if x == x else None  # NaN: none
+    return x if math.isfinite(x) else None
+
+
+def _index(text: Any) -> int | None:
+    """A whole number of at most a few digits (an answer index or a position), else None."""
+    x = _num(text)
+    return int(x) if x is not None and x == int(x) and abs(x) < 10_000 else None
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -96,68 +106,109 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise StudioError(f"line {e.lineno}: not valid JSON: {e.msg}", path) from None
+        except RecursionError:
+            raise StudioError("is nested too deeply to be jsPsych's JSON data", path) from None
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
             raise StudioError("is not jsPsych's JSON data (a list of trials)", path)
         return [(i + 1, r) for i, r in enumerate(data)]
     reader = csv.DictReader(text.splitlines())
-    if not reader.fieldnames:
-        raise StudioError("is empty", path)
-    return [(i + 2, dict(r)) for i, r in enumerate(reader)]
+    out: list[tuple[int, dict[str, Any]]] = []
+    try:
+        if not reader.fieldnames:
+            raise StudioError("is empty", path)
+        for i, r in enumerate(reader):
+            out.append((i + 2, dict(r)))
+    except csv.Error as e:
+        raise StudioError(
+            f"line {reader.line_num}: not CSV as jsPsych writes it: {e}", path
+        ) from None
+    return out
+
+
+#: what a results file may say of a participant's exclusion (the experiment writes these)
+FILE_EXCLUSIONS = ("failed-practice",)
 
 
 def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response], str]:
-    """One participant's responses in one file, checked; (participant, responses, excluded)."""
+    """One participant's responses in one file, checked against the pilot's plan (their
+    list's puzzles, each once, answers in range; what kind a trial is comes from the plan,
+    not the file); (participant, responses, excluded)."""
     items = pilot["items"]
     want = pilot["pilot_id"]
+    lists = pilot["plan"]["lists"]
+    practice = {p["item"]: p for p in pilot.get("practice", [])}
+    catch = set(pilot.get("catch_ids", []))
     rows = _rows(path)
     psychopy = bool(rows) and "key_position" in rows[0][1]
     out: list[Response] = []
     who: set[str] = set()
     excluded = ""
+    seen: set[str] = set()
     for line, r in rows:
         got = str(r.get("pilot_id", "") or "")
         kind = str(r.get("kind", "") or "")
         if r.get("excluded"):
             excluded = str(r["excluded"])
+            if excluded not in FILE_EXCLUSIONS:
+                raise StudioError(f"line {line}: an unknown exclusion {excluded[:40]!r}", path)
         if kind not in ("practice", "test", "catch"):
             continue
         if got != want:
             raise StudioError(
-                f"line {line}: from pilot {got or '(none)'}, not this pilot {want}", path
+                f"line {line}: from pilot {got[:40] or '(none)'}, not this pilot {want}", path
             )
         puzzle = str(r.get("puzzle_id", ""))
         if puzzle not in items:
-            raise StudioError(f"line {line}: puzzle {puzzle!r} is not one this pilot showed", path)
+            raise StudioError(
+                f"line {line}: puzzle {puzzle[:80]!r} is not one this pilot showed", path
+            )
         participant = str(r.get("participant", "") or "").strip()
         if not participant:
             raise StudioError(f"line {line}: no participant id", path)
         who.add(participant)
+        list_index = _index(r.get("list"))
+        if kind == "practice" and puzzle in practice:
+            order = practice[puzzle]["order"]
+        else:
+            if list_index is None or not 0 <= list_index < len(lists):
+                raise StudioError(f"line {line}: no list of this pilot ({r.get('list')!r})", path)
+            mine = {t["item"]: t for t in lists[list_index]}
+            if puzzle not in mine:
+                raise StudioError(
+                    f"line {line}: puzzle {puzzle!r} is not in list {list_index}", path
+                )
+            if puzzle in seen:
+                raise StudioError(f"line {line}: puzzle {puzzle!r} answered twice", path)
+            seen.add(puzzle)
+            kind = "catch" if puzzle in catch else "test"
+            order = mine[puzzle]["order"]
         key = int(items[puzzle]["key"])
         if psychopy:
-            position = _num(r.get("response", r.get("key_resp.keys")))
-            order_key = int(r["key_position"]) if str(r.get("key_position", "")).isdigit() else None
-            chosen = None
-            correct = position is not None and order_key is not None and int(position) == order_key
-            if correct:
-                chosen = key
+            position = _index(r.get("response", r.get("key_resp.keys")))
+            chosen = (
+                order[position - 1]
+                if position is not None and 1 <= position <= len(order)
+                else None
+            )
             rt = _num(r.get("rt", r.get("key_resp.rt")))
             rt_ms = rt * 1000 if rt is not None else None
         else:
-            c = _num(r.get("chosen_index"))
-            chosen = int(c) if c is not None else None
-            correct = chosen == key
+            chosen = _index(r.get("chosen_index"))
             rt_ms = _num(r.get("rt"))
-            if _bool(r.get("correct")) != correct and r.get("correct") not in (None, ""):
-                raise StudioError(
-                    f"line {line}: says correct={r.get('correct')} but answer {chosen} of "
-                    f"{puzzle} is {'the key' if correct else 'a foil'}",
-                    path,
-                )
+        if chosen is not None and not 0 <= chosen < int(items[puzzle]["answers"]):
+            raise StudioError(f"line {line}: answer {chosen} of {puzzle!r} does not exist", path)
+        correct = chosen == key
+        said = r.get("correct")
+        if not psychopy and said not in (None, "") and _bool(said) != correct:
+            raise StudioError(
+                f"line {line}: says correct={str(said)[:10]} but answer {chosen} of "
+                f"{puzzle} is {'the key' if correct else 'a foil'}",
+                path,
+            )
         out.append(Response(str(path), line, participant, kind, puzzle, chosen, correct, rt_ms))
     if len(who) > 1:
-        raise StudioError(
-            f"holds {len(who)} participants ({', '.join(sorted(who))}); one per file", path
-        )
+        names = ", ".join(x[:40] for x in sorted(who)[:5])
+        raise StudioError(f"holds {len(who)} participants ({names}); one per file", path)
     if not who:
         raise StudioError("holds no puzzle trial of a pilot", path)
     participant = who.pop()
@@ -282,10 +333,12 @@ def _per_puzzle(
         rts = [r.rt_ms for r in rs if r.rt_ms is not None]
         lo, hi = wilson(right, n)
         flags = []
-        if right / n < fail_below:
+        if n < FLAG_MIN_ANSWERS:
+            pass  # too few answers to say anything of the puzzle
+        elif right / n < fail_below:
             flags.append(f"people fail: {right} of {n} chose the key")
         for answer, k in sorted(chosen.items()):
-            if answer != key and k / n >= split_share:
+            if n >= FLAG_MIN_ANSWERS and answer != key and k / n >= split_share:
                 flags.append(f"people split between the key and answer {answer + 1}: {k} of {n}")
         out[puzzle] = {
             "n": n,

@@ -11,6 +11,7 @@ Core layer: no Qt, no torch.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,20 @@ from studio.core.errors import StudioError
 
 #: glyph frames are drawn at this multiple of UA's 80 px
 GLYPH_SCALE = 2
+#: what a puzzle id may be to name a pilot's pictures and sit in its page (review: an id
+#: like ``../../x" onerror="…`` wrote files outside the export and ran script in it)
+PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+
+
+def check_id(puzzle_id: str, where: Path) -> str:
+    """A puzzle id a pilot may use, else StudioError naming the file it came from."""
+    if not PLAIN_ID.fullmatch(puzzle_id) or puzzle_id.startswith("catch-"):
+        raise StudioError(
+            f"puzzle id {puzzle_id[:80]!r} is not a plain name (letters, digits, '.', '_', "
+            "'-'; not 'catch-…'): a pilot names its pictures after it",
+            where,
+        )
+    return puzzle_id
 
 
 @dataclass
@@ -56,6 +71,7 @@ def _glyph_items(folder: Path) -> list[PilotItem]:
     _, puzzles = read_fold(fold)
     out = []
     for p in puzzles:
+        check_id(p.id, fold / "puzzles.jsonl")
         path = fold / NPZ / f"{p.id}.npz"
         if not path.exists():
             raise StudioError("missing: the puzzle's frames", path)
@@ -90,6 +106,7 @@ def _stimulus_items(folder: Path) -> list[PilotItem]:
         raise StudioError(f"family {fam.id} says nothing of its context and answers", folder)
     out = []
     for r in records:
+        check_id(str(r.get("id", "")), folder / "items.jsonl")
         lay = layout_of(r)
         pics = folder / "images" / str(r["id"])
         names = list(lay["context"])

@@ -40,7 +40,10 @@ def import_results(
                 f"--set {set_id}: the pilot showed puzzles set {set_id} does not hold: "
                 f"{', '.join(missing[:5])}{more} (was it exported from another split?)"
             )
-    participants = {who: (read.excluded.get(who, ""), read.files[who]) for who in read.responses}
+    participants = {
+        who: (read.excluded.get(who, ""), _fingerprint(Path(read.files[who])))
+        for who in read.responses
+    }
     answers = [
         StoredAnswer(r.participant, r.kind, r.puzzle, r.chosen, r.correct, r.rt_ms)
         for rs in read.responses.values()
@@ -51,3 +54,11 @@ def import_results(
     found["stored_answers"] = stored
     found["set_id"] = set_id
     return found
+
+
+def _fingerprint(path: Path) -> str:
+    """The sha256 of a results file's bytes: which file it was, without its name (the
+    browser names it after the participant's typed id)."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()

@@ -672,9 +672,40 @@ def _pilot_rules(roles: dict[str, str]) -> tuple[str, ...]:
     change a person's answers); nobody updates them in place; every change is audited."""
     tables = ", ".join(PILOT_TABLES)
     all_roles = ", ".join(roles.values())
+    adm = roles["admin"]
+    mine = f"pg_catalog.pg_has_role(current_user, '{adm}', 'MEMBER')"
+    # a curator's import is theirs: another curator neither adds to nor removes it (the
+    # review found cur2 inserting under imported_by='cur'); an admin may remove any
+    owns_participant = (
+        "EXISTS (SELECT 1 FROM pilot_participants q WHERE q.pilot_id ="
+        " pilot_responses.pilot_id AND q.participant = pilot_responses.participant"
+        " AND q.imported_by = current_user)"
+    )
+    policies = []
+    for table, own in (
+        ("pilots", "author = current_user"),
+        ("pilot_participants", "imported_by = current_user"),
+        ("pilot_responses", owns_participant),
+    ):
+        policies += [
+            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+            f"DROP POLICY IF EXISTS read_all ON {table}",
+            f"CREATE POLICY read_all ON {table} FOR SELECT USING (true)",
+            f"DROP POLICY IF EXISTS own_insert ON {table}",
+            f"CREATE POLICY own_insert ON {table} FOR INSERT WITH CHECK ({own})",
+            f"DROP POLICY IF EXISTS own_delete ON {table}",
+            f"CREATE POLICY own_delete ON {table} FOR DELETE USING ({own} OR {mine})",
+        ]
+    policies += [
+        "DROP POLICY IF EXISTS set_once ON pilots",
+        "CREATE POLICY set_once ON pilots FOR UPDATE USING (set_id IS NULL)"
+        " WITH CHECK (set_id IS NOT NULL)",
+    ]
     return (
         f"REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON {tables} FROM {all_roles}",
         f"GRANT INSERT, DELETE ON {tables} TO {roles['curator']}",
+        f"GRANT UPDATE (set_id) ON pilots TO {roles['curator']}",
+        *policies,
         *_statement_triggers("audit", PILOT_TABLES, "studio_audit"),
     )
 

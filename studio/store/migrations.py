@@ -188,8 +188,9 @@ def _v5_to_v6(conn: Connection) -> None:
         _add_column(conn, "jobs", name, kind)
 
 
-#: Format 8: pilot studies (issue 29). Participants are stored under a pseudonym (a hash of
-#: the pilot id and the id they typed), never the id itself.
+#: Format 8: pilot studies (issue 29). Participants are stored under a pseudonym (an HMAC of
+#: the id they typed under the pilot's own key, which the project never holds), never the id
+#: itself; ``file`` is a fingerprint of the results file, not its name.
 _FORMAT_8_DDL = (
     "CREATE TABLE pilots (id TEXT PRIMARY KEY, set_id INTEGER, source TEXT NOT NULL,"
     " family TEXT NOT NULL, plan TEXT NOT NULL, created_at TEXT NOT NULL,"

@@ -11,6 +11,7 @@ participants kept, per puzzle of a curated set, across its pilots.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -32,10 +33,12 @@ class StoredAnswer:
     rt_ms: float | None
 
 
-def pseudonym(pilot_id: str, participant: str) -> str:
-    """What the project stores for a participant: stable per pilot, not the typed id."""
-    digest = hashlib.sha256(f"{pilot_id}\x1f{participant}".encode()).hexdigest()
-    return f"p-{digest[:12]}"
+def pseudonym(key: str, participant: str) -> str:
+    """What the project stores for a participant: an HMAC of the typed id under the pilot's
+    own key (in its ``pilot.json``, never in the project), so the same person of one pilot is
+    recognised and nobody holding only the project can recover the id by guessing names."""
+    digest = hmac.new(key.encode(), participant.encode(), hashlib.sha256).hexdigest()
+    return f"p-{digest[:16]}"
 
 
 def add_pilot_results(
@@ -47,10 +50,16 @@ def add_pilot_results(
     author: str,
 ) -> int:
     """Store one import (module docstring): ``participants`` maps a typed id to (why it was
-    excluded, or "", the file it came from). Returns the answers stored."""
+    excluded, or "", a fingerprint of the file it came from — never its name, which the
+    browser makes of the typed id). Returns the answers stored."""
     pilot_id = str(pilot["pilot_id"])
+    key = str(pilot.get("pseudonym_key") or pilot_id)
+    stored_plan = {k: v for k, v in pilot.items() if k != "pseudonym_key"}
     now = datetime.now(UTC).isoformat(timespec="seconds")
     known = conn.execute(text("SELECT set_id FROM pilots WHERE id=:p"), {"p": pilot_id}).first()
+    if known is not None and known[0] is None and set_id is not None:
+        # first imported without a set: the set now given is the one its answers are for
+        conn.execute(text("UPDATE pilots SET set_id=:s WHERE id=:p"), {"s": set_id, "p": pilot_id})
     if known is None:
         conn.execute(
             text(
@@ -62,14 +71,14 @@ def add_pilot_results(
                 "s": set_id,
                 "src": str(pilot.get("source", "")),
                 "f": str(pilot.get("family", "")),
-                "plan": json.dumps(pilot, sort_keys=True),
+                "plan": json.dumps(stored_plan, sort_keys=True),
                 "t": now,
                 "a": author,
             },
         )
     elif set_id is not None and known[0] is not None and int(known[0]) != set_id:
         raise StudioError(f"pilot {pilot_id} is stored for puzzle set {known[0]}, not set {set_id}")
-    names = {raw: pseudonym(pilot_id, raw) for raw in participants}
+    names = {raw: pseudonym(key, raw) for raw in participants}
     there = {
         r[0]
         for r in conn.execute(

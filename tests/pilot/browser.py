@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
+#: the page ignores answers in the first 250 ms of a puzzle (a key held down, a double-click)
+SETTLE_S = 0.3
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
@@ -86,7 +88,9 @@ def run_participant(
                 slot = trial["order"].index(key)
                 right = pattern(kind, position - 1, puzzle)
                 choose = slot if right else (slot + 1) % len(trial["order"])
-                ActionChains(driver).send_keys(str(choose + 1)).perform()
+                time.sleep(SETTLE_S)  # a person looks first; the page ignores earlier keys
+                # pressed twice: the second press must not answer the next puzzle (review)
+                ActionChains(driver).send_keys(str(choose + 1) * 2).perform()
                 answered.append((kind, puzzle, right))
                 _wait_gone(driver, shown[0])
                 continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,36 @@ def test_a_kiva_split_pilots_its_extrapolation_question(tmp_path: Path) -> None:
     assert "changed in the same way" in page
     pics = sorted(p.name for p in (out / "img" / item).iterdir())
     assert pics == ["a0.png", "a1.png", "a2.png", "c0-0.png", "c0-1.png", "c1-0.png"]
+
+
+def test_hostile_ids_are_refused_and_no_cell_is_a_formula(
+    glyph_split: Path, tmp_path: Path
+) -> None:
+    """Review of issue 29: a split's puzzle id named files outside the export and ran script
+    in the page; a rule reached the PsychoPy file as a formula cell."""
+    from studio.pilot.export import _cell
+
+    split = tmp_path / "split"
+    shutil.copytree(glyph_split, split)
+    lines = (split / "puzzles.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    old = first["id"]
+    first["id"] = '../../x" onerror="alert(1)'
+    lines[0] = json.dumps(first)
+    (split / "puzzles.jsonl").write_text("\n".join(lines) + "\n")
+    (split / "npz" / f"{old}.npz").rename(split / "npz" / f"{first['id'].replace('/', '_')}.npz")
+    with pytest.raises(StudioError, match="is not a plain name"):
+        export_pilot(split, tmp_path / "out", OPTIONS)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    assert _cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and _cell("dist3/closure") == "dist3/closure"
+
+
+def test_practice_never_shows_a_piloted_puzzle(glyph_split: Path, tmp_path: Path) -> None:
+    opts = PilotOptions(participants=5, per_participant=8, responses_per_item=1,
+                        parts=("val", "test"), practice=3)  # fmt: skip
+    export_pilot(glyph_split, tmp_path / "p", opts)
+    doc = json.loads((tmp_path / "p" / "pilot.json").read_text())
+    shown = {t["item"] for ts in doc["plan"]["lists"] for t in ts}
+    practice = {p["item"] for p in doc["practice"]}
+    assert len(practice) == 3 and not practice & shown
+    assert "pseudonym_key" in doc and len(doc["pseudonym_key"]) == 32

@@ -111,6 +111,8 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
         assert model.index(row_easy, PEOPLE_COL).data() == "100% (3)"
         assert model.index(row_hard, PEOPLE_COL).data(Qt.ItemDataRole.ForegroundRole) == PEOPLE_FAIL
         assert "people fail it" in model.index(row_hard, 0).data(Qt.ItemDataRole.ToolTipRole)
+        model.sort(PEOPLE_COL)  # by accuracy, not as text ("100% (3)" < "33% (3)")
+        assert model.row_of(hard) < model.row_of(easy)
         board.table.clearSelection()
         approved = board.approve_clean()
         assert easy in approved and hard not in approved

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scipy.stats import binomtest
 
 from studio.cli import main
 from studio.core.errors import StudioError
@@ -98,8 +99,9 @@ def test_a_simulated_cohort_is_recovered_and_its_planted_puzzles_flagged(
     assert found["participants"] == 30 and found["excluded"] == {}
     for puzzle, acc in truth.items():
         assert found["puzzles"][puzzle]["accuracy"] == pytest.approx(acc, abs=1e-4)
-        lo, hi = found["puzzles"][puzzle]["ci95"]
-        assert lo <= acc <= hi
+        row = found["puzzles"][puzzle]
+        wilson = binomtest(row["correct"], row["n"]).proportion_ci(method="wilson")
+        assert row["ci95"] == pytest.approx([wilson.low, wilson.high], abs=1e-4)
     assert any(f.startswith("people fail") for f in found["puzzles"][hard]["flags"])
     split_flags = found["puzzles"][split]["flags"]
     assert any(f.startswith("people split between the key and answer") for f in split_flags)
@@ -145,6 +147,12 @@ def test_exclusions_follow_the_declared_rules(pilot: Path, tmp_path: Path) -> No
         ("bad-json", "line 1: not valid JSON"),
         ("empty", "is empty"),
         ("lying", "says correct=true but answer"),
+        ("infinite", "answer"),  # an infinite index is no answer: counted wrong, no crash
+        ("twice", "answered twice"),
+        ("no-such-answer", "answer 99 of"),
+        ("odd-exclusion", "an unknown exclusion 'because'"),
+        ("huge-field", "not CSV as jsPsych writes it"),
+        ("deep-json", "nested too deeply"),
     ],
 )
 def test_broken_results_are_refused_naming_file_and_line(
@@ -164,12 +172,25 @@ def test_broken_results_are_refused_naming_file_and_line(
     elif breakage == "lying":
         r = next(r for r in rows if r["correct"] == "false")
         r["correct"] = "true"
+    elif breakage == "infinite":
+        rows[0]["chosen_index"], rows[0]["correct"] = "1e400", "true"
+    elif breakage == "twice":
+        rows.append(dict(rows[0]))
+    elif breakage == "no-such-answer":
+        rows[0]["chosen_index"], rows[0]["correct"] = "99", "false"
+    elif breakage == "odd-exclusion":
+        rows[0]["excluded"] = "because"
     write_run(path, rows)
     if breakage == "bad-json":
         path = tmp_path / "S00.json"
         path.write_text("[{")
     elif breakage == "empty":
         path.write_text("")
+    elif breakage == "huge-field":
+        path.write_text(path.read_text() + '"' + "x" * 200_000 + '"\n')
+    elif breakage == "deep-json":
+        path = tmp_path / "S00.json"
+        path.write_text("[" * 200_000 + "]" * 200_000)
     with pytest.raises(StudioError) as e:
         analyse_results(pilot, [path])
     assert e.value.path == str(path) and words in str(e.value)

@@ -264,7 +264,8 @@ def lab_pg(pg_server: PgServer) -> Iterator[tuple[Engine, str]]:
                 " concept, split, updated_at) VALUES (1, 'p1', 0, '{}', 'l', 'r', 'c', 'test', 't')"
             )
         )
-        for name, role in (("ann", "annotator"), ("bea", "annotator"), ("cur", "curator")):
+        people = (("ann", "annotator"), ("bea", "annotator"), ("cur", "curator"))
+        for name, role in (*people, ("cur2", "curator")):
             lab.add_person(conn, name, role, "t", password=f"pw-of-{name}")
     yield engine, url
     engine.dispose()
@@ -1114,6 +1115,23 @@ def test_a_pilot_s_results_are_the_curators_to_import(lab_pg: tuple[Engine, str]
         assert "permission denied" in _refused(cur, "UPDATE pilot_responses SET correct = 0")
     finally:
         cur.dispose()
+    cur2 = _as(url, "cur2")  # another curator neither adds to nor removes cur's import
+    try:
+        assert "row-level security" in _refused(
+            cur2,
+            "INSERT INTO pilot_participants (pilot_id, participant, imported_at, imported_by)"
+            " VALUES ('abc123', 'p-forged', 't', 'cur')",
+        )
+        assert "row-level security" in _refused(
+            cur2,
+            "INSERT INTO pilot_responses (pilot_id, participant, kind, puzzle_id, correct)"
+            " SELECT pilot_id, participant, 'test', 'p1', 0 FROM pilot_participants",
+        )
+        with cur2.begin() as conn:  # their DELETE sees none of cur's rows
+            gone = conn.execute(text("DELETE FROM pilot_participants")).rowcount
+        assert gone == 0
+    finally:
+        cur2.dispose()
     ann = _as(url, "ann")
     try:
         with ann.connect() as conn:  # everyone reads them

@@ -260,3 +260,24 @@ def test_a_pilot_s_results_are_stored_once_under_pseudonyms(tmp_path: Path, ua_s
         with pytest.raises(StudioError, match="'Jane Doe' of pilot abc123 are already in the"):
             project.add_pilot_results(pilot, 3, {"Jane Doe": ("", "again.csv")}, answers[:1], "cur")
         assert project.human_accuracy(3) == {"test-00001": (1, 1), "test-00002": (0, 1)}
+
+
+def test_nothing_of_a_typed_participant_id_reaches_the_project(tmp_path: Path, ua_schema) -> None:  # type: ignore[no-untyped-def]
+    """Review of issue 29: the results file's name (the browser makes it of the typed id)
+    was stored, and the pseudonym, a hash of the pilot id and the typed id, fell to a guess.
+    Now the pseudonym is an HMAC under the pilot's own key, which the project never holds."""
+    from studio.store.pilots import StoredAnswer, pseudonym
+
+    pilot = {"pilot_id": "abc123", "pseudonym_key": "f00d" * 8, "family": "glyph-pmp"}
+    answers = [StoredAnswer("Alice Smith", "test", "test-00001", 0, True, 1800.0)]
+    with Project.create(tmp_path / "p.studio", ua_schema) as project:
+        project.add_pilot_results(pilot, None, {"Alice Smith": ("", "sha256:ab")}, answers, "c")
+        # first imported without a set, then for set 2: the pilot is the set's now
+        project.add_pilot_results(
+            pilot, 2, {"Bo": ("", "sha256:cd")}, [StoredAnswer("Bo", "test", "t", 1, 0, 9.0)], "c"
+        )
+        assert project.human_accuracy(2) == {"test-00001": (1, 1), "t": (0, 1)}
+    dump = "\n".join(sqlite3.connect(tmp_path / "p.studio").iterdump())
+    assert "Alice" not in dump and "f00d" not in dump
+    assert pseudonym("f00d" * 8, "Alice Smith") in dump
+    assert pseudonym("abc123", "Alice Smith") not in dump  # not the guessable one
