@@ -11,8 +11,9 @@ It then applies the exclusion rules the export declared — failed practice, a f
 check, a median response time under the threshold — and gives, per puzzle: human accuracy
 with a Wilson interval, the median response time, how often each answer was chosen, and the
 flags "people fail" (under ``fail_below``, by default KiVA's 2 of 3) and "people split between
-the key and answer k" (a foil chosen by at least ``split_share`` of the responses); per
-(rule, concept) group and overall the same accuracy. Nothing is written.
+the key and answer k" (a foil chosen by at least ``split_share`` of the responses), and its
+classical item discrimination (flagged when negative); per (rule, concept) group and overall
+the same accuracy. Nothing is written.
 
 Core layer: no Qt, no torch.
 """
@@ -294,6 +295,14 @@ def analyse(
         r for p, rs in by_participant.items() if p not in why_out for r in rs if r.kind == "test"
     ]
     per_puzzle = _per_puzzle(kept, pilot["items"], fail_below, split_share)
+    for puzzle, d in _discrimination(kept).items():
+        row = per_puzzle[puzzle]
+        row["discrimination"] = round(d, 3)
+        if _reliably_negative(d, row["n"]):
+            row["flags"].append(
+                f"negative discrimination ({d:+.2f}): people who do well on the other puzzles "
+                "fail it more often — look for a second defensible answer"
+            )
     groups: dict[str, list[bool]] = defaultdict(list)
     for r in kept:
         groups[pilot["items"][r.puzzle]["group"]].append(r.correct)
@@ -311,6 +320,52 @@ def analyse(
         "puzzles": per_puzzle,
         "flagged": sorted(p for p, row in per_puzzle.items() if row["flags"]),
     }
+
+
+#: a negative discrimination is flagged from this many answers when its one-sided p is under
+#: NEGATIVE_P (a handful of answers makes correlations of ±0.5 by chance alone)
+DISCRIMINATION_MIN_ANSWERS = 8
+NEGATIVE_P = 0.05
+
+
+def _reliably_negative(d: float, n: int) -> bool:
+    """Is a correlation ``d`` over ``n`` answers below zero beyond chance (a t test)?"""
+    if n < DISCRIMINATION_MIN_ANSWERS or d >= 0:
+        return False
+    if d <= -1:
+        return True
+    from scipy.stats import t as student_t
+
+    t = d * math.sqrt((n - 2) / (1 - d * d))
+    return float(student_t.cdf(t, n - 2)) < NEGATIVE_P
+
+
+def _discrimination(kept: Sequence[Response]) -> dict[str, float]:
+    """Classical item discrimination: per puzzle, the correlation between being right on it
+    and the share a participant got right of their *other* puzzles (each list differs, so a
+    share rather than a total). A good puzzle is solved more by those who solve the others;
+    a negative value is a puzzle the able get wrong — often a second defensible answer."""
+    per_person: dict[str, list[bool]] = defaultdict(list)
+    for r in kept:
+        per_person[r.participant].append(r.correct)
+    totals = {p: (sum(v), len(v)) for p, v in per_person.items()}
+    by_puzzle: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in kept:
+        right, n = totals[r.participant]
+        if n > 1:
+            by_puzzle[r.puzzle].append((float(r.correct), (right - r.correct) / (n - 1)))
+    out = {}
+    for puzzle, pairs in by_puzzle.items():
+        if len(pairs) < 3:
+            continue
+        xs = [x for x, _ in pairs]
+        ys = [y for _, y in pairs]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        sx = sum((x - mx) ** 2 for x in xs)
+        sy = sum((y - my) ** 2 for y in ys)
+        if sx > 0 and sy > 0:
+            out[puzzle] = sum((x - mx) * (y - my) for x, y in pairs) / math.sqrt(sx * sy)
+    return out
 
 
 def _share(right: Sequence[bool]) -> dict[str, Any]:

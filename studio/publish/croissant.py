@@ -109,6 +109,14 @@ def croissant_metadata(folder: Path, provenance: Mapping[str, Any], n: int) -> d
         f"annotations (sha256:{provenance['annotation_hash']}) and schema {schema['id']} "
         f"{schema['version']}."
     )
+    human = provenance.get("human")
+    if human:  # issue 29: the human baseline beside the puzzles, as the card gives it
+        o = human["overall"]
+        made += (
+            f" Human baseline: people chose the key in {o['accuracy']:.1%} of {o['n']} answers "
+            f"to {o['puzzles']} of these puzzles (95% CI {o['ci95'][0]:.3f}–{o['ci95'][1]:.3f}),"
+            " from the set's pilot studies; per rule and concept in README.md."
+        )
     exported_by = str(provenance.get("exported_by") or "")
     optional: dict[str, Any] = {}
     if info.license:

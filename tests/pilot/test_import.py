@@ -68,6 +68,11 @@ def test_a_curated_set_s_pilot_comes_back_onto_its_puzzles(
     assert f"People chose the key in {right / n:.1%} of {n} answers to {len(human)} of" in card
     assert "30 participants kept and 0 excluded" in card and doc["pilot_id"] in card
     assert "| family | answers | puzzles | accuracy | 95% CI |" in card
+    croissant = json.loads((card_dir / "croissant.json").read_text())
+    assert (
+        f"Human baseline: people chose the key in {right / n:.1%} of {n} answers"
+        in (croissant["description"])
+    )
 
 
 def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(

@@ -204,3 +204,29 @@ def test_a_participant_in_two_files_is_refused(pilot: Path, tmp_path: Path) -> N
     twin.write_bytes(files[0].read_bytes())
     with pytest.raises(StudioError, match="participant 'S00' is also in"):
         analyse_results(pilot, [files[0], twin])
+
+
+def test_item_discrimination_flags_a_puzzle_the_able_fail() -> None:
+    """Classical item discrimination (issue 29's item analysis): the correlation between being
+    right on a puzzle and being right on the others. A puzzle solved by the weak participants
+    and failed by the strong ones — a second defensible answer, often — is flagged."""
+    from studio.pilot.results import ReadResults, Response, analyse
+
+    rng = np.random.default_rng(5)
+    items = {f"q{i}": {"group": "r/c", "key": 0, "answers": 4} for i in range(12)}
+    pilot = {"pilot_id": "d15c", "items": items}
+    responses: dict[str, list[Response]] = {}
+    for k in range(40):
+        ability = 0.3 + 0.0175 * k  # 0.30 … 0.98
+        rows = []
+        for i in range(12):
+            chance = 1.2 - ability if i == 0 else ability  # q0: the able pick another reading
+            right = bool(rng.random() < chance)
+            rows.append(Response("f", 1, f"P{k}", "test", f"q{i}", 0 if right else 1, right, 2e3))
+        responses[f"P{k}"] = rows
+    found = analyse(ReadResults(pilot, responses, {p: "f" for p in responses}, {}))
+    trap, normal = found["puzzles"]["q0"], [found["puzzles"][f"q{i}"] for i in range(1, 12)]
+    assert trap["discrimination"] < -0.2
+    assert any(f.startswith("negative discrimination") for f in trap["flags"])
+    assert sum(r["discrimination"] for r in normal) / len(normal) > 0.2
+    assert not any(f.startswith("negative discrimination") for r in normal for f in r["flags"])
