@@ -593,6 +593,11 @@ class Curator:
             return {}
         return self.project.human_accuracy(sid)
 
+    def human_choices(self, set_id: int | None = None) -> dict[str, dict[int, int]]:
+        """Puzzle id -> {answer index: people who chose it} over the set's pilots."""
+        sid = self.set_id if set_id is None else set_id
+        return {} if sid is None else self.project.human_choices(sid)
+
     def people_fail(self, set_id: int | None = None) -> list[str]:
         """The puzzles people fail: fewer than :data:`PEOPLE_PASS` of at least
         :data:`PEOPLE_MIN_ANSWERS` answers chose the key (KiVA counted an object set valid

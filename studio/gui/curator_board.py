@@ -1073,6 +1073,7 @@ class CuratorBoard(QWidget):
         human = self.curator.human()
         self.model.set_human(human, self.curator.people_fail() if human else [])
         self.table.setColumnHidden(PEOPLE_COL, not human)
+        self._choices = self.curator.human_choices() if human else {}
 
     def current_id(self) -> str | None:
         idx = self.table.currentIndex()
@@ -1133,6 +1134,7 @@ class CuratorBoard(QWidget):
         for k in cp.puzzle.all_keys():
             self._thumbnail(k)  # ask the loader early
         self.sheet.set_puzzle(cp, evidence)
+        self.sheet.set_choices(getattr(self, "_choices", {}).get(cp.id))
         p = cp.puzzle
         colour = STATUS_COLOURS.get(cp.status, QColor("#333")).name()
         self.title.setText(

@@ -64,6 +64,8 @@ class SheetView(QWidget):
         self.puzzle: CuratedPuzzle | None = None
         self.evidence: list[Evidence] = []
         self.selected = 0  # which evidence has its frames highlighted
+        #: answer index -> how many people chose it in the set's pilots (issue 29)
+        self.choices: dict[int, int] = {}
         self.layout_: SheetLayout | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setAutoFillBackground(True)
@@ -80,6 +82,18 @@ class SheetView(QWidget):
         self._fit_height()
         self.updateGeometry()
         self.update()
+
+    def set_choices(self, choices: dict[int, int] | None) -> None:
+        """People's choices of each answer in the set's pilots: a bar under each answer."""
+        self.choices = dict(choices or {})
+        self.update()
+
+    def choice_texts(self) -> list[str]:
+        """What the bars say, per answer ("3 of 5"); empty without pilot answers."""
+        if self.puzzle is None or not self.choices:
+            return []
+        n = sum(self.choices.values())
+        return [f"{self.choices.get(i, 0)} of {n}" for i in range(len(self.puzzle.puzzle.answers))]
 
     def select_evidence(self, index: int) -> None:
         self.selected = index
@@ -180,6 +194,8 @@ class SheetView(QWidget):
             p.setPen(KEY if i == puzzle.key else TEXT)
             number = f"{i + 1}" + (" key" if i == puzzle.key else "")
             p.drawText(num, Qt.AlignmentFlag.AlignCenter, number)
+            if self.choices:
+                self._choice_bar(p, rect, i, i == puzzle.key, small)
         # the key, for curators
         key_rect = self.frame_rect(("answer", puzzle.key, 0))
         if key_rect is not None:
@@ -188,6 +204,22 @@ class SheetView(QWidget):
         # evidence
         self._draw_evidence(p, small)
         p.end()
+
+    def _choice_bar(self, p: QPainter, frame: QRect, i: int, key: bool, small: QFont) -> None:
+        """How many people chose answer ``i``: a bar just above the frame, in the gap under the
+        separator (green for the key, red for a foil), and "k of n" in it."""
+        n = sum(self.choices.values())
+        k = self.choices.get(i, 0)
+        top = QRect(frame.left(), frame.top() - 19, frame.width(), 14)
+        p.fillRect(top, QColor("#eeeeee"))
+        share = k / n if n else 0.0
+        p.fillRect(
+            QRect(top.left(), top.top(), round(top.width() * share), top.height()),
+            QColor("#a7d8b0") if key else QColor("#f4b4ac"),
+        )
+        p.setFont(small)
+        p.setPen(TEXT)
+        p.drawText(top, Qt.AlignmentFlag.AlignCenter, f"{k} of {n}")
 
     def _frame(self, p: QPainter, rect: QRect, key: GlyphKey) -> None:
         p.setPen(QPen(FRAME, 1))

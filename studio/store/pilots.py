@@ -164,3 +164,23 @@ def pilots(conn: Connection) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+def human_choices(conn: Connection, set_id: int) -> dict[str, dict[int, int]]:
+    """Puzzle id -> {answer index: how many of the kept participants chose it} over the
+    pilots of a curated set (the sheet's choice bars)."""
+    rows = conn.execute(
+        text(
+            "SELECT r.puzzle_id, r.chosen, COUNT(*) FROM pilot_responses r"
+            " JOIN pilots p ON p.id = r.pilot_id"
+            " JOIN pilot_participants q ON q.pilot_id = r.pilot_id"
+            " AND q.participant = r.participant"
+            " WHERE p.set_id = :s AND r.kind = 'test' AND q.excluded = ''"
+            " AND r.chosen IS NOT NULL GROUP BY r.puzzle_id, r.chosen"
+        ),
+        {"s": set_id},
+    ).all()
+    out: dict[str, dict[int, int]] = {}
+    for puzzle, chosen, n in rows:
+        out.setdefault(str(puzzle), {})[int(chosen)] = int(n)
+    return out

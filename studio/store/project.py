@@ -44,7 +44,13 @@ from studio.store.filecheck import check_database, check_project_file
 from studio.store.jobs import JobQueue
 from studio.store.labproject import LabProjectMixin
 from studio.store.migrations import FORMAT_VERSION, MIGRATIONS, PUZZLE_STATUSES, create_current
-from studio.store.pilots import StoredAnswer, add_pilot_results, human_accuracy, pilots
+from studio.store.pilots import (
+    StoredAnswer,
+    add_pilot_results,
+    human_accuracy,
+    human_choices,
+    pilots,
+)
 
 
 def now_iso() -> str:
@@ -1066,6 +1072,11 @@ class Project(LabProjectMixin):
         """Puzzle id -> (right, answers) of the kept participants, over a set's pilots."""
         with self._engine.connect() as conn:
             return human_accuracy(conn, set_id)
+
+    def human_choices(self, set_id: int) -> dict[str, dict[int, int]]:
+        """Puzzle id -> {answer index: kept participants who chose it}, over a set's pilots."""
+        with self._engine.connect() as conn:
+            return human_choices(conn, set_id)
 
     def pilots(self) -> list[dict[str, Any]]:
         with self._engine.connect() as conn:

@@ -116,12 +116,19 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
         assert model.index(row_easy, PEOPLE_COL).data() == "100% (3)"
         assert model.index(row_hard, PEOPLE_COL).data(Qt.ItemDataRole.ForegroundRole) == PEOPLE_FAIL
         assert "people fail it" in model.index(row_hard, 0).data(Qt.ItemDataRole.ToolTipRole)
+        # the sheet's choice bars: how many chose each answer
+        board.table.setCurrentIndex(model.index(row_hard, 0))
+        qtbot.waitUntil(lambda: bool(board.sheet.choice_texts()), timeout=3000)
+        texts = board.sheet.choice_texts()
+        assert texts[1] == "3 of 3" and all(t == "0 of 3" for i, t in enumerate(texts) if i != 1)
+        board.sheet.grab().save(str(tmp_path / "sheet-choices.png"))
         model.sort(PEOPLE_COL)  # by accuracy, not as text ("100% (3)" < "33% (3)")
         assert model.row_of(hard) < model.row_of(easy)
         board.table.clearSelection()
         approved = board.approve_clean()
         assert easy in approved and hard not in approved
         assert curator.puzzle(hard).status == "draft"
+        assert board.wait_for_stats()  # its background work done before the project closes
     finally:
         studio.close()
 
