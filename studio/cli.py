@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from studio import __version__
 from studio.core.errors import StudioError
+from studio.core.family import GLYPH_FAMILY
 
 if TYPE_CHECKING:
     from studio.core.family import Family, Option
@@ -1101,7 +1102,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="[PROJECT] OUT_DIR")
     s.add_argument(
         "--family",
-        default="glyph-pmp",
+        default=GLYPH_FAMILY,
         help="; ".join(f"{f.id}: {f.description}" for f in all_families),
     )
     _add_split_arguments(s)
@@ -1133,9 +1134,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("project")
     _add_split_arguments(s)
-    _add_family_arguments(s, [family("glyph-pmp")])
+    _add_family_arguments(s, [family(GLYPH_FAMILY)])
     s.add_argument("--json", action="store_true", help="the report as JSON")
-    s.set_defaults(func=cmd_needs, family="glyph-pmp")
+    s.set_defaults(func=cmd_needs, family=GLYPH_FAMILY)
 
     s = sub.add_parser("vet", help="vet every puzzle of a split folder")
     s.add_argument("split_dir")

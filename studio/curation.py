@@ -43,6 +43,7 @@ import numpy as np
 from studio.app import PuzzlesChanged
 from studio.core.commands import FunctionCommand
 from studio.core.errors import StudioError
+from studio.core.family import GLYPH_FAMILY
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
@@ -1148,7 +1149,7 @@ class Curator:
         out: dict[str, Any] = dict(split_stats(puzzles, self.annotations, self.project.schema))
         out["rejections"] = dict(rec.summary.get("rejections", {}))
         out["dry_tuples"] = dict(rec.summary.get("dry_tuples", {}))
-        if all(p.family == "glyph-pmp" for p in puzzles):
+        if all(p.family == GLYPH_FAMILY for p in puzzles):
             from studio.vet.coverage import coverage_of_set
 
             out["coverage"] = coverage_of_set(puzzles, rec.params, out["dry_tuples"])

@@ -32,6 +32,9 @@ from studio.core.refs import resolve
 #: (some of ``choices``, written ``a,b`` or ``all``), ``names`` (free names, written ``a,b``).
 OPTION_TYPES = ("int", "float", "bool", "choice", "subset", "names")
 KINDS = ("glyph", "stimulus")
+#: The built-in glyph family's id: the default family of a split, the one the generator of
+#: glyph PMPs registers (issue 27: the literal was spelled out in six modules)
+GLYPH_FAMILY = "glyph-pmp"
 
 
 @dataclass(frozen=True)

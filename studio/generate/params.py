@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from studio.core.errors import StudioError
+from studio.core.family import GLYPH_FAMILY
 from studio.core.puzzle import LAYOUTS
 
 ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
@@ -63,7 +64,7 @@ class SplitParams:
       over its own answer count (issue 24: with four, most of UA's concepts run dry).
     """
 
-    family: str = "glyph-pmp"
+    family: str = GLYPH_FAMILY
     layout: str = "two-row"
     rules: tuple[str, ...] = DEFAULT_RULES
     extrapolation: str = "neutral"

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import StudioError
-from studio.core.family import Family
+from studio.core.family import GLYPH_FAMILY, Family
 from studio.generate.params import SplitParams
 from studio.gui.options_form import OptionsForm
 from studio.gui.settings import StudioSettings
@@ -66,7 +66,7 @@ class GenerateSplitDialog(QDialog):
         for f in self.families:
             self.family_combo.addItem(f"{f.label} ({f.id})", f.id)
             self.family_combo.setItemData(self.family_combo.count() - 1, f.description, 3)
-        self.family_combo.setCurrentIndex(max(0, self.family_combo.findData("glyph-pmp")))
+        self.family_combo.setCurrentIndex(max(0, self.family_combo.findData(GLYPH_FAMILY)))
         self.name_edit = QLineEdit(f"Split {datetime.now():%Y-%m-%d %H:%M}", objectName="splitName")
         self.folder_edit = QLineEdit(objectName="outFolder")
         self.folder_edit.setPlaceholderText("a new, empty folder")
@@ -89,7 +89,7 @@ class GenerateSplitDialog(QDialog):
         self.forms: dict[str, OptionsForm] = {}
         self.stack = QStackedWidget(objectName="familyOptions")
         for f in self.families:
-            defaults = (GLYPH_DIALOG_DEFAULTS or None) if f.id == "glyph-pmp" else None
+            defaults = (GLYPH_DIALOG_DEFAULTS or None) if f.id == GLYPH_FAMILY else None
             form = OptionsForm(f, dynamic={"concepts": list(concepts)}, defaults=defaults)
             self.forms[f.id] = form
             self.stack.addWidget(form)

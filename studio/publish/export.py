@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from studio import __version__
 from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
+from studio.core.family import GLYPH_FAMILY
 from studio.core.fileio import atomic_write_text, staging_area
 from studio.core.puzzle import Puzzle
 from studio.core.splitdir import check_target
@@ -359,7 +360,7 @@ def _check_status(status: str) -> None:
 
 
 def _check_family(rec: PuzzleSetRecord) -> str:
-    family = str(rec.params.get("family", "glyph-pmp"))
+    family = str(rec.params.get("family", GLYPH_FAMILY))
     if family not in glyph_families():
         raise StudioError(
             f"puzzle set “{rec.name}” is of family {family!r}; only curated sets of the glyph "

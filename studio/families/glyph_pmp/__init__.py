@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from studio.core.family import Family, Option
+from studio.core.family import GLYPH_FAMILY, Family, Option
 from studio.generate.params import (
     ALL_RULES,
     ANSWER_SETS,
@@ -56,7 +56,7 @@ def split_params(
 
 
 FAMILY = Family(
-    id="glyph-pmp",
+    id=GLYPH_FAMILY,
     kind="glyph",
     label="Glyph progressive matrices",
     description="UA progressive matrices over annotated glyphs",
