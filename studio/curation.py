@@ -599,13 +599,15 @@ class Curator:
         sid = self.set_id if set_id is None else set_id
         return {} if sid is None else self.project.human_choices(sid)
 
-    def people_fail(self, set_id: int | None = None) -> list[str]:
+    def people_fail(
+        self, set_id: int | None = None, human: Mapping[str, tuple[int, int]] | None = None
+    ) -> list[str]:
         """The puzzles people fail: fewer than :data:`PEOPLE_PASS` of at least
         :data:`PEOPLE_MIN_ANSWERS` answers chose the key (KiVA counted an object set valid
         when 2 of 3 adults solved it). Bulk approval leaves them to the curator."""
         return sorted(
             pid
-            for pid, (right, n) in self.human(set_id).items()
+            for pid, (right, n) in (self.human(set_id) if human is None else human).items()
             if n >= PEOPLE_MIN_ANSWERS and right / n < PEOPLE_PASS
         )
 

@@ -284,12 +284,9 @@ class SplitStatsPanel(QScrollArea):
         lay.addWidget(_heading("Partial views: the key from one row"))
         self.partial_label = QLabel(objectName="statsPartial", wordWrap=True)
         self.partial_label.setTextFormat(Qt.TextFormat.RichText)
-        self.partial_label.setToolTip(
-            "An exact symbolic solver that sees the answers and ONE row (the first, or the "
-            "incomplete one) picks the answer fitting the most (rule, concept) readings this "
-            "set tests. A decoy is a foil it finds as good as the key. Near chance, the whole "
-            "context is needed."
-        )
+        from studio.vet.partial import EXPLANATION
+
+        self.partial_label.setToolTip(EXPLANATION)
         lay.addWidget(self.partial_label)
         lay.addWidget(_heading("Status"))
         self.status_chart = BarChart("statusChart")

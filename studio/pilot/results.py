@@ -216,14 +216,12 @@ def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response
     return participant, out, excluded
 
 
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / den
-    return (max(0.0, mid - half), min(1.0, mid + half))
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """The Wilson interval of ``k`` right of ``n``: the baselines' own
+    (:func:`studio.baselines.metrics.wilson_interval`)."""
+    from studio.baselines.metrics import wilson_interval
+
+    return wilson_interval(k / n if n else 0.0, n)
 
 
 @dataclass

@@ -65,7 +65,7 @@ def _partial_section(stats: Mapping[str, Any]) -> list[str]:
     """How far part of the context finds the key (issue 24): a solver that sees the answers
     and the first row, or the incomplete row, alone — per part, then the tuples furthest over
     chance. A reader can then weigh a model's score against what half a puzzle gives."""
-    from studio.vet.partial import VIEW_NAMES, VIEWS, partial_lines
+    from studio.vet.partial import EXPLANATION, VIEW_NAMES, VIEWS, partial_lines
 
     rows = [
         (part, stats[part]["partial_views"]["views"])
@@ -77,10 +77,7 @@ def _partial_section(stats: Mapping[str, Any]) -> list[str]:
     out = [
         "## Partial views",
         "",
-        "The accuracy of an exact symbolic solver that sees the answers and ONE row of the "
-        "context, and picks the answer fitting the most (rule, concept) readings this set "
-        "tests (ties split evenly); a decoy is a foil it finds as good as the key. Near chance, "
-        "the whole context is needed.",
+        f"The accuracy of the partial views' solver. {EXPLANATION}",
         "",
         "| part | chance | " + " | ".join(VIEW_NAMES[v] for v in VIEWS) + " |",
         "|---|---|" + "---|" * len(VIEWS),

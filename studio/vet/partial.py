@@ -40,6 +40,7 @@ from typing import Any
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
+from studio.vet.emergent import _shared_concepts
 from studio.vet.rules import NONE, Rule, RuleBook, RuleContext, row_instantiations
 
 #: the partial views, in the order reports list them
@@ -47,12 +48,20 @@ VIEWS = ("row1", "row2")
 VIEW_NAMES = {"row1": "the first row alone", "row2": "the incomplete row alone"}
 #: layouts with a first row and an incomplete row (a sequence's one row is the whole context)
 VIEW_LAYOUTS = ("two-row", "matrix-3x3")
+#: what the partial views are, in a sentence for people (the card, the statistics panel)
+EXPLANATION = (
+    "An exact symbolic solver that sees the answers and ONE row of the context (the first, or "
+    "the incomplete one) picks the answer fitting the most (rule, concept) readings this set "
+    "tests (ties split evenly); a decoy is a foil it finds as good as the key. Near chance, "
+    "the whole context is needed."
+)
 #: points over chance past which a tuple's view is named in the reports' lines
 NAMED_POINTS = 10.0
 
 Reading = tuple[str, str]  # (rule, concept)
 
 __all__ = [
+    "EXPLANATION",
     "NAMED_POINTS",
     "VIEWS",
     "VIEW_LAYOUTS",
@@ -65,16 +74,6 @@ __all__ = [
     "puzzle_views",
     "solver_accuracy",
 ]
-
-
-def _shared(glyphs: Sequence[GlyphKey], annotations: TagIndex) -> list[str]:
-    by = [annotations.by_glyph.get(g) for g in glyphs]
-    if not by or any(b is None for b in by):
-        return []
-    shared = set(by[0])  # type: ignore[arg-type]
-    for b in by[1:]:
-        shared &= b.keys()  # type: ignore[union-attr]
-    return sorted(shared)
 
 
 def _last_cells(rc: RuleContext, inst: Any) -> list[frozenset[str]]:
@@ -100,7 +99,7 @@ class RowView:
         #: per reading, what the answer must carry: ("all", values) every one of them, or
         #: ("any", values) one of them
         self.needs: list[tuple[RuleContext, list[tuple[str, frozenset[str]]]]] = []
-        for concept in _shared(row, annotations):
+        for concept in _shared_concepts(row, annotations):
             sets = [annotations.values(g, concept) for g in row]
             for rc in book.rules_of(concept):
                 insts = row_instantiations(rc, sets)
@@ -162,7 +161,8 @@ class OpenRowView:
         # value (the hidden rows may); without, a row of `none` completes nothing
         self.shift = shift
         self.rows: list[tuple[str, list[frozenset[str]]]] = [
-            (c, [annotations.values(g, c) for g in visible]) for c in _shared(visible, annotations)
+            (c, [annotations.values(g, c) for g in visible])
+            for c in _shared_concepts(visible, annotations)
         ]
 
     def readings(self, answer: GlyphKey) -> frozenset[Reading]:

@@ -20,6 +20,19 @@ from studio.splits import generate_from
 K = 4
 
 
+def kfold(**kw: object) -> SplitParams:
+    """UA's k-fold design over K folds, hold-out none, sets of two answers or more."""
+    base: dict[str, object] = {
+        "seed": 3,
+        "sampling": "balanced",
+        "holdout": "none",
+        "min_answers": 2,
+        "folds": K,
+        "extrapolation": "tuple-folds",
+    }
+    return SplitParams(**{**base, **kw})  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="module")
 def ua(ua_csv: Path, ua_schema: Schema) -> TagIndex:
     rows = read_annotation_csv(ua_csv, ua_schema)
@@ -38,15 +51,7 @@ def test_fold_groups_partition_and_spread_what_comes_first() -> None:
 
 
 def test_each_fold_tests_its_own_problem_types(ua: TagIndex, ua_schema: Schema) -> None:
-    params = SplitParams(
-        n=400,
-        seed=3,
-        sampling="balanced",
-        holdout="none",
-        min_answers=2,
-        folds=K,
-        extrapolation="tuple-folds",
-    )
+    params = kfold(n=400)
     results = generate_from(ua, ua_schema, params, workers=1)
     tested = [set(r.tuples["test"]) for r in results]
     for r, test in zip(results, tested, strict=True):
@@ -65,16 +70,7 @@ def test_tuple_folds_need_folds_and_changes_fold_by_concept(
 ) -> None:
     with pytest.raises(StudioError, match="tuple-folds needs folds of 2 or more"):
         SplitParams(extrapolation="tuple-folds", folds=1)
-    params = SplitParams(
-        n=60,
-        seed=3,
-        layout="analogy",
-        sampling="balanced",
-        holdout="none",
-        min_answers=2,
-        folds=K,
-        extrapolation="tuple-folds",
-    )
+    params = kfold(n=60, layout="analogy")
     concepts = []
     for k in range(K):  # the set-up alone says which changes each fold tests
         r = AnalogyGenerator(params, ua, ua_schema, k).result
@@ -92,15 +88,7 @@ def test_each_fold_tests_a_fair_share_of_what_the_annotations_can_build(
     """Review of issue 24: with hold-out none each instantiation was also split between the
     sides, so a fold's test pairs lost the train side's instantiations (22 test tuples over
     four folds instead of 57), and "buildable first" dealt nothing."""
-    params = SplitParams(
-        n=1200,
-        seed=3,
-        sampling="balanced",
-        holdout="none",
-        min_answers=2,
-        folds=K,
-        extrapolation="tuple-folds",
-    )
+    params = kfold(n=1200)
     results = generate_from(ua, ua_schema, params, workers=1)
     made = [{(p.rule, p.concept) for p in r.puzzles if p.split == "test"} for r in results]
     assert all(len(m) >= 9 for m in made), [len(m) for m in made]

@@ -888,18 +888,14 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             open_row = OpenRow(context, self.ann, self.book)
             whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in foils]
             banned = {g for r in context for g in r} | set(answers.values())
-            carriers = {v: self._value_glyphs(rc.concept, v, side) for v in answer_values}
             others = [v for v in answer_values if v != key_value]
             for i, (v, why) in enumerate(zip(others, whys, strict=True)):
                 if why is None:
                     continue
                 self.result.rejections[why] += 1
-                rivals = frozenset().union(
-                    *(carriers[u] - carriers[v] for u in answer_values if u != v)
-                )
                 found = self._valid_foils(
                     self._sorted_glyphs(rc.concept, v, side),
-                    banned | rivals,
+                    banned | self._rivals(rc.concept, side, answer_values, v),
                     context,
                     shift,
                     rc,
@@ -963,19 +959,26 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     ) -> dict[str, GlyphKey] | None:
         """A glyph per answer value, each drawn alike: carrying that value and no other
         answer value of the concept (the key's draw is no different from a foil's)."""
-        carriers = {v: self._value_glyphs(rc.concept, v, side) for v in answer_values}
         taken: set[GlyphKey] = set()
         out: dict[str, GlyphKey] = {}
         for v in answer_values:
-            rivals = frozenset().union(
-                *(carriers[u] - carriers[v] for u in answer_values if u != v)
-            )
+            rivals = self._rivals(rc.concept, side, answer_values, v)
             g = self._draw(self._sorted_glyphs(rc.concept, v, side), taken, rivals)
             if g is None:
                 return None
             taken.add(g)
             out[v] = g
         return out
+
+    def _rivals(
+        self, concept: str, side: GlyphSide, answer_values: Sequence[str], value: str
+    ) -> frozenset[GlyphKey]:
+        """The glyphs that carry another answer value and not ``value``: never the glyph of
+        ``value``'s answer (it would carry two of the set's values)."""
+        mine = self._value_glyphs(concept, value, side)
+        return frozenset().union(
+            *(self._value_glyphs(concept, u, side) - mine for u in answer_values if u != value)
+        )
 
     def _both(
         self, side: GlyphSide, first: tuple[str, str], second: tuple[str, str]
