@@ -325,9 +325,7 @@ def family_runs(n: int, seed: int) -> list[dict[str, Any]]:
         from studio.stimuli.symbolic import answer_attributes, symbolic_families
     except ImportError:
         return [{"error": "studio.stimuli.symbolic is not installed"}]
-    import inspect
-
-    from studio.plugins import registry
+    from studio.plugins import family as family_of
     from studio.stimuli.split import assign_parts, make_generator, stimulus_families
 
     out = []
@@ -336,13 +334,12 @@ def family_runs(n: int, seed: int) -> list[dict[str, Any]]:
             out.append({"family": family, "error": "no symbolic reader"})
             continue
         variants: list[tuple[str, dict[str, Any]]] = [("default", {})]
-        cls = registry("families").get(family)
-        design = inspect.signature(cls).parameters.get("design")
+        fam = family_of(family)
+        design = next((o for o in fam.options if o.name == "design"), None)
         if design is not None:
-            module = sys.modules[cls.__module__]
-            for d in getattr(module, "DESIGNS", ()):
-                if d != design.default:
-                    variants.append((d, {"design": d}))
+            variants += [(d, {"design": d}) for d in design.choices if d != design.default]
+        modes = next((o.choices for o in fam.options if o.name == "mode"), ())
+        variants += [(f"{m} / {v}", {**o, "mode": m}) for m in modes[1:] for v, o in list(variants)]
         for variant, options in variants:
             _say(f"{family} ({variant}): {n} items …")
             t0 = time.perf_counter()
@@ -367,6 +364,9 @@ def family_runs(n: int, seed: int) -> list[dict[str, Any]]:
                     "probes": [score("probe-tags", attrs, keys, parts, seed)],
                 }
             )
+            if fam.partial_views is not None:  # the exact solver's floors, held-out items
+                held = [r for r, part in zip(records, parts, strict=True) if part != "train"]
+                out[-1]["partial_views"] = fam.load("partial_views")(held)["views"]
     return out
 
 

@@ -340,6 +340,10 @@ def cmd_generate_stimuli(args: argparse.Namespace, fam: Family, out_dir: str) ->
         f"wrote {summary['items']} {args.family} items to {out_dir}: {summary['valid']} valid, "
         f"{summary['invalid']} invalid; rejected candidates: {rej}"
     )
+    from studio.vet.partial import partial_lines
+
+    for line in partial_lines(summary.get("partial_views") or {}):
+        print(f"  {line}")
     return 0
 
 

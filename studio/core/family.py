@@ -155,6 +155,9 @@ class Family:
       (``"analogy"`` or ``"question-candidates"``): how the baselines read one record.
     - ``answer_attributes``: ``record → [{attribute: values}]`` per answer, from the symbolic
       record (the tag probe and the answer-set audit); None where the family has none.
+    - ``partial_views``: ``records → dict`` in :func:`studio.vet.partial.partial_views`'s
+      shape: how far an exact solver seeing part of each item gets (the floors of issue 24);
+      None where the family has no such solver.
 
     ``spatial``: the spatial-reasoning models (CNN+MLP …) apply. ``cut_pieces``: the baselines
     cut each candidate into its ink regions. ``odd_designs``: designs in which the key is the
@@ -172,6 +175,7 @@ class Family:
     vet_record: Any = None
     baseline_layout: Any = None
     answer_attributes: Any = None
+    partial_views: Any = None
     spatial: bool = False
     cut_pieces: bool = False
     odd_designs: tuple[str, ...] = ()

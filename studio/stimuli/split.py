@@ -141,6 +141,7 @@ def generate_stimulus_split(
     audit = audit_stimulus_records(family, records)
     if audit is not None:
         report["audit"] = audit
+    views = (audit or {}).get("partial_views")
     write_file(out / REPORT_JSON, STIMULUS_SPLIT.json_bytes(report))
     # every file so far was written plainly: one sync makes them all durable before
     # split.json (written last, atomically) says the split is whole
@@ -155,7 +156,7 @@ def generate_stimulus_split(
         "summary": summary,
     }
     STIMULUS_SPLIT.finish(out, meta)
-    return {"out_dir": str(out), **summary}
+    return {"out_dir": str(out), **summary, **({"partial_views": views} if views else {})}
 
 
 def _write_item(out: Path, item: StimulusItem) -> None:

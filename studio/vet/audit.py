@@ -444,8 +444,9 @@ def audit_stimulus_records(
     ``studio.stimuli.symbolic.answer_attributes``, the key where the baselines read it. None
     where that module, or its reading of this family, is not there. Every family is audited for
     sharing too: its question is apart from its candidates, so a candidate that stands out
-    among the others (the published polycube design's odd one) is a giveaway. A record that
-    cannot be read raises StudioError."""
+    among the others (the published polycube design's odd one) is a giveaway. Where the family
+    has an exact partial-view solver (``Family.partial_views``: KiVA's), its floors go in as
+    ``partial_views``. A record that cannot be read raises StudioError."""
     from studio.plugins import family as family_of
     from studio.stimuli.symbolic import answer_attributes, symbolic_families
 
@@ -457,7 +458,13 @@ def audit_stimulus_records(
         ids.append(str(r.get("id", len(ids))))
         attrs.append(answer_attributes(family, r))
         keys.append(int(layout(r)["key"]))
-    return audit_answer_sets(ids, attrs, keys, None, worst, **kw)
+    audit = audit_answer_sets(ids, attrs, keys, None, worst, **kw)
+    fam = family_of(family)
+    if fam.partial_views is not None:
+        views = fam.load("partial_views")(records)
+        if views.get("views"):
+            audit["partial_views"] = views
+    return audit
 
 
 # ---- the human summary --------------------------------------------------------------------------

@@ -277,18 +277,21 @@ def _mean(xs: Sequence[float]) -> float:
 
 def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:
     """What a curator reads: each view's accuracy against chance, then the tuples furthest
-    over chance, with why and what would lower them."""
+    over chance, with why and what would lower them. A report may name its own views
+    (``names``: a stimulus family's, say) and say why its views stand where they do
+    (``hints``); otherwise the glyph views' names and advice are used."""
     views = report.get("views") or {}
     if not views:
         return []
+    names = {**VIEW_NAMES, **(report.get("names") or {})}
+    hints = report.get("hints")
     chance = next(iter(views.values()))["chance"]
     out = [
         f"partial views (exact solver; chance {chance:.0%}): "
         + "; ".join(
-            f"{VIEW_NAMES[v]} finds the key {views[v]['accuracy']:.0%} "
-            f"(a decoy in {views[v]['decoyed']:.0%} of puzzles)"
-            for v in VIEWS
-            if v in views
+            f"{names.get(v, v)} finds the key {row['accuracy']:.0%} "
+            f"(a decoy in {row['decoyed']:.0%} of puzzles)"
+            for v, row in views.items()
         )
     ]
     worst = []
@@ -300,14 +303,16 @@ def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:
     bare = False
     for _, name, over in worst[:most]:
         rule, concept = name.split("/", 1)
-        said = ", ".join(f"{VIEW_NAMES[v]} {row['accuracy']:.0%}" for v, row in over)
+        said = ", ".join(f"{names.get(v, v)} {row['accuracy']:.0%}" for v, row in over)
         lacking = [v for v, row in over if row["decoyed"] < 0.5]
         bare = bare or bool(lacking)
         why = "no decoy in most puzzles" if lacking else "the key fits more readings"
         out.append(f"{rule} × {concept}: {said} (chance {over[0][1]['chance']:.0%}; {why})")
     if len(worst) > most:
         out.append(f"… and {len(worst) - most} more tuples over chance by a partial view")
-    if bare:
+    if hints is not None:
+        out += [str(h) for h in hints] if worst else []
+    elif bare:
         out.append(
             "no decoy: no foil fits that row under another tested (rule, concept); glyphs "
             "that carry values of two tested concepts make decoys — tag them"

@@ -71,4 +71,5 @@ FAMILY = Family(
     vet_record="studio.families.kiva.generator:vet_trial_record",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.kiva.answers:kiva_answers",
+    partial_views="studio.families.kiva.partial:kiva_partial_views",
 )

@@ -258,6 +258,23 @@ def swappable_choices(choices: Sequence[Choice]) -> list[Choice]:
     return out
 
 
+def design_choices(
+    mode: str, design: str, domains: Sequence[str]
+) -> tuple[dict[str, list[Choice]], dict[str, str]]:
+    """Per domain the choices a design draws from (the balanced design keeps the swappable
+    ones), and why each value left out was narrowed away. The generator and the partial-view
+    solver (:mod:`studio.families.kiva.partial`) read the same space, so the solver knows
+    exactly what the design could have drawn."""
+    pool = tuple(specs(mode))
+    out: dict[str, list[Choice]] = {}
+    narrowed: dict[str, str] = {}
+    for d in domains:
+        choices, why_not = domain_choices(d, mode, pool)
+        out[d] = swappable_choices(choices) if design == "balanced" else choices
+        narrowed.update(why_not)
+    return out, narrowed
+
+
 def _resolve_object(name: str) -> Object3D:
     from studio.render3d.objects import library_names, library_object, load_object
 
@@ -332,14 +349,7 @@ class KivaGenerator:
         self.camera = camera
         self.candidates = tuple(specs(mode))
         self.rejections: Counter[str] = Counter()
-        self.narrowed: dict[str, str] = {}
-        self._choices: dict[str, list[Choice]] = {}
-        for d in self.domains:
-            choices, why_not = domain_choices(d, mode, self.candidates)
-            if design == "balanced":
-                choices = swappable_choices(choices)
-            self._choices[d] = choices
-            self.narrowed.update(why_not)
+        self._choices, self.narrowed = design_choices(mode, design, self.domains)
         self._by_inputs = {
             (c.spec, c.train, c.test): c for d in self.domains for c in self._choices[d]
         }
