@@ -47,6 +47,21 @@
     return `<img src="${src}" class="${cls}" alt="">`;
   }
 
+  // words from a record (a question's prompt and options) are text, never markup
+  function esc(text) {
+    return String(text).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+
+  // a question in words (KiVA's what changed, and how) over the first row of the context
+  function questionHtml(item, q) {
+    const row = item.rows[0].map(function (src) { return picture(src, "pilot-cell"); });
+    return `<div class="pilot-question" data-puzzle="${item.id}" data-question="${esc(q.id)}">` +
+      `<div class="pilot-row">${row.join("")}</div></div>` +
+      `<p class="pilot-prompt">${esc(q.prompt)}</p>`;
+  }
+
   // the context: rows of pictures, the last row ending in an empty cell
   function contextHtml(item) {
     const rows = item.rows.map(function (row, r) {
@@ -197,9 +212,73 @@
   function current() {
     return P.lists[listIndex][jsPsych.evaluateTimelineVariable("n")];
   }
+  // the keys 1..k press the k-th button of the trial on screen
+  function keysPress(k) {
+    shownAt = performance.now();
+    return function (e) {
+      if (e.repeat || performance.now() - shownAt < SETTLE_MS) { return; }
+      const n = parseInt(e.key, 10);
+      if (n >= 1 && n <= k) {
+        const b = document.querySelector(
+          `#jspsych-html-button-response-btngroup [data-choice="${n - 1}"]`);
+        if (b) { b.click(); }
+      }
+    };
+  }
+  // question k in words of the current puzzle, where it has one; asked before the pictures
+  function questionTrial(k) {
+    let onQ = null;
+    return {
+      timeline: [{
+        type: jsPsychHtmlButtonResponse,
+        stimulus: function () {
+          const item = byId(current().item);
+          return questionHtml(item, item.questions[k]);
+        },
+        choices: function () {
+          return byId(current().item).questions[k].options;
+        },
+        button_html: function (label, i) {
+          return `<button class="jspsych-btn pilot-option">${esc(label)} ` +
+            `<span class="pilot-key">(${i + 1})</span></button>`;
+        },
+        enable_button_after: SETTLE_MS,
+        on_load: function () {
+          onQ = keysPress(byId(current().item).questions[k].options.length);
+          document.addEventListener("keydown", onQ);
+        },
+        data: { n: jsPsych.timelineVariable("n") },
+        on_finish: function (data) {
+          document.removeEventListener("keydown", onQ);
+          const t = P.lists[listIndex][data.n];
+          const q = byId(t.item).questions[k];
+          data.kind = "question";
+          data.question_id = q.id;
+          data.puzzle_id = t.item;
+          data.participant = participant;
+          data.list = listIndex;
+          data.position = data.n;
+          data.key_index = q.key;
+          data.chosen_index = data.response;
+          data.correct = data.response === q.key;
+        },
+      }],
+      conditional_function: function () {
+        const item = byId(current().item);
+        return Array.isArray(item.questions) && item.questions.length > k;
+      },
+    };
+  }
+  const mostQuestions = Math.max(0, ...Object.values(P.items).map(function (it) {
+    return Array.isArray(it.questions) ? it.questions.length : 0;
+  }));
+  const asked = Array.from({ length: mostQuestions }, function (_, k) {
+    return questionTrial(k);
+  });
   let onKey = null;
   timeline.push({
     timeline: [
+      ...asked,
       {
         type: jsPsychHtmlButtonResponse,
         stimulus: function () {

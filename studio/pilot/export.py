@@ -162,6 +162,7 @@ def export_pilot(
         "catch_ids": [c.id for c in catches],
         "items": {
             it.id: {"group": it.group, "key": it.key, "answers": len(it.answers), "part": it.part}
+            | _question_keys(it)
             for it in by_id.values()
         },
         # the key of the participants' pseudonyms (studio.store.pilots): it stays with the
@@ -179,7 +180,9 @@ def export_pilot(
         "pilot_id": pilot_id,
         "studio_version": __version__,
         "prompt": PROMPTS.get(piloted[0].family, PROMPT),
-        "instructions": _instructions(len(practice), piloted[0].family),
+        "instructions": _instructions(
+            len(practice), piloted[0].family, any(it.questions for it in piloted)
+        ),
         "practice": practice_plan,
         "practice_failures": options.practice_failures,
         "feedback_ms": options.feedback_ms,
@@ -187,7 +190,9 @@ def export_pilot(
         "list_length": len(plan.lists[0]),
         "lists": [[{"item": t.item, "order": list(t.order)} for t in ts] for ts in plan.lists],
         "items": {
-            i: {"id": i, "group": it.group, "key": it.key, **images[i]} for i, it in by_id.items()
+            i: {"id": i, "group": it.group, "key": it.key, **images[i]}
+            | ({"questions": it.questions} if it.questions else {})
+            for i, it in by_id.items()
         },
     }
     atomic_write_text(
@@ -206,6 +211,15 @@ def export_pilot(
         "plan": plan.lines(groups),
         "responses": dict(plan.responses()),
     }
+
+
+def _question_keys(item: PilotItem) -> dict[str, Any]:
+    """What ``pilot import`` checks a worded question's answer against: per question its
+    key and how many options it offered (none for a family that asks in pictures only)."""
+    if not item.questions:
+        return {}
+    asked = {q["id"]: {"key": q["key"], "options": len(q["options"])} for q in item.questions}
+    return {"questions": asked}
 
 
 def _pilot_id(source: str | Path, plan: Plan, options: PilotOptions) -> str:
@@ -269,7 +283,13 @@ def _write_images(
     return paths
 
 
-def _instructions(practice: int, family: str) -> list[str]:
+def _instructions(practice: int, family: str, in_words: bool = False) -> list[str]:
+    words = (
+        "<p>Before the pictures, each puzzle asks in words what changed in the top pair and "
+        "how; answer with a click or the number keys.</p>"
+        if in_words
+        else ""
+    )
     first = (
         f"<p>First {practice} practice puzzle{'s' if practice != 1 else ''} tell you whether "
         "you were right.</p>"
@@ -281,7 +301,7 @@ def _instructions(practice: int, family: str) -> list[str]:
         "in some way. The last row has a missing picture, marked <b>?</b>. Choose the answer "
         "that completes it <i>in the same way</i>.</p>",
         "<p>Answer by clicking a picture, or with the keys <b>1</b> to <b>4</b>. There is no "
-        "time limit, but please do not think for too long.</p>" + first,
+        "time limit, but please do not think for too long.</p>" + words + first,
         "<p>Now and then a very easy puzzle checks that you are paying attention.</p>"
         "<p>Press <b>Next</b> (or →) to begin.</p>",
     ]
@@ -309,6 +329,8 @@ def _index_html() -> str:
       .pilot-answer-img {{ width: 140px; height: 140px; object-fit: contain; }}
       .pilot-answer {{ margin: 6px; }}
       .pilot-key {{ font-weight: bold; }}
+      .pilot-option {{ margin: 6px; min-width: 140px; }}
+      #jspsych-html-button-response-btngroup {{ flex-wrap: wrap; justify-content: center; }}
       .pilot-right {{ color: #1a7f37; font-size: 24px; }}
       .pilot-wrong {{ color: #b42318; font-size: 20px; }}
     </style>
@@ -334,8 +356,11 @@ def _write_psychopy(
     PsychoPy or Pavlovia experiment runs the same plan (``kind`` marks attention checks)."""
     most = max(len(it.answers) for it in items.values())
     cells = max(sum(len(r) for r in it.rows) for it in items.values())
+    asked = list(dict.fromkeys(q["id"] for it in items.values() for q in it.questions))
     head = ["pilot_id", "list", "position", "puzzle_id", "kind", "group", "key_position"]
     head += [f"context_{k}" for k in range(cells)] + [f"answer_{k + 1}" for k in range(most)]
+    for qid in asked:  # questions in words (KiVA's what and how): options " | "-joined
+        head += [f"{qid}_prompt", f"{qid}_options", f"{qid}_key_position"]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(head)
@@ -347,6 +372,10 @@ def _write_psychopy(
             kind = "catch" if t.item in catch_ids else "test"
             row = [pilot_id, li, pos, t.item, kind, it.group, t.order.index(it.key) + 1]
             row += ctx + [""] * (cells - len(ctx)) + shown + [""] * (most - len(shown))
+            mine = {q["id"]: q for q in it.questions}
+            for qid in asked:
+                q = mine.get(qid)
+                row += [q["prompt"], " | ".join(q["options"]), q["key"] + 1] if q else ["", "", ""]
             w.writerow([_cell(x) for x in row])
     (out / "psychopy").mkdir(exist_ok=True)
     atomic_write_text(out / "psychopy" / "conditions.csv", buf.getvalue())
@@ -377,5 +406,6 @@ attempts end a session; a failed attention check, or a median response time unde
 {options.min_median_rt_ms:g} ms, excludes a participant at import.
 
 PsychoPy / Pavlovia: psychopy/conditions.csv holds the same plan, one row per trial, with the
-pictures in screen order and the key's position (1-based).
+pictures in screen order and the key's position (1-based); a family that also asks in words
+(KiVA: what changed, and how) adds each question's prompt, options and key position.
 """

@@ -13,7 +13,8 @@ with a Wilson interval, the median response time, how often each answer was chos
 flags "people fail" (under ``fail_below``, by default KiVA's 2 of 3) and "people split between
 the key and answer k" (a foil chosen by at least ``split_share`` of the responses), and its
 classical item discrimination (flagged when negative); per (rule, concept) group and overall
-the same accuracy. Nothing is written.
+the same accuracy; and, where the family also asks in words (KiVA's "what changed" and
+"how"), each question's accuracy overall and per puzzle. Nothing is written.
 
 Core layer: no Qt, no torch.
 """
@@ -47,7 +48,7 @@ class Response:
     file: str
     line: int
     participant: str
-    kind: str  # practice, test, catch
+    kind: str  # practice, test, catch, or question:<id> (a question asked in words)
     puzzle: str
     chosen: int | None  # the answer's index in the puzzle (not its screen position)
     correct: bool
@@ -152,6 +153,9 @@ def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response
             excluded = str(r["excluded"])
             if excluded not in FILE_EXCLUSIONS:
                 raise StudioError(f"line {line}: an unknown exclusion {excluded[:40]!r}", path)
+        if kind == "question":
+            out.append(_question(line, r, got, want, items, path))
+            continue
         if kind not in ("practice", "test", "catch"):
             continue
         if got != want:
@@ -214,6 +218,34 @@ def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response
         raise StudioError("holds no puzzle trial of a pilot", path)
     participant = who.pop()
     return participant, out, excluded
+
+
+def _question(
+    line: int, r: Mapping[str, Any], got: str, want: str, items: Mapping[str, Any], path: Path
+) -> Response:
+    """One answer to a question asked in words (KiVA's what and how), checked against the
+    pilot's key for it; its kind is ``question:<id>``."""
+    if got != want:
+        raise StudioError(
+            f"line {line}: from pilot {got[:40] or '(none)'}, not this pilot {want}", path
+        )
+    puzzle = str(r.get("puzzle_id", ""))
+    qid = str(r.get("question_id", ""))
+    asked = (items.get(puzzle) or {}).get("questions") or {}
+    if qid not in asked:
+        raise StudioError(
+            f"line {line}: puzzle {puzzle[:80]!r} asked no question {qid[:40]!r}", path
+        )
+    chosen = _index(r.get("chosen_index"))
+    if chosen is not None and not 0 <= chosen < int(asked[qid]["options"]):
+        raise StudioError(f"line {line}: option {chosen} of question {qid} does not exist", path)
+    participant = str(r.get("participant", "") or "").strip()
+    if not participant:
+        raise StudioError(f"line {line}: no participant id", path)
+    correct = chosen == int(asked[qid]["key"])
+    return Response(
+        str(path), line, participant, f"question:{qid}", puzzle, chosen, correct, _num(r.get("rt"))
+    )
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -304,6 +336,18 @@ def analyse(
     groups: dict[str, list[bool]] = defaultdict(list)
     for r in kept:
         groups[pilot["items"][r.puzzle]["group"]].append(r.correct)
+    # questions in words (KiVA's what changed, how), from the kept participants
+    asked: dict[str, list[bool]] = defaultdict(list)
+    per_question: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
+    for p, rs in by_participant.items():
+        for r in rs:
+            if p not in why_out and r.kind.startswith("question:"):
+                qid = r.kind.partition(":")[2]
+                asked[qid].append(r.correct)
+                per_question[r.puzzle][qid].append(r.correct)
+    for puzzle, qs in per_question.items():
+        if puzzle in per_puzzle:
+            per_puzzle[puzzle]["questions"] = {q: _share(v) for q, v in sorted(qs.items())}
     right = sum(r.correct for r in kept)
     lo, hi = wilson(right, len(kept))
     return {
@@ -315,6 +359,7 @@ def analyse(
         "accuracy": round(right / len(kept), 4) if kept else None,
         "ci95": [round(lo, 4), round(hi, 4)],
         "groups": {g: _share(v) for g, v in sorted(groups.items())},
+        **({"questions": {q: _share(v) for q, v in asked.items()}} if asked else {}),
         "puzzles": per_puzzle,
         "flagged": sorted(p for p, row in per_puzzle.items() if row["flags"]),
     }
@@ -419,6 +464,12 @@ def result_lines(found: Mapping[str, Any], most: int = 10) -> list[str]:
     ]
     for g, row in found["groups"].items():
         out.append(f"  {g}: {row['accuracy']:.3f} (n = {row['n']})")
+    for q, row in (found.get("questions") or {}).items():
+        lo_q, hi_q = row["ci95"]
+        out.append(
+            f"question {q!r} (in words): {row['accuracy']:.3f} [{lo_q:.3f}, {hi_q:.3f}] "
+            f"(n = {row['n']})"
+        )
     flagged = found["flagged"]
     out.append(f"{len(flagged)} puzzles flagged")
     for pid in flagged[:most]:

@@ -12,8 +12,10 @@ Core layer: no Qt, no torch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -47,6 +49,36 @@ class PilotItem:
     rows: list[list[Image.Image]]  # the context, row by row (the last row without its answer)
     answers: list[Image.Image]
     key: int
+    #: questions asked in words before the pictured one (KiVA's "what changed" and "how"):
+    #: ``{"id", "prompt", "options": [labels], "key"}``, in the order the family asks them
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+
+#: the most words a question's prompt or option may take in a pilot (a record is data)
+MAX_TEXT = 300
+
+
+def text_questions(record: Mapping[str, Any], where: Path) -> list[dict[str, Any]]:
+    """The questions of a stimulus record that are asked in words — those with text options
+    and no pictures, asked before the pictured one — checked, else StudioError naming the
+    file. KiVA asks three questions on each
+    trial (§3.1): what changed, how, and the pictured extrapolation."""
+    out = []
+    for q in record.get("questions") or ():
+        if not isinstance(q, Mapping) or q.get("images") or not q.get("options"):
+            continue
+        options = [str(o)[:MAX_TEXT] for o in q["options"]]
+        key = q.get("key")
+        qid = str(q.get("id", ""))
+        if not PLAIN_ID.fullmatch(qid) or not isinstance(key, int) or not 0 <= key < len(options):
+            raise StudioError(
+                f"item {record.get('id', '?')}: question {qid[:40]!r} has no plain id or no "
+                "key among its options",
+                where,
+            )
+        prompt = str(q.get("prompt", ""))[:MAX_TEXT]
+        out.append({"id": qid, "prompt": prompt, "options": options, "key": key})
+    return out
 
 
 def read_items(source: str | Path) -> list[PilotItem]:
@@ -117,9 +149,10 @@ def _stimulus_items(folder: Path) -> list[PilotItem]:
             start += int(k)
         answers = [_picture(pics / f"{n}.png") for n in lay["answers"]]
         group = f"{lay.get('rule', '')}/{lay.get('concept', '')}"
+        asked = text_questions(r, folder / "items.jsonl")
         out.append(
             PilotItem(str(r["id"]), fam.id, str(r.get("part", "test")), group, rows, answers,
-                      int(lay["key"]))
+                      int(lay["key"]), asked)
         )  # fmt: skip
     return out
 

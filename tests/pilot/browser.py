@@ -66,6 +66,8 @@ def run_participant(
         )
         driver.get((pilot / "index.html").as_uri() + f"?list={list_index}&pid={pid}")
         plan = doc["plan"]["lists"][list_index]
+        page = (pilot / "pilot.js").read_text()
+        page_items = json.loads(page.removeprefix("window.PILOT = ").rstrip().rstrip(";"))["items"]
         practice = {p["item"]: p for p in doc["practice"]}
         position = 0
         answered: list[tuple[str, str, bool]] = []
@@ -74,6 +76,18 @@ def run_participant(
             done = driver.execute_script("return document.body.getAttribute('data-pilot-finished')")
             if done == "yes":
                 break
+            asked = driver.find_elements(By.CSS_SELECTOR, ".pilot-question")
+            if asked:  # a question in words before the pictures (KiVA's what and how)
+                puzzle = asked[0].get_attribute("data-puzzle")
+                qid = asked[0].get_attribute("data-question")
+                q = next(x for x in page_items[puzzle]["questions"] if x["id"] == qid)
+                right = pattern(f"question:{qid}", position, puzzle)
+                choose = q["key"] if right else (q["key"] + 1) % len(q["options"])
+                time.sleep(SETTLE_S)
+                ActionChains(driver).send_keys(str(choose + 1) * 2).perform()
+                answered.append((f"question:{qid}", puzzle, right))
+                _wait_gone(driver, asked[0])
+                continue
             shown = driver.find_elements(By.CSS_SELECTOR, ".pilot-context")
             if shown:
                 puzzle = shown[0].get_attribute("data-puzzle")

@@ -16,7 +16,9 @@ import pytest
 from studio.cli import main
 from studio.core.errors import StudioError
 from studio.pilot.export import PilotOptions, export_pilot
-from studio.pilot.results import analyse_results
+from studio.pilot.results import analyse_results, result_lines
+from studio.pilot.store import import_results
+from studio.store.project import Project
 from tests.pilot.browser import require_browser, run_participant
 
 OPTIONS = PilotOptions(
@@ -123,6 +125,53 @@ def test_a_kiva_split_pilots_its_extrapolation_question(tmp_path: Path) -> None:
     assert "changed in the same way" in page
     pics = sorted(p.name for p in (out / "img" / item).iterdir())
     assert pics == ["a0.png", "a1.png", "a2.png", "c0-0.png", "c0-1.png", "c1-0.png"]
+
+
+def test_kiva_asks_what_and_how_in_words_and_the_analysis_scores_them(
+    tmp_path: Path, ua_schema
+) -> None:
+    """KiVA's three questions (§3.1): "what changed" and "how" in words before the pictured
+    extrapolation. A scripted participant in Chromium answers every "what" right and every
+    "how" wrong; the analysis, the PsychoPy file and the import say so."""
+    require_browser()
+    split = tmp_path / "kiva"
+    assert main(["-q", "generate", str(split), "--family", "kiva", "--n", "14", "--seed", "2",
+                 "--size", "64"]) == 0  # fmt: skip
+    out = tmp_path / "pilot"
+    opts = PilotOptions(
+        participants=3, per_participant=3, responses_per_item=1, practice=1, catch=1,
+        min_median_rt_ms=0.0,
+    )  # fmt: skip
+    export_pilot(split, out, opts)
+    doc = json.loads((out / "pilot.json").read_text())
+    piloted = [i for i in doc["plan"]["lists"][0] if i["item"] not in doc["catch_ids"]]
+    assert all(set(doc["items"][t["item"]]["questions"]) == {"what", "how"} for t in piloted)
+    with (out / "psychopy" / "conditions.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    test_row = next(r for r in rows if r["kind"] == "test")
+    assert "doesn't apply" in test_row["what_options"] and test_row["how_key_position"]
+
+    def pattern(kind: str, _position: int, _puzzle: str) -> bool:
+        return kind != "question:how"
+
+    run = run_participant(out, 0, "p1", tmp_path / "dl", pattern)
+    kinds = [k for k, _, _ in run["answered"]]
+    assert kinds.count("question:what") == kinds.count("question:how") == len(piloted)
+    found = analyse_results(out, [run["csv"]], fail_below=0.0)
+    assert found["questions"]["what"]["accuracy"] == 1.0
+    assert found["questions"]["what"]["n"] == len(piloted)
+    assert found["questions"]["how"]["accuracy"] == 0.0
+    assert found["accuracy"] == 1.0  # the pictured question, answered right
+    lines = result_lines(found)
+    assert any(line.startswith("question 'how' (in words): 0.000") for line in lines)
+    assert all(set(found["puzzles"][t["item"]]["questions"]) == {"what", "how"} for t in piloted)
+    # stored with the pictured answers (the board's People column reads only those)
+    project = tmp_path / "p.studio"
+    Project.create(project, ua_schema).close()
+    with Project.open(project) as p:
+        stored = import_results(p, out, [run["csv"]], None, "curator")
+    pictured = sum(1 for k in kinds if not k.startswith("question:"))
+    assert stored["stored_answers"] == pictured + 2 * len(piloted)
 
 
 def test_hostile_ids_are_refused_and_no_cell_is_a_formula(
