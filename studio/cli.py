@@ -743,7 +743,23 @@ def cmd_pilot(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         report = _reporter(args, "pilot export", "puzzles")
-        summary = export_pilot(args.source, args.out_dir, options, report.update)
+        if args.set is not None:  # SOURCE is a project: pilot one of its curated sets
+            from studio.pilot.sets import pilot_set
+
+            studio = _open_studio(args.source, args.allow_font_change)
+            try:
+                summary = pilot_set(
+                    studio, args.set, args.out_dir, options, status=args.status,
+                    progress=report.update,
+                )  # fmt: skip
+            finally:
+                studio.close()
+            print(
+                f"piloting set {summary['set_id']} “{summary['set_name']}” ({args.status} "
+                f"puzzles; {summary['left_out']} left out that no longer pass vetting)"
+            )
+        else:
+            summary = export_pilot(args.source, args.out_dir, options, report.update)
         print(
             f"wrote pilot {summary['pilot_id']} to {args.out_dir}: {summary['puzzles']} puzzles, "
             f"{summary['practice']} practice, {summary['catch']} attention checks"
@@ -1337,8 +1353,14 @@ def build_parser() -> argparse.ArgumentParser:
         "in PsychoPy (psychopy/conditions.csv), and its results come back per puzzle.",
     )
     pilot = s.add_subparsers(dest="pilot_cmd", required=True, metavar="ACTION")
-    pe = pilot.add_parser("export", help="write the experiment for a split folder's puzzles")
-    pe.add_argument("source", metavar="SPLIT_DIR", help="a split folder of any family")
+    pe = pilot.add_parser(
+        "export", help="write the experiment for a split folder's or a curated set's puzzles"
+    )
+    pe.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="a split folder of any family, or a project file with --set",
+    )
     pe.add_argument("out_dir", metavar="OUT_DIR", help="a new or empty folder")
     pe.add_argument("--participants", type=int, default=30, help="lists to make (default 30)")
     pe.add_argument("--per-participant", type=int, default=15, help="puzzles per list")
@@ -1355,6 +1377,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--min-median-rt", type=float, default=1000.0, help="ms; faster participants excluded"
     )
     pe.add_argument("--seed", type=int, default=1)
+    pe.add_argument(
+        "--set",
+        metavar="SET",
+        help="pilot this curated set (id or name) of the project SOURCE; `pilot import --set` "
+        "brings the answers back onto its puzzles",
+    )
+    pe.add_argument(
+        "--status",
+        default="any",
+        help="with --set: the puzzles to pilot, draft, flagged, approved, rejected or any "
+        "(default any)",
+    )
+    pe.add_argument("--allow-font-change", action="store_true", help=_FONT_CHANGE_HELP)
     pa = pilot.add_parser("analyse", help="per-puzzle human accuracy from the saved data files")
     pa.add_argument("pilot_dir", metavar="PILOT_DIR", help="the exported pilot folder")
     pa.add_argument(

@@ -157,6 +157,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Publish a curated puzzle set: its approved puzzles, vetted again, as a split "
                "folder with a dataset card, Croissant metadata and a Parquet table",
                section="board"),
+    ActionSpec("puzzle.pilot_export", "Pilot study…", "puzzle", "Ctrl+Alt+P",
+               "Pilot a puzzle set with people: an experiment that runs from disk in a browser "
+               "(instructions, practice, lists with attention checks) and its PsychoPy plan",
+               section="board"),
     ActionSpec("puzzle.pilot_import", "Import pilot results…", "puzzle", "Ctrl+Shift+P",
                "Store a pilot study's results (its folder from `pilot export`, then the data "
                "files the participants' browsers saved) for the open set: the People column",

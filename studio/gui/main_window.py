@@ -59,6 +59,7 @@ from studio.gui.inspector import Inspector
 from studio.gui.lab_dialog import OpenLabDialog
 from studio.gui.lab_panel import LabPanel, refusal
 from studio.gui.lab_session import LiveChanges, RightsGate, signed_in_text, window_title
+from studio.gui.pilot_dialog import PilotDialog
 from studio.gui.preferences_dialog import PreferencesDialog
 from studio.gui.preview import PreviewPanel
 from studio.gui.schema_tree import SchemaTree, value_label
@@ -293,6 +294,7 @@ class MainWindow(QMainWindow):
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
             "puzzle.export": self.export_benchmark,
+            "puzzle.pilot_export": self.pilot_study,
             "puzzle.pilot_import": self.import_pilot,
             "puzzle.approve": self.board.approve,
             "puzzle.reject": self.board.reject,
@@ -375,6 +377,16 @@ class MainWindow(QMainWindow):
     def generate_split(self) -> None:
         self.show_board()
         self.board.generate_split()
+
+    def pilot_study(self) -> PilotDialog:
+        """Puzzles ▸ Pilot study…: the pilot dialog, on the board's open set."""
+        curator = self.board.curator
+        dlg = PilotDialog(
+            self.studio, self.settings, set_id=curator.set_id, lock=curator.render_lock, parent=self
+        )
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        return dlg
 
     def ask_pilot(self) -> tuple[str, list[str]] | None:
         """The pilot's folder, then its results files (overridable: tests answer it)."""

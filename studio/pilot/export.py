@@ -95,11 +95,17 @@ def jspsych_dir() -> Path:
 
 
 def export_pilot(
-    source: str | Path, out: str | Path, options: PilotOptions, progress: Progress | None = None
+    source: str | Path,
+    out: str | Path,
+    options: PilotOptions,
+    progress: Progress | None = None,
+    source_label: str | None = None,
 ) -> dict[str, Any]:
     """Write the experiment (module docstring); returns a summary with the plan's lines.
     StudioError naming the argument or file for anything that cannot be done; ``out`` must be
-    new or empty, and nothing is left there on an error before writing starts."""
+    new or empty, and nothing is left there on an error before writing starts.
+    ``source_label``: what pilot.json records as the source where the split folder is a
+    passing one (a curated set's, :func:`studio.pilot.sets.pilot_set`)."""
     from studio.core.splitdir import check_target
 
     out = Path(out)
@@ -136,7 +142,8 @@ def export_pilot(
         for k, c in enumerate(catches):
             at = (k + 1) * len(trials) // (len(catches) + 1)
             trials.insert(at, Trial(c.id, tuple(int(x) for x in rng.permutation(len(c.answers)))))
-    pilot_id = _pilot_id(source, plan, options)
+    label = source_label or str(Path(source).resolve())
+    pilot_id = _pilot_id(label, plan, options)
     by_id = {it.id: it for it in [*piloted, *practice, *catches]}
     out.mkdir(parents=True, exist_ok=True)
     images = _write_images(out, list(by_id.values()), progress)
@@ -154,7 +161,7 @@ def export_pilot(
         "format_version": PILOT_FORMAT_VERSION,
         "pilot_id": pilot_id,
         "studio_version": __version__,
-        "source": str(Path(source).resolve()),
+        "source": label,
         "family": piloted[0].family,
         "parts": list(options.parts),
         "plan": plan.to_json(),
@@ -222,11 +229,11 @@ def _question_keys(item: PilotItem) -> dict[str, Any]:
     return {"questions": asked}
 
 
-def _pilot_id(source: str | Path, plan: Plan, options: PilotOptions) -> str:
+def _pilot_id(source: str, plan: Plan, options: PilotOptions) -> str:
     """A short id fixed by what the pilot shows (source, plan, options): every trial carries
     it, so a results file from another pilot is told apart at import."""
     h = hashlib.sha256()
-    h.update(str(Path(source).resolve()).encode())
+    h.update(source.encode())
     h.update(json.dumps(plan.to_json(), sort_keys=True).encode())
     h.update(repr(options).encode())
     return h.hexdigest()[:12]

@@ -177,3 +177,40 @@ def test_puzzles_menu_imports_a_pilot_for_the_open_set(
         assert studio.project.human_accuracy(1).keys() == truth.keys()
     finally:
         studio.close()
+
+
+def test_a_curated_set_is_piloted_straight_from_the_project(
+    curated: CuratedProject, tmp_path: Path, capsys
+) -> None:
+    """`pilot export PROJECT OUT --set N` (and Puzzles ▸ Pilot study…, the same function)
+    pilots the set's drafts without an export-set first; the answers come back onto them."""
+    project = tmp_path / "work.studio"
+    shutil.copy(curated.path, project)
+    pilot = tmp_path / "pilot"
+    args = ["-q", "pilot", "export", str(project), str(pilot), "--set", "1",
+            "--participants", "30", "--per-participant", "10", "--responses-per-item", "4",
+            "--parts", "train,val,test", "--seed", "3"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "piloting set 1" in out and "(any puzzles; 0 left out" in out
+    doc = json.loads((pilot / "pilot.json").read_text())
+    assert doc["source"].endswith("(any puzzles)") and "set 1" in doc["source"]
+    with Project.open(project) as p:
+        ids = {s.puzzle_id for s in p.stored_puzzles(1)}
+    piloted = sorted({t["item"] for ts in doc["plan"]["lists"] for t in ts} - set(doc["catch_ids"]))
+    assert set(piloted) <= ids and len(piloted) == len(ids) - len(doc["practice"])
+    files, truth = cohort(pilot, tmp_path, piloted[0], piloted[1])
+    assert main(["-q", "pilot", "import", str(project), str(pilot), *map(str, files),
+                 "--set", "1"]) == 0  # fmt: skip
+    with Project.open(project) as p:
+        human = p.human_accuracy(1)
+    assert {k: round(a / n, 4) for k, (a, n) in human.items()} == {
+        k: round(v, 4) for k, v in truth.items()
+    }
+    # a folder that is not empty, a set the project lacks: refused before any work
+    capsys.readouterr()
+    assert main([*args[:4], str(pilot), *args[5:]]) == 2
+    assert "not an empty folder" in capsys.readouterr().err
+    assert main([*args[:4], str(tmp_path / "none"), "--set", "9"]) == 2
+    assert "the project has no puzzle set '9'" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
