@@ -104,7 +104,18 @@ COLUMN_TIPS = {
     "People": "People's accuracy in the set's pilots (analogy-studio pilot import): the share"
     " of answers that chose the key, and how many answers; red where people fail it",
 }
+LAYOUT_COL = 1
+
+
+def people_text(right: int, answers: int) -> str:
+    """A People cell: the share of answers that chose the key, and how many answered."""
+    return f"{right / answers:.0%} ({answers})"
+
+
 CONCEPT_COL, STATUS_COL, ERRORS_COL, WARNINGS_COL, SHORTCUT_COL, PEOPLE_COL = 3, 4, 5, 6, 7, 8
+#: the widest the list may ask the splitter for, so that the Shortcut and People columns show
+#: without scrolling sideways and the sheet keeps room at 1280 px (issue 29 review)
+LIST_MAX_WIDTH = 600
 PEOPLE_FAIL = QColor("#b42318")
 #: The statistics pane: its least width, the width it keeps before the sheet's buttons get one
 #: row, and the most of the board's width it takes (its text wraps to whatever it gets).
@@ -259,7 +270,7 @@ class PuzzleTableModel(QAbstractTableModel):
             return flag_text(flags) if flags else ""
         if col == PEOPLE_COL:
             got = self.human.get(s.id)
-            return f"{got[0] / got[1]:.0%} ({got[1]})" if got else ""
+            return people_text(*got) if got else ""
         return (s.id, s.layout, s.rule, s.concept, s.status, s.errors, s.warnings)[col]
 
     def _sort_key(self, s: PuzzleSummary, col: int) -> Any:
@@ -852,6 +863,7 @@ class CuratorBoard(QWidget):
         header = self.table.horizontalHeader()
         texts = dict(self._column_texts)
         texts[SHORTCUT_COL] = {flag_text(f) for f in self.model.shortcuts.values() if f}
+        texts[PEOPLE_COL] = {people_text(a, n) for a, n in self.model.human.values() if n}
         sorted_by = header.sortIndicatorSection() if header.isSortIndicatorShown() else -1
         for col, title in enumerate(COLUMNS):
             head = header_width(header, title, sort_arrow=col == sorted_by)
@@ -859,6 +871,18 @@ class CuratorBoard(QWidget):
             self._column_need[col] = need
             if header.sectionSize(col) != need and col != CONCEPT_COL:
                 header.resizeSection(col, need)
+        # the list asks for the room its shown columns need (up to LIST_MAX_WIDTH): a People
+        # or Shortcut column that appears is then seen, not off the list's right edge
+        shown = self._column_need.get(CONCEPT_COL, 0) + sum(
+            header.sectionSize(c)  # a section is never narrower than the header's minimum
+            for c in range(len(COLUMNS))
+            if c != CONCEPT_COL and not header.isSectionHidden(c)
+        )
+        sb = self.table.verticalScrollBar()
+        extent = sb.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, sb)
+        bar = max(extent, sb.sizeHint().width(), sb.width() if sb.isVisible() else 0)
+        chrome = bar + 2 * self.table.frameWidth()
+        self.table.setMinimumWidth(min(shown + chrome, LIST_MAX_WIDTH))
         self._fill_concept_column()
 
     def _fill_concept_column(self) -> None:
@@ -970,6 +994,8 @@ class CuratorBoard(QWidget):
         self.model.set_puzzles(puzzles, self.curator.shortcut_flags())
         self._show_human()
         self.table.setColumnHidden(SHORTCUT_COL, not self.model.has_flags())
+        # one layout says nothing per row (the sheet's header names it): room for the rest
+        self.table.setColumnHidden(LAYOUT_COL, len({p.layout for p in puzzles}) <= 1)
         self._fit_columns()
         header = self.table.horizontalHeader()
         if header.sortIndicatorSection() >= 0 and header.sortIndicatorSection() < len(COLUMNS):

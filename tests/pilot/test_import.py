@@ -86,6 +86,7 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
     from studio.app import Studio
     from studio.curation import Curator
     from studio.gui.curator_board import PEOPLE_COL, PEOPLE_FAIL, CuratorBoard
+    from studio.gui.widgets import cell_width
     from studio.store.pilots import StoredAnswer
 
     project = tmp_path / "board.studio"
@@ -112,6 +113,11 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
         model = board.model
         row_hard, row_easy = model.row_of(hard), model.row_of(easy)
         assert not board.table.isColumnHidden(PEOPLE_COL)
+        # seen at 1280 px, whole: not off the list's right edge, not elided (review)
+        table = board.table
+        right = table.columnViewportPosition(PEOPLE_COL) + table.columnWidth(PEOPLE_COL)
+        assert right <= table.viewport().width(), (right, table.viewport().width())
+        assert table.columnWidth(PEOPLE_COL) >= cell_width(table, ["100% (3)", "People"])
         assert model.index(row_hard, PEOPLE_COL).data() == "33% (3)"
         assert model.index(row_easy, PEOPLE_COL).data() == "100% (3)"
         assert model.index(row_hard, PEOPLE_COL).data(Qt.ItemDataRole.ForegroundRole) == PEOPLE_FAIL
