@@ -220,6 +220,7 @@ def card_text(
     out.append("")
 
     out += _human_section(provenance.get("human"))
+    out += _beside_section(baselines, provenance.get("human"))
     out += [
         "## Provenance",
         "",
@@ -272,6 +273,45 @@ def _human_section(human: Mapping[str, Any] | None) -> list[str]:
             out.append(
                 f"| {name} | {r['n']} | {r['puzzles']} | {_num(r['accuracy'])} | "
                 f"[{_num(r['ci95'][0])}, {_num(r['ci95'][1])}] |"
+            )
+    out.append("")
+    return out
+
+
+def _beside_section(
+    baselines: Mapping[str, Any] | None, human: Mapping[str, Any] | None
+) -> list[str]:
+    """People beside every baseline model, per family, rule and concept (UA's Tables 1-4):
+    the models' accuracy on the job's evaluation part, people's over the piloted puzzles (the
+    two sets of puzzles may differ: the table says how many answers people gave)."""
+    if not human or not baselines or not baselines.get("groups"):
+        return []
+    groups = baselines["groups"]
+    models = list(baselines.get("accuracy") or {})
+    out = [
+        "## People beside the models",
+        "",
+        f"Each model's accuracy on part {baselines['eval_part']} of baseline job "
+        f"{baselines['job']} beside people's in the pilots (answers counted), per family, "
+        "rule and concept; — where one side has no puzzles of that kind.",
+    ]
+    for key in ("family", "rule", "concept"):
+        mine = groups.get(key) or {}
+        theirs = human.get(key) or {}
+        names = sorted(set(mine) | set(theirs))
+        if not names:
+            continue
+        out += [
+            "",
+            f"| {key} | " + " | ".join(models) + " | people (answers) |",
+            "|---|" + "---:|" * (len(models) + 1),
+        ]
+        for name in names:
+            row = mine.get(name) or {}
+            person = theirs.get(name)
+            people = f"{_num(person['accuracy'])} ({person['n']})" if person else "—"
+            out.append(
+                f"| {name} | " + " | ".join(_num(row.get(m)) for m in models) + f" | {people} |"
             )
     out.append("")
     return out

@@ -348,8 +348,20 @@ def baseline_results(project: Project, set_id: int) -> dict[str, Any] | None:
                 m: e.get("overall", {}).get("accuracy") for m, e in sorted(models.items())
             },
             "ci95": {m: e.get("overall", {}).get("ci95") for m, e in sorted(models.items())},
+            # per rule, concept and family: each model's accuracy (the card sets people's
+            # beside them, as UA's Tables 1-4 do)
+            "groups": {
+                by: {
+                    value: {m: (e.get("groups") or {}).get(by, {}).get(value, {}).get("accuracy")
+                            for m, e in sorted(models.items())}
+                    for value in sorted(
+                        {v for e in models.values() for v in (e.get("groups") or {}).get(by, {})}
+                    )
+                }
+                for by in ("family", "rule", "concept")
+            },
             "flagged_puzzles": len({f.get("id") for f in flags.get("flags", [])}),
-        }
+        }  # fmt: skip
     return None
 
 

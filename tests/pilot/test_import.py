@@ -220,3 +220,60 @@ def test_a_curated_set_is_piloted_straight_from_the_project(
     assert main([*args[:4], str(tmp_path / "none"), "--set", "9"]) == 2
     assert "the project has no puzzle set '9'" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()
+
+
+def test_the_card_sets_people_beside_every_model_per_rule(
+    curated: CuratedProject, tmp_path: Path, capsys
+) -> None:
+    """UA's Tables 1-4: per family, rule and concept, each baseline model's accuracy and
+    people's, in one table of the dataset card (a real baseline job, the answers-only probes,
+    and a simulated cohort's pilot)."""
+    from studio.baselines.job import run_job
+    from studio.worker.context import LocalContext
+
+    project = tmp_path / "work.studio"
+    shutil.copy(curated.path, project)
+    params = {
+        "source": {"kind": "project-set", "project": str(project), "set_id": 1},
+        "models": ["probe-tags", "probe-image"],
+        "seeds": 1,
+        "device": "cpu",
+    }
+    with Project.open(project) as p:
+        job = p.jobs.submit("baseline", params)
+        assert p.jobs.claim(job, pid=1)
+        result = run_job(LocalContext(params, work_dir=tmp_path / "job"))
+        assert p.jobs.finish(job, "done", result=result, pid=1)
+    pilot = tmp_path / "pilot"
+    opts = PilotOptions(participants=30, per_participant=10, responses_per_item=4, seed=3,
+                        parts=("train", "val", "test"))  # fmt: skip
+    published = tmp_path / "published"
+    assert main(["-q", "export-set", str(project), "1", str(published), "--status", "any"]) == 0
+    export_pilot(published, pilot, opts)
+    doc = json.loads((pilot / "pilot.json").read_text())
+    piloted = sorted({t["item"] for ts in doc["plan"]["lists"] for t in ts} - set(doc["catch_ids"]))
+    files, _ = cohort(pilot, tmp_path, piloted[0], piloted[1])
+    assert main(["-q", "pilot", "import", str(project), str(pilot), *map(str, files),
+                 "--set", "1"]) == 0  # fmt: skip
+    card_dir = tmp_path / "card"
+    assert main(["-q", "export-set", str(project), "1", str(card_dir), "--status", "any"]) == 0
+    card = (card_dir / "README.md").read_text()
+    assert "## People beside the models" in card
+    section = card.split("## People beside the models", 1)[1].split("\n## ", 1)[0]
+    assert f"baseline job {job}" in section
+    assert "| rule | probe-image | probe-tags | people (answers) |" in section
+    with Project.open(project) as p:
+        human = p.human_accuracy(1)
+        rules = {s.puzzle_id: s.rule for s in p.puzzle_summaries(1)}
+    per_rule: dict[str, list[int]] = {}
+    for pid, (right, n) in human.items():
+        got = per_rule.setdefault(rules[pid], [0, 0])
+        got[0] += right
+        got[1] += n
+    tags = result["models"]["probe-tags"]["groups"]["rule"]
+    for rule, (right, n) in per_rule.items():
+        row = next(line for line in section.splitlines() if line.startswith(f"| {rule} |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        # the job scores its evaluation part: a rule with no puzzle there has no model figure
+        assert cells[2] == (f"{tags[rule]['accuracy']:.3f}" if rule in tags else "—")
+        assert cells[3] == f"{right / n:.3f} ({n})"
