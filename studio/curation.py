@@ -74,6 +74,8 @@ WARNING_FILTERS: tuple[tuple[str, str], ...] = (
     ("warnings", "Has warnings"),
     ("none", "No findings"),
     ("shortcut", "Shortcut-prone"),
+    ("people-fail", "People fail it"),
+    ("people-split", "People split"),
 )
 
 #: Verbs of the undo labels, by the status a command sets.
@@ -100,6 +102,9 @@ MAX_REGENERATION_DRAWS = 400
 #: its pilots chose the key (issue 29; KiVA: a set is valid when 2 of 3 adults solve it)
 PEOPLE_PASS = 2 / 3
 PEOPLE_MIN_ANSWERS = 3
+#: People split on a puzzle when one foil took at least this share of at least
+#: PEOPLE_MIN_ANSWERS answers (`pilot analyse`'s flag: a second defensible answer?)
+PEOPLE_SPLIT = 1 / 3
 
 #: Grades of an image-feature warning, weakest first (the board's threshold is one of them).
 FEATURE_GRADES = ("low", "medium", "high")
@@ -568,8 +573,12 @@ class Curator:
         if self.set_id is None:
             return []
         f = filter or PuzzleFilter()
-        if f.warning == "shortcut":
-            flagged = self.shortcut_flags()
+        if f.warning in ("shortcut", "people-fail", "people-split"):
+            flagged = {
+                "shortcut": self.shortcut_flags,
+                "people-fail": self.people_fail,
+                "people-split": self.people_split,
+            }[f.warning]()
             ids = [i for i in (ids if ids is not None else flagged) if i in flagged]
             f = replace(f, warning="")
         rows = self.project.puzzle_summaries(self.set_id, ids=ids, **_where(_sql_part(f)))
@@ -610,6 +619,23 @@ class Curator:
             for pid, (right, n) in (self.human(set_id) if human is None else human).items()
             if n >= PEOPLE_MIN_ANSWERS and right / n < PEOPLE_PASS
         )
+
+    def people_split(self, set_id: int | None = None) -> list[str]:
+        """The puzzles people split on: one foil took at least :data:`PEOPLE_SPLIT` of at
+        least :data:`PEOPLE_MIN_ANSWERS` answers in the set's pilots (`pilot analyse` flags the
+        same: a second defensible answer?). Two queries, for the board's filter."""
+        human = self.human(set_id)
+        out = []
+        for pid, chosen in self.human_choices(set_id).items():
+            right, n = human.get(pid, (0, 0))
+            if n < PEOPLE_MIN_ANSWERS:
+                continue
+            counts = sorted(chosen.values(), reverse=True)
+            if right in counts:  # the key's own count (a foil with as many reads the same)
+                counts.remove(right)
+            if counts and counts[0] / n >= PEOPLE_SPLIT:
+                out.append(pid)
+        return sorted(out)
 
     def puzzle(self, puzzle_id: str) -> CuratedPuzzle:
         """One puzzle of the open set, with the status the board shows."""

@@ -205,6 +205,7 @@ class PuzzleTableModel(QAbstractTableModel):
         #: puzzle id → (people who chose the key, answers) in the set's pilots (issue 29)
         self.human: Mapping[str, tuple[int, int]] = {}
         self.people_fail: frozenset[str] = frozenset()
+        self.people_split: frozenset[str] = frozenset()
         #: puzzle id → its warnings that do not count, with why (set by the board)
         self.quiet_of: Callable[[str], Sequence[tuple[Any, str]]] | None = None
 
@@ -258,8 +259,14 @@ class PuzzleTableModel(QAbstractTableModel):
             return COLUMN_TIPS.get(COLUMNS[section])
         return None
 
-    def set_human(self, human: Mapping[str, tuple[int, int]], fail: Sequence[str]) -> None:
+    def set_human(
+        self,
+        human: Mapping[str, tuple[int, int]],
+        fail: Sequence[str],
+        split: Sequence[str] = (),
+    ) -> None:
         self.human, self.people_fail = human, frozenset(fail)
+        self.people_split = frozenset(split)
         if self.rows:
             last = len(self.rows) - 1
             self.dataChanged.emit(self.index(0, PEOPLE_COL), self.index(last, PEOPLE_COL))
@@ -326,6 +333,10 @@ class PuzzleTableModel(QAbstractTableModel):
                     else ""
                 )
                 lines.append(f"People: {right} of {n} answers chose the key{fails}")
+                if cp.id in self.people_split:
+                    lines.append(
+                        "People split between the key and a foil (a second defensible answer?)"
+                    )
             if cp.comment:
                 lines.append(f"Comment: {cp.comment}")
             if cp.author:
@@ -1097,7 +1108,11 @@ class CuratorBoard(QWidget):
     def _show_human(self) -> None:
         """People's accuracy from the set's pilots; the column only where there is some."""
         human = self.curator.human()
-        self.model.set_human(human, self.curator.people_fail(human=human) if human else [])
+        self.model.set_human(
+            human,
+            self.curator.people_fail(human=human) if human else [],
+            self.curator.people_split() if human else [],
+        )
         self.table.setColumnHidden(PEOPLE_COL, not human)
         self._choices = self.curator.human_choices() if human else {}
 

@@ -96,10 +96,16 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
         probe = Curator(studio)
         probe.open_set(1)
         drafts = [p.id for p in probe.puzzles() if p.status == "draft"]
-        hard, easy = drafts[0], drafts[1]
+        hard, easy, torn = drafts[0], drafts[1], drafts[2]
         answers = [StoredAnswer(f"P{k}", "test", hard, 1, k == 0, 2000.0) for k in range(3)]
         answers += [StoredAnswer(f"P{k}", "test", easy, 0, True, 2000.0) for k in range(3)]
-        people = {f"P{k}": ("", f"P{k}.csv") for k in range(3)}
+        key = probe.puzzle(torn).puzzle.key  # 4 of 6 chose the key, 2 a foil: split, not failed
+        foil = (key + 1) % len(probe.puzzle(torn).puzzle.answers)
+        answers += [
+            StoredAnswer(f"P{k}", "test", torn, key if k < 4 else foil, k < 4, 2000.0)
+            for k in range(6)
+        ]
+        people = {f"P{k}": ("", f"P{k}.csv") for k in range(6)}
         studio.project.add_pilot_results({"pilot_id": "b0a4d"}, 1, people, answers, "alice")
         board = CuratorBoard(studio)
         qtbot.addWidget(board)
@@ -128,6 +134,16 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
         texts = board.sheet.choice_texts()
         assert texts[1] == "3 of 3" and all(t == "0 of 3" for i, t in enumerate(texts) if i != 1)
         board.sheet.grab().save(str(tmp_path / "sheet-choices.png"))
+        # the human flags filter the list
+        # (the hard one's people all chose answer 2: split as well as failed)
+        assert curator.people_fail() == [hard] and curator.people_split() == sorted([hard, torn])
+        for key_, shown in (("people-fail", [hard]), ("people-split", sorted([hard, torn]))):
+            board.warning_combo.setCurrentIndex(board.warning_combo.findData(key_))
+            assert sorted(model.puzzle(r).id for r in range(model.rowCount())) == shown
+        tip = model.index(model.row_of(torn), 0).data(Qt.ItemDataRole.ToolTipRole)
+        assert "People: 4 of 6 answers chose the key\n" in tip + "\n"
+        assert "People split between the key and a foil" in tip and "people fail" not in tip
+        board.warning_combo.setCurrentIndex(board.warning_combo.findData(""))
         model.sort(PEOPLE_COL)  # by accuracy, not as text ("100% (3)" < "33% (3)")
         assert model.row_of(hard) < model.row_of(easy)
         board.table.clearSelection()
