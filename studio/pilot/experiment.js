@@ -19,7 +19,6 @@
   }
   let participant = params.has("pid") && params.get("pid").trim() ? params.get("pid").trim() : null;
   let listIndex = params.has("list") ? validList(params.get("list")) : null;
-  let practiceFailures = 0;
   let excluded = "";
   // one input answers one puzzle: a key held down (auto-repeat), a double-click or the key
   // that left the previous screen must not answer the next one
@@ -164,10 +163,12 @@
     data: { kind: "instructions" },
   });
 
-  // practice with feedback; failing it P.practice_failures times ends the session (KiVA)
+  // practice with feedback; failing one practice puzzle P.practice_failures times ends the
+  // session (KiVA: a practice trial failed three times excluded the participant)
   P.practice.forEach(function (p) {
     const item = byId(p.item);
     let solved = false;
+    let practiceFailures = 0;
     timeline.push({
       timeline: [
         puzzleTrial(item, p.order, "practice", function (data) {

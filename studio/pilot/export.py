@@ -15,9 +15,10 @@
     README.txt                 how to run it and where the data go
 
 Instructions come first, then practice puzzles (from the train part, never piloted) with
-feedback, and a participant who fails the practice ``practice_failures`` times is thanked and
-stopped (KiVA's rule); then the participant's list, with attention checks — a context whose
-every cell shows the same picture, and that picture among the answers — at fixed places.
+feedback, and a participant who fails one practice puzzle ``practice_failures`` times is
+thanked and stopped (KiVA's rule: per practice trial); then the participant's list, with
+attention checks — a context whose every cell shows the same picture, and that picture among
+the answers — at fixed places.
 Answers are in the plan's order for that list (shuffled per participant); keys 1–4 or a click
 answer; jsPsych records the response time. At the end the browser saves jsPsych's CSV and JSON.
 
@@ -408,8 +409,8 @@ folder. Collect them and run:
 
     analogy-studio pilot import PILOT_FOLDER RESULTS...
 
-Exclusion rules declared here (pilot.json): {options.practice_failures} failed practice
-attempts end a session; a failed attention check, or a median response time under
+Exclusion rules declared here (pilot.json): {options.practice_failures} failed attempts at
+one practice puzzle end a session; a failed attention check, or a median response time under
 {options.min_median_rt_ms:g} ms, excludes a participant at import.
 
 PsychoPy / Pavlovia: psychopy/conditions.csv holds the same plan, one row per trial, with the

@@ -91,6 +91,25 @@ def test_failing_the_practice_three_times_ends_the_session(pilot: Path, tmp_path
     assert found["excluded"] == {"failed-practice": 1} and found["responses"] == 0
 
 
+def test_failures_count_per_practice_puzzle(pilot: Path, tmp_path: Path) -> None:
+    """KiVA's rule is per practice trial: two failures at each of two practice puzzles (four
+    in all) do not end the session; a third at one would."""
+    require_browser()
+    tries: dict[str, int] = {}
+
+    def pattern(kind: str, _position: int, puzzle: str) -> bool:
+        if kind != "practice":
+            return True
+        tries[puzzle] = tries.get(puzzle, 0) + 1
+        return tries[puzzle] > 2
+
+    ran = run_participant(pilot, 3, "P10", tmp_path / "dl", pattern)
+    practice = [kind for kind, _, _ in ran["answered"]].count("practice")
+    assert practice == 6 and len(tries) == 2
+    found = analyse_results(pilot, [ran["csv"]])
+    assert found["excluded"] == {} and found["responses"] > 0
+
+
 def test_export_refuses_what_it_cannot_do(glyph_split: Path, tmp_path: Path, capsys) -> None:
     taken = tmp_path / "taken"
     taken.mkdir()
