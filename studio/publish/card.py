@@ -262,6 +262,29 @@ def _human_section(human: Mapping[str, Any] | None) -> list[str]:
         + (", ".join(f"`{p['id']}`" for p in pilots) or "—")
         + "."
     )
+    designs = [p for p in pilots if p.get("design")]
+    if designs:
+        out.append("")
+    for p in designs:
+        d = p["design"]
+        rules = d.get("exclusion") or {}
+        out.append(
+            f"- Pilot `{p['id']}`: {d['participants']} lists of {d['per_participant']} puzzles "
+            f"(at least {d['responses_per_item']} answers asked per puzzle), "
+            + (
+                f"{d['practice']} practice puzzles with feedback "
+                f"({rules.get('practice_failures', '?')} failures at one end a session), "
+                if d["practice"]
+                else "no practice puzzles, "
+            )
+            + f"{d['catch']} attention checks per list"
+            + (
+                f", a median response time under {float(rules['min_median_rt_ms']):g} ms excluded"
+                if rules.get("min_median_rt_ms")
+                else ""
+            )
+            + f"; {p['kept']} kept, {p['excluded']} excluded."
+        )
     for key in ("family", "rule", "concept"):
         rows = human.get(key) or {}
         out += [

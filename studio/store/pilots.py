@@ -142,14 +142,16 @@ def human_accuracy(conn: Connection, set_id: int) -> dict[str, tuple[int, int]]:
 
 
 def pilots(conn: Connection) -> list[dict[str, Any]]:
-    """Each stored pilot: id, set, family, when, who, and its participants (kept, excluded)."""
+    """Each stored pilot: id, set, family, when, who, its participants (kept, excluded) and
+    its design (:func:`pilot_design`, for the dataset card)."""
     rows = conn.execute(
         text(
             "SELECT p.id, p.set_id, p.family, p.created_at, p.author,"
             " SUM(CASE WHEN q.excluded = '' THEN 1 ELSE 0 END),"
-            " SUM(CASE WHEN q.excluded <> '' THEN 1 ELSE 0 END)"
+            " SUM(CASE WHEN q.excluded <> '' THEN 1 ELSE 0 END), p.plan"
             " FROM pilots p LEFT JOIN pilot_participants q ON q.pilot_id = p.id"
-            " GROUP BY p.id, p.set_id, p.family, p.created_at, p.author ORDER BY p.created_at"
+            " GROUP BY p.id, p.set_id, p.family, p.created_at, p.author, p.plan"
+            " ORDER BY p.created_at"
         )
     ).all()
     return [
@@ -161,9 +163,29 @@ def pilots(conn: Connection) -> list[dict[str, Any]]:
             "author": r[4],
             "kept": int(r[5] or 0),
             "excluded": int(r[6] or 0),
+            "design": pilot_design(r[7]),
         }
         for r in rows
     ]
+
+
+def pilot_design(stored: str | None) -> dict[str, Any]:
+    """What a stored pilot's plan says of its design: lists, puzzles per list, answers asked
+    per puzzle, practice puzzles, attention checks per list and the exclusion rules. Empty
+    where the stored plan cannot be read (the card then says less, never fails)."""
+    try:
+        doc = json.loads(stored or "")
+        plan = doc["plan"]
+        return {
+            "participants": int(plan["participants"]),
+            "per_participant": int(plan["per_participant"]),
+            "responses_per_item": int(plan["responses_per_item"]),
+            "practice": len(doc.get("practice") or []),
+            "catch": len(doc.get("catch_ids") or []),
+            "exclusion": dict(doc.get("exclusion") or {}),
+        }
+    except (ValueError, TypeError, KeyError):
+        return {}
 
 
 def human_choices(conn: Connection, set_id: int) -> dict[str, dict[int, int]]:

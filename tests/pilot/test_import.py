@@ -67,6 +67,12 @@ def test_a_curated_set_s_pilot_comes_back_onto_its_puzzles(
     assert "## Human baseline" in card
     assert f"People chose the key in {right / n:.1%} of {n} answers to {len(human)} of" in card
     assert "30 participants kept and 0 excluded" in card and doc["pilot_id"] in card
+    # the pilot's plan, as the card's readers need it to weigh the figures
+    assert (
+        f"- Pilot `{doc['pilot_id']}`: 30 lists of 10 puzzles (at least 4 answers asked per "
+        "puzzle), no practice puzzles, 2 attention checks per list, a median response time "
+        "under 1000 ms excluded; 30 kept, 0 excluded." in card
+    )
     assert "| family | answers | puzzles | accuracy | 95% CI |" in card
     croissant = json.loads((card_dir / "croissant.json").read_text())
     assert (
