@@ -139,7 +139,11 @@ def _build_wheel(tmp: Path) -> Path:
         elif (ROOT / name).is_file():
             shutil.copy2(ROOT / name, src / name)
     out = tmp / "wheels"
-    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", out, src], cwd=tmp)
+    built = _run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "-o", out, src], cwd=tmp
+    )
+    said = built.stdout + built.stderr
+    assert "is deprecated" not in said, said[-3000:]  # e.g. project.license as a table
     (wheel,) = out.glob("analogy_studio-*.whl")
     return wheel
 
@@ -193,6 +197,8 @@ def test_the_wheel_ships_the_data_and_runs_outside_the_repository(tmp_path: Path
         if line.startswith("Requires-Dist:")
     }
     assert {"scipy", "psygnal", "pyopengl"} <= requires
+    # the licence as an SPDX expression (PEP 639), not the table setuptools deprecates
+    assert "License-Expression: MIT" in metadata.splitlines()
 
     # a clean venv: the wheel alone, its dependencies from this venv without the editable studio
     venv = tmp_path / "venv"
