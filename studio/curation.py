@@ -574,12 +574,14 @@ class Curator:
             return []
         f = filter or PuzzleFilter()
         if f.warning in ("shortcut", "people-fail", "people-split"):
-            flagged = {
-                "shortcut": self.shortcut_flags,
-                "people-fail": self.people_fail,
-                "people-split": self.people_split,
-            }[f.warning]()
-            ids = [i for i in (ids if ids is not None else flagged) if i in flagged]
+            flagged = set(
+                {
+                    "shortcut": self.shortcut_flags,
+                    "people-fail": self.people_fail,
+                    "people-split": self.people_split,
+                }[f.warning]()
+            )
+            ids = [i for i in (ids if ids is not None else sorted(flagged)) if i in flagged]
             f = replace(f, warning="")
         rows = self.project.puzzle_summaries(self.set_id, ids=ids, **_where(_sql_part(f)))
         rows = self._effective_summaries(self.set_id, rows)
@@ -620,11 +622,13 @@ class Curator:
             if n >= PEOPLE_MIN_ANSWERS and right / n < PEOPLE_PASS
         )
 
-    def people_split(self, set_id: int | None = None) -> list[str]:
+    def people_split(
+        self, set_id: int | None = None, human: Mapping[str, tuple[int, int]] | None = None
+    ) -> list[str]:
         """The puzzles people split on: one foil took at least :data:`PEOPLE_SPLIT` of at
         least :data:`PEOPLE_MIN_ANSWERS` answers in the set's pilots (`pilot analyse` flags the
         same: a second defensible answer?). Two queries, for the board's filter."""
-        human = self.human(set_id)
+        human = self.human(set_id) if human is None else human
         out = []
         for pid, chosen in self.human_choices(set_id).items():
             right, n = human.get(pid, (0, 0))

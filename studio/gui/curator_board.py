@@ -1111,7 +1111,7 @@ class CuratorBoard(QWidget):
         self.model.set_human(
             human,
             self.curator.people_fail(human=human) if human else [],
-            self.curator.people_split() if human else [],
+            self.curator.people_split(human=human) if human else [],
         )
         self.table.setColumnHidden(PEOPLE_COL, not human)
         self._choices = self.curator.human_choices() if human else {}

@@ -335,6 +335,10 @@ class PilotDialog(QDialog):
         elif have < need:
             more = -(-need // o.per_participant)
             text += f" Too few: {more} participants would do."
+        if ok and o.practice and set(PARTS) <= parts:
+            text += " No practice puzzles: they come from a part left out of the pilot."
+        if ok:
+            text += " Puzzles that no longer pass vetting are left out when it is written."
         self.coverage_label.setStyleSheet("" if ok else "color: #b00020;")
         self.coverage_label.setText(text)
         self.pilot_button.setEnabled(ok and self.job is None)

@@ -146,6 +146,7 @@ def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response
     who: set[str] = set()
     excluded = ""
     seen: set[str] = set()
+    seen_questions: set[tuple[str, str]] = set()
     for line, r in rows:
         got = str(r.get("pilot_id", "") or "")
         kind = str(r.get("kind", "") or "")
@@ -154,7 +155,16 @@ def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response
             if excluded not in FILE_EXCLUSIONS:
                 raise StudioError(f"line {line}: an unknown exclusion {excluded[:40]!r}", path)
         if kind == "question":
-            out.append(_question(line, r, got, want, items, path))
+            answer = _question(line, r, got, want, items, lists, path)
+            if (answer.puzzle, answer.kind) in seen_questions:
+                raise StudioError(
+                    f"line {line}: question {answer.kind.partition(':')[2]!r} of puzzle "
+                    f"{answer.puzzle!r} answered twice",
+                    path,
+                )
+            seen_questions.add((answer.puzzle, answer.kind))
+            who.add(answer.participant)
+            out.append(answer)
             continue
         if kind not in ("practice", "test", "catch"):
             continue
@@ -221,10 +231,18 @@ def _responses(path: Path, pilot: Mapping[str, Any]) -> tuple[str, list[Response
 
 
 def _question(
-    line: int, r: Mapping[str, Any], got: str, want: str, items: Mapping[str, Any], path: Path
+    line: int,
+    r: Mapping[str, Any],
+    got: str,
+    want: str,
+    items: Mapping[str, Any],
+    lists: Sequence[Sequence[Mapping[str, Any]]],
+    path: Path,
 ) -> Response:
-    """One answer to a question asked in words (KiVA's what and how), checked against the
-    pilot's key for it; its kind is ``question:<id>``."""
+    """One answer to a question asked in words (KiVA's what and how), checked as a pictured
+    answer is — this pilot, a puzzle of the participant's list (the test puzzles ask them;
+    practice does not), an option that exists, the file's ``correct`` true to the key —
+    against pilot.json's key for it; its kind is ``question:<id>``."""
     if got != want:
         raise StudioError(
             f"line {line}: from pilot {got[:40] or '(none)'}, not this pilot {want}", path
@@ -236,13 +254,25 @@ def _question(
         raise StudioError(
             f"line {line}: puzzle {puzzle[:80]!r} asked no question {qid[:40]!r}", path
         )
-    chosen = _index(r.get("chosen_index"))
-    if chosen is not None and not 0 <= chosen < int(asked[qid]["options"]):
-        raise StudioError(f"line {line}: option {chosen} of question {qid} does not exist", path)
     participant = str(r.get("participant", "") or "").strip()
     if not participant:
         raise StudioError(f"line {line}: no participant id", path)
+    list_index = _index(r.get("list"))
+    if list_index is None or not 0 <= list_index < len(lists):
+        raise StudioError(f"line {line}: no list of this pilot ({r.get('list')!r})", path)
+    if puzzle not in {t["item"] for t in lists[list_index]}:
+        raise StudioError(f"line {line}: puzzle {puzzle!r} is not in list {list_index}", path)
+    chosen = _index(r.get("chosen_index"))
+    if chosen is not None and not 0 <= chosen < int(asked[qid]["options"]):
+        raise StudioError(f"line {line}: option {chosen} of question {qid} does not exist", path)
     correct = chosen == int(asked[qid]["key"])
+    said = r.get("correct")
+    if said not in (None, "") and _bool(said) != correct:
+        raise StudioError(
+            f"line {line}: says correct={str(said)[:10]} but option {chosen} of question "
+            f"{qid} of {puzzle} is {'the key' if correct else 'not the key'}",
+            path,
+        )
     return Response(
         str(path), line, participant, f"question:{qid}", puzzle, chosen, correct, _num(r.get("rt"))
     )

@@ -70,10 +70,15 @@ def text_questions(record: Mapping[str, Any], where: Path) -> list[dict[str, Any
         options = [str(o)[:MAX_TEXT] for o in q["options"]]
         key = q.get("key")
         qid = str(q.get("id", ""))
-        if not PLAIN_ID.fullmatch(qid) or not isinstance(key, int) or not 0 <= key < len(options):
+        if (
+            not PLAIN_ID.fullmatch(qid)
+            or type(key) is not int
+            or not 0 <= key < len(options)
+            or any(x["id"] == qid for x in out)
+        ):
             raise StudioError(
-                f"item {record.get('id', '?')}: question {qid[:40]!r} has no plain id or no "
-                "key among its options",
+                f"item {record.get('id', '?')}: question {qid[:40]!r} has no plain id of its "
+                "own or no key among its options",
                 where,
             )
         prompt = str(q.get("prompt", ""))[:MAX_TEXT]

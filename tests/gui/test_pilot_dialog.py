@@ -82,6 +82,7 @@ def test_ctrl_alt_p_pilots_the_open_set_and_its_answers_come_back(
     assert "Too few: 24 participants would do." in said and not dlg.pilot_button.isEnabled()
     set_spin(qtbot, dlg.participants, 30)
     assert dlg.pilot_button.isEnabled() and "Too few" not in dlg.coverage_label.text()
+    assert "No practice puzzles: they come from a part left out" in dlg.coverage_label.text()
 
     target = tmp_path / "pilot"
     dlg.folder_edit.setText(str(target))

@@ -224,3 +224,19 @@ def test_practice_never_shows_a_piloted_puzzle(glyph_split: Path, tmp_path: Path
     practice = {p["item"] for p in doc["practice"]}
     assert len(practice) == 3 and not practice & shown
     assert "pseudonym_key" in doc and len(doc["pseudonym_key"]) == 32
+
+
+def test_a_record_s_questions_in_words_are_checked(tmp_path: Path) -> None:
+    """A hand-edited record: a question id twice (answers would be scored against the other's
+    key), a key that is no option, ``true`` as a key: refused, naming the file."""
+    from studio.pilot.source import text_questions
+
+    where = tmp_path / "items.jsonl"
+    q = {"id": "what", "prompt": "What changed?", "options": ["size", "colour"], "key": 1}
+    assert [x["id"] for x in text_questions({"questions": [q]}, where)] == ["what"]
+    for bad in ([q, q], [{**q, "key": 2}], [{**q, "key": True}], [{**q, "id": "../x"}]):
+        with pytest.raises(StudioError, match="no plain id of its own or no key") as e:
+            text_questions({"id": "k1", "questions": bad}, where)
+        assert str(where) in str(e.value)
+    # a pictured question (the extrapolation) is not one asked in words
+    assert text_questions({"questions": [{**q, "images": ["option-0"]}]}, where) == []

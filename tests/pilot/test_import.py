@@ -299,3 +299,46 @@ def test_the_card_sets_people_beside_every_model_per_rule(
         # the job scores its evaluation part: a rule with no puzzle there has no model figure
         assert cells[2] == (f"{tags[rule]['accuracy']:.3f}" if rule in tags else "—")
         assert cells[3] == f"{right / n:.3f} ({n})"
+
+
+def test_a_file_put_in_the_folder_meanwhile_survives(
+    curated: CuratedProject, tmp_path: Path
+) -> None:
+    """Review: the pilot was written into the folder and, on an error, everything there was
+    removed — a file someone saved there meanwhile too. Now it is written beside the folder
+    and moved in whole, which a file there refuses; nothing of the work stays behind."""
+    from studio.app import Studio
+    from studio.core.errors import StudioError
+    from studio.pilot.sets import pilot_set
+
+    project = tmp_path / "work.studio"
+    shutil.copy(curated.path, project)
+    out = tmp_path / "deep" / "er" / "pilot"
+    opts = PilotOptions(participants=30, per_participant=10, responses_per_item=2,
+                        parts=("val", "test"))  # fmt: skip
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == 1:  # the user saves notes into the chosen folder while pictures are written
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "notes.txt").write_text("mine")
+
+    studio = Studio(Project.open(project), author="eve")
+    try:
+        with pytest.raises(StudioError, match="no longer new or empty"):
+            pilot_set(studio, 1, out, opts, progress=meanwhile)
+        assert [p.name for p in out.iterdir()] == ["notes.txt"]
+        assert (out / "notes.txt").read_text() == "mine"
+        assert [p.name for p in out.parent.iterdir()] == ["pilot"]  # no work folder left
+        # a cancel: nothing written, and the folders made for it go too
+        other = tmp_path / "new" / "pilot"
+        from studio.splits import Cancelled
+
+        with pytest.raises(Cancelled):
+            pilot_set(studio, 1, other, opts, should_stop=lambda: True)
+        assert not (tmp_path / "new").exists()
+        # and then a clean run writes it whole
+        summary = pilot_set(studio, 1, other, opts)
+        assert summary["out_dir"] == str(other) and (other / "index.html").is_file()
+        assert [p.name for p in other.parent.iterdir()] == ["pilot"]
+    finally:
+        studio.close()

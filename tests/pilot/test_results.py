@@ -230,3 +230,94 @@ def test_item_discrimination_flags_a_puzzle_the_able_fail() -> None:
     assert any(f.startswith("negative discrimination") for f in trap["flags"])
     assert sum(r["discrimination"] for r in normal) / len(normal) > 0.2
     assert not any(f.startswith("negative discrimination") for r in normal for f in r["flags"])
+
+
+@pytest.fixture(scope="module")
+def kiva_pilot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A KiVA split's pilot: each test trial also asks "what" and "how" in words."""
+    root = tmp_path_factory.mktemp("kiva-questions")
+    split = root / "split"
+    assert main(["-q", "generate", str(split), "--family", "kiva", "--n", "12", "--seed", "4",
+                 "--size", "32"]) == 0  # fmt: skip
+    out = root / "pilot"
+    export_pilot(split, out, PilotOptions(participants=2, per_participant=3,
+                                          responses_per_item=1, practice=1, catch=1,
+                                          min_median_rt_ms=0.0))  # fmt: skip
+    return out
+
+
+def kiva_run(pilot: Path, path: Path, extra: list[dict[str, Any]] | None = None) -> Path:
+    """List 0 answered right, "what" and "how" of each test trial too, plus ``extra`` rows."""
+    doc = json.loads((pilot / "pilot.json").read_text())
+    rows: list[dict[str, Any]] = []
+    for t in doc["plan"]["lists"][0]:
+        item = doc["items"][t["item"]]
+        base = {"pilot_id": doc["pilot_id"], "puzzle_id": t["item"], "participant": "Q1",
+                "list": 0, "rt": 2500.0}  # fmt: skip
+        for qid, q in (item.get("questions") or {}).items():
+            rows.append({**base, "kind": "question", "question_id": qid,
+                         "chosen_index": q["key"], "correct": "true"})  # fmt: skip
+        kind = "catch" if t["item"] in doc["catch_ids"] else "test"
+        rows.append({**base, "kind": kind, "chosen_index": item["key"], "correct": "true"})
+    rows += extra or []
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[*FIELDS, "question_id"], extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_questions_in_words_are_checked_as_pictured_answers_are(
+    kiva_pilot: Path, tmp_path: Path
+) -> None:
+    """Review: a "what"/"how" answer was counted for a puzzle of another list, twice, under
+    another participant (then a bare KeyError at import) or with a lying ``correct``."""
+    doc = json.loads((kiva_pilot / "pilot.json").read_text())
+    good = kiva_run(kiva_pilot, tmp_path / "good.csv")
+    found = analyse_results(kiva_pilot, [good])
+    assert found["questions"]["what"]["accuracy"] == 1.0
+    tests0 = [t["item"] for t in doc["plan"]["lists"][0] if t["item"] not in doc["catch_ids"]]
+    other = next(
+        t["item"]
+        for t in doc["plan"]["lists"][1]
+        if t["item"] not in doc["catch_ids"] and t["item"] not in tests0
+    )
+    mine = tests0[0]
+    key = doc["items"][mine]["questions"]["what"]["key"]
+    base = {"pilot_id": doc["pilot_id"], "kind": "question", "question_id": "what",
+            "participant": "Q1", "list": 0, "rt": 2000.0}  # fmt: skip
+    cases = [
+        ({**base, "puzzle_id": other, "chosen_index": 0}, f"puzzle '{other}' is not in list 0"),
+        ({**base, "puzzle_id": mine, "chosen_index": key}, "answered twice"),
+        (
+            {**base, "puzzle_id": doc["practice"][0]["item"], "chosen_index": 0},
+            "is not in list 0",
+        ),
+        ({**base, "puzzle_id": mine, "chosen_index": 9}, "does not exist"),
+    ]
+    for k, (row, message) in enumerate(cases):
+        bad = kiva_run(kiva_pilot, tmp_path / f"bad{k}.csv", [row])
+        with pytest.raises(StudioError, match=message):
+            analyse_results(kiva_pilot, [bad])
+    # another participant's answer in the file: one participant per file
+    who = kiva_run(kiva_pilot, tmp_path / "who.csv")
+    rows = read_run(who)
+    next(r for r in rows if r["kind"] == "question")["participant"] = "Q2"
+    with who.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with pytest.raises(StudioError, match="holds 2 participants"):
+        analyse_results(kiva_pilot, [who])
+    # a lying "correct"
+    lie = kiva_run(kiva_pilot, tmp_path / "lie.csv")
+    rows = read_run(lie)
+    q = next(r for r in rows if r["kind"] == "question")
+    n_options = doc["items"][q["puzzle_id"]]["questions"][q["question_id"]]["options"]
+    q["chosen_index"] = str((int(q["chosen_index"]) + 1) % n_options)
+    with lie.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with pytest.raises(StudioError, match="says correct=true but option"):
+        analyse_results(kiva_pilot, [lie])
