@@ -822,14 +822,16 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         split_dir = Path(args.split_dir).resolve()
         if not split_dir.is_dir():
             raise StudioError("not found, or not a split folder", split_dir)
-        params = {
-            "source": {"kind": "split-dir", "path": str(split_dir)},
-            "models": [m.strip() for m in args.models.split(",") if m.strip()],
-            "seeds": args.seeds,
-            "device": args.device,
-            "epochs": args.epochs,
-            "beside_window": False,  # no window to keep responsive: every core
-        }
+        from studio.baselines.params import BaselineJobParams
+
+        params = BaselineJobParams.of(
+            {"kind": "split-dir", "path": str(split_dir)},
+            args.models,
+            seeds=args.seeds,
+            device=args.device,
+            epochs=args.epochs,
+            beside_window=False,  # no window to keep responsive: every core
+        ).to_json()
         with JobQueue(project) as queue:
             title = f"Baselines ({args.models}) on {split_dir.name}"
             only = queue.submit("baseline", params, title)
@@ -1032,6 +1034,8 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from studio.baselines import DEFAULT_MODELS
+    from studio.baselines.params import DEFAULT_SEEDS
     from studio.plugins import families, family
 
     all_families = families()
@@ -1224,9 +1228,9 @@ def build_parser() -> argparse.ArgumentParser:
         "with one context row; each with the features behind each prediction).",
     )
     s.add_argument("split_dir", metavar="SPLIT_DIR")
-    s.add_argument("--models", default="blind,context,similarity,partial,probes")
+    s.add_argument("--models", default=",".join(DEFAULT_MODELS))
     s.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    s.add_argument("--seeds", type=int, default=3)
+    s.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
     s.add_argument("--epochs", type=int, help="at most this many epochs per fit (default 10)")
     speed = s.add_mutually_exclusive_group()
     speed.add_argument(
@@ -1267,9 +1271,13 @@ def build_parser() -> argparse.ArgumentParser:
     j = jobs.add_parser("baseline", help="queue a baseline job on a split folder and run it")
     j.add_argument("project", metavar="PROJECT")
     j.add_argument("split_dir", metavar="SPLIT_DIR")
-    j.add_argument("--models", default="blind,probes")
+    j.add_argument(
+        "--models",
+        default=",".join(DEFAULT_MODELS),
+        help=f"model ids or groups (default {','.join(DEFAULT_MODELS)})",
+    )
     j.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
-    j.add_argument("--seeds", type=int, default=3)
+    j.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
     j.add_argument("--epochs", type=int, help="at most this many epochs per fit")
     j.add_argument("--no-wait", action="store_true", help="only queue it; print its id")
     s.set_defaults(func=cmd_jobs)

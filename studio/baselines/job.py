@@ -5,7 +5,8 @@ Parameters (``ctx.params``, as the dashboard submits them)::
     {"source": {"kind": "project-set", "project": "/path/x.studio", "set_id": 3}
                | {"kind": "split-dir", "path": "/path/split"},
      "models": ["blind", "context", "pixel-similarity"],   # ids or group names
-               # (default: blind and the answers-only probes, JOB_DEFAULT_MODELS)
+               # (default: studio.baselines.DEFAULT_MODELS; the fields and their
+               # defaults are studio.baselines.params.BaselineJobParams)
      "seeds": 3, "device": "auto", "epochs": null,
      "cuda_speedups": false,  # bf16 autocast + large inference batches on CUDA (slower when
                               # measured); CPU: ignored
@@ -41,9 +42,6 @@ from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_text
 
 REPORT_NAME = "report.json"
-#: Models a job runs when its parameters name none: the context-blind CNN and the answers-only
-#: probes (seconds on a CPU; they find tag-level leaks the CNN misses, issue 11).
-JOB_DEFAULT_MODELS = ("blind", "probes")
 
 
 def _source(
@@ -101,9 +99,11 @@ def try_plots(report: dict[str, Any], out_dir: Path, log: Any = None) -> dict[st
 
 def run_job(ctx: Any) -> dict[str, Any]:
     """Run the job described by ``ctx.params`` (module docstring) and return the report."""
+    from studio.baselines.params import BaselineJobParams
     from studio.baselines.run import run_baselines
 
     params = dict(ctx.params)
+    job = BaselineJobParams.from_json(params)  # checked, the defaults filled in
     source = _source(params, ctx.project_path, getattr(ctx, "location", None))
     ctx.progress(0.0, "loading the puzzles")
     data = load_source(source)
@@ -129,10 +129,10 @@ def run_job(ctx: Any) -> dict[str, Any]:
     try:
         report = run_baselines(
             data,
-            params.get("models") or list(JOB_DEFAULT_MODELS),
-            seeds=params.get("seeds", 3),
+            list(job.models),
+            seeds=job.seeds,
             device=device,
-            epochs=params.get("epochs"),
+            epochs=job.epochs,
             progress=ctx.progress,
             should_stop=should_stop,
             log=ctx.log,
@@ -140,10 +140,10 @@ def run_job(ctx: Any) -> dict[str, Any]:
             on_unit=on_unit,
             # beside the studio's window (the default) a job leaves a core free and runs
             # niced; `analogy-studio jobs` runs jobs with no window to keep responsive
-            lower_priority=bool(params.get("beside_window", True)),
-            cross_fit=bool(params.get("cross_fit", True)),
-            cuda_speedups=bool(params.get("cuda_speedups", False)),
-            compile=bool(params.get("compile", False)),
+            lower_priority=job.beside_window,
+            cross_fit=job.cross_fit,
+            cuda_speedups=job.cuda_speedups,
+            compile=job.compile,
             on_device=ctx.set_device,
         )
     except BaselineCancelled:
@@ -166,4 +166,4 @@ def run_job(ctx: Any) -> dict[str, Any]:
     return report
 
 
-__all__ = ["JOB_DEFAULT_MODELS", "REPORT_NAME", "run_job", "try_plots", "write_report"]
+__all__ = ["REPORT_NAME", "run_job", "try_plots", "write_report"]

@@ -39,11 +39,18 @@ class ValueKind(StrEnum):
 
 
 class Rule(StrEnum):
+    """UA's rules (§3.2), in the order every list and report of the studio gives them: the
+    one definition the generator's, the vetting's and the reports' rule lists derive from."""
+
     CONSTANT = "constant"
     PROGRESSION = "progression"
     ARITHMETIC = "arithmetic"
     DIST3 = "dist3"
     UNION = "union"
+
+
+#: every rule id, in :class:`Rule`'s order
+RULE_IDS: tuple[str, ...] = tuple(r.value for r in Rule)
 
 
 class ConstantMode(StrEnum):

@@ -9,12 +9,13 @@ from typing import Any
 from studio.core.errors import StudioError
 from studio.core.family import GLYPH_FAMILY
 from studio.core.puzzle import LAYOUTS
+from studio.core.schema import RULE_IDS, Rule
 
-ALL_RULES = ("constant", "progression", "arithmetic", "dist3", "union")
+ALL_RULES = RULE_IDS
 #: The rules asked for when none are named: all but ``union``, which needs glyphs that carry
 #: two values of one concept (a multi-valued tag) and so, on annotations with one value per
 #: concept, only ever ran dry and warned (issue 24). Ask for it by name where glyphs allow it.
-DEFAULT_RULES = tuple(r for r in ALL_RULES if r != "union")
+DEFAULT_RULES = tuple(r for r in ALL_RULES if r != Rule.UNION)
 EXTRAPOLATIONS = ("neutral", "tuples", "concepts", "values", "tuple-folds")
 HOLDOUTS = ("none", "basic", "disjoint")
 SAMPLINGS = ("balanced", "diverse")

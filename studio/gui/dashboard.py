@@ -77,6 +77,8 @@ from PySide6.QtWidgets import (
 from sqlalchemy.exc import SQLAlchemyError
 from superqt.utils import create_worker
 
+from studio.baselines import DEFAULT_MODELS, MODEL_GROUPS
+from studio.baselines.params import DEFAULT_SEEDS, BaselineJobParams
 from studio.core.errors import StudioError
 from studio.core.progress import UNIT_SHARE
 from studio.core.progress import time_left_text as seconds_text
@@ -121,8 +123,9 @@ THIS_COMPUTER = "this computer"
 DEVICES = ("auto", "cpu", "cuda")
 #: Model groups in the order the new-job dialog lists them, and those ticked by default (the
 #: spatial models apply to the polycube and shape-composition families only).
-GROUP_ORDER = ("blind", "context", "similarity", "partial", "spatial", "probes", "published")
-DEFAULT_GROUPS = ("blind", "context", "similarity", "partial", "probes")
+#: the model groups in report order, and those a new job ticks: studio.baselines' own
+GROUP_ORDER: tuple[str, ...] = tuple(MODEL_GROUPS)
+DEFAULT_GROUPS: tuple[str, ...] = DEFAULT_MODELS
 #: Roles of the job list's cells.
 JOB_ROLE = Qt.ItemDataRole.UserRole + 1  # the JobRecord
 PROGRESS_ROLE = Qt.ItemDataRole.UserRole + 2  # (fraction, text) for the progress delegate
@@ -536,7 +539,9 @@ class BaselineJobDialog(QDialog):
             models_row.addWidget(box)
         models_row.addStretch(1)
 
-        self.seeds_spin = QSpinBox(objectName="seedsSpin", minimum=1, maximum=20, value=3)
+        self.seeds_spin = QSpinBox(
+            objectName="seedsSpin", minimum=1, maximum=20, value=DEFAULT_SEEDS
+        )
         self.device_combo = QComboBox(objectName="deviceCombo")
         self.device_combo.addItems(DEVICES)
         self.device_combo.setToolTip(
@@ -610,13 +615,13 @@ class BaselineJobDialog(QDialog):
             if self.project_path is not None:
                 source["project"] = str(self.project_path)
         epochs = self.epochs_spin.value()
-        return {
-            "source": source,
-            "models": self.groups(),
-            "seeds": self.seeds_spin.value(),
-            "device": self.device_combo.currentText(),
-            "epochs": epochs or None,
-        }
+        return BaselineJobParams.of(
+            source,
+            self.groups(),
+            seeds=self.seeds_spin.value(),
+            device=self.device_combo.currentText(),
+            epochs=epochs or None,
+        ).to_json()
 
     def job_title(self) -> str:
         if self.dir_radio.isChecked():

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from studio.core.puzzle import SPLITS, Puzzle
-from studio.core.schema import Schema
+from studio.core.schema import RULE_IDS, Schema
 from studio.core.tagindex import TagIndex
 
 PARTS = (*SPLITS, "all")
@@ -151,7 +151,7 @@ def part_stats(
     views (:func:`studio.vet.partial.partial_views`; ``tested``: the (rule, concept)
     readings of the whole split, default this part's)."""
     concept_order = [c.id for c in schema.concepts] if schema is not None else []
-    rule_order = ("constant", "progression", "arithmetic", "dist3", "union")
+    rule_order = RULE_IDS
     extra: dict[str, Any] = {}
     if schema is not None:
         from studio.vet.partial import partial_views

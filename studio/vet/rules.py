@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise, product
 from typing import Any
 
-from studio.core.schema import ConstantMode, Rule, Schema, ValueKind
+from studio.core.schema import RULE_IDS, ConstantMode, Rule, Schema, ValueKind
 
 NONE = "none"
 
@@ -40,10 +40,10 @@ CARDINAL_CELLS: dict[str, tuple[int, int]] = {
 
 #: Which rules each layout can express (MARVEL's configurations, with UA's two rows).
 LAYOUT_RULES: dict[str, tuple[str, ...]] = {
-    "two-row": ("constant", "progression", "arithmetic", "dist3", "union"),
-    "matrix-3x3": ("constant", "progression", "arithmetic", "dist3", "union"),
-    "sequence": ("constant", "progression"),
-    "odd-one-out": ("constant",),
+    "two-row": RULE_IDS,
+    "matrix-3x3": RULE_IDS,
+    "sequence": (Rule.CONSTANT.value, Rule.PROGRESSION.value),
+    "odd-one-out": (Rule.CONSTANT.value,),
 }
 
 Instantiation = Any  # str | tuple[str, ...] | frozenset[str]

@@ -18,7 +18,6 @@ import pytest
 
 from studio.baselines import DEFAULT_MODELS, MODEL_GROUPS
 from studio.baselines.data import PuzzleArrays, load_source, read_split_annotations
-from studio.baselines.job import JOB_DEFAULT_MODELS
 from studio.baselines.probes import answer_features, fit_answers_only_probe
 from studio.baselines.run import expand_models, run_baselines
 from studio.cli import build_parser, main
@@ -143,7 +142,6 @@ def test_probes_run_by_default(capsys: pytest.CaptureFixture[str]) -> None:
         meta = reg.meta(model)
         assert meta["group"] == "probes" and meta["flags_shortcuts"] and not meta["trained"]
     assert {"probe-tags", "probe-image"} <= set(expand_models(DEFAULT_MODELS))
-    assert {"probe-tags", "probe-image"} <= set(expand_models(JOB_DEFAULT_MODELS))
     args = build_parser().parse_args(["baseline", "SPLIT"])
     assert {"probe-tags", "probe-image"} <= set(expand_models(args.models))
 

@@ -436,6 +436,11 @@ def test_new_job_dialog_submits_a_baseline_job(
         "seeds": 2,
         "device": "cpu",
         "epochs": 4,
+        # every field recorded (studio.baselines.params), as `jobs baseline` records them
+        "beside_window": True,
+        "cross_fit": True,
+        "cuda_speedups": False,
+        "compile": False,
     }
     assert submitted.title == "Baselines (blind, context, partial, probes) on split split"
     click(qtbot, dash.cancel_button)
