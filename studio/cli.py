@@ -498,7 +498,7 @@ def _stimulus_audit(split_dir: str) -> dict[str, Any] | None:
     """The answer-set audit of a stimulus split (None where the family has no symbolic
     answer attributes yet)."""
     from studio.stimuli.split import read_stimulus_split
-    from studio.vet.audit import audit_stimulus_records
+    from studio.stimuli.symbolic import audit_stimulus_records
 
     meta, records = read_stimulus_split(split_dir)
     return audit_stimulus_records(str(meta.get("family", "")), records)

@@ -136,7 +136,7 @@ def generate_stimulus_split(
     report = dict(summary)
     # the answer-set audit (can the key be found from the answers alone?), where the family's
     # records have symbolic answer attributes (studio.stimuli.symbolic)
-    from studio.vet.audit import audit_stimulus_records
+    from studio.stimuli.symbolic import audit_stimulus_records
 
     audit = audit_stimulus_records(family, records)
     if audit is not None:

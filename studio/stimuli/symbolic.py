@@ -14,12 +14,16 @@ item means something a person could see* — the same shape up to rotation, the 
 the same way next to the same neighbour — because the probes count how many other answers share
 a value, and that count is where a candidate-only giveaway shows.
 
-Core layer: numpy and the stimulus modules only; no torch, no Qt.
+:func:`audit_stimulus_records` runs the answer-set audit over them (and a family's exact
+partial-view solver): it lives here, on the stimulus side, so that the vetting never imports
+the stimulus package (issue 27: ``stimuli`` and ``vet`` imported each other).
+
+Core layer: numpy, the stimulus modules and the vetting; no torch, no Qt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from studio.core.errors import StudioError
@@ -70,3 +74,33 @@ def answer_attributes(family: str, record: Mapping[str, Any]) -> list[dict[str, 
         return reader(record)  # type: ignore[no-any-return]
     except (KeyError, TypeError, ValueError, IndexError) as e:
         raise StudioError(f"a {family} record cannot be read for its answers: {e!r}") from e
+
+
+def audit_stimulus_records(
+    family: str, records: Sequence[Mapping[str, Any]], worst: int = 10, **kw: Any
+) -> dict[str, Any] | None:
+    """:func:`audit_answer_sets` of a non-glyph family's item records: attributes from
+    ``studio.stimuli.symbolic.answer_attributes``, the key where the baselines read it. None
+    where that module, or its reading of this family, is not there. Every family is audited for
+    sharing too: its question is apart from its candidates, so a candidate that stands out
+    among the others (the published polycube design's odd one) is a giveaway. Where the family
+    has an exact partial-view solver (``Family.partial_views``: KiVA's), its floors go in as
+    ``partial_views``. A record that cannot be read raises StudioError."""
+    from studio.plugins import family as family_of
+    from studio.vet.audit import audit_answer_sets
+
+    if family not in symbolic_families():
+        return None
+    layout = family_of(family).load("baseline_layout")
+    ids, attrs, keys = [], [], []
+    for r in records:
+        ids.append(str(r.get("id", len(ids))))
+        attrs.append(answer_attributes(family, r))
+        keys.append(int(layout(r)["key"]))
+    audit = audit_answer_sets(ids, attrs, keys, None, worst, **kw)
+    fam = family_of(family)
+    if fam.partial_views is not None:
+        views = fam.load("partial_views")(records)
+        if views.get("views"):
+            audit["partial_views"] = views
+    return audit

@@ -437,36 +437,6 @@ def audit_puzzles(
     )
 
 
-def audit_stimulus_records(
-    family: str, records: Sequence[Mapping[str, Any]], worst: int = 10, **kw: Any
-) -> dict[str, Any] | None:
-    """:func:`audit_answer_sets` of a non-glyph family's item records: attributes from
-    ``studio.stimuli.symbolic.answer_attributes``, the key where the baselines read it. None
-    where that module, or its reading of this family, is not there. Every family is audited for
-    sharing too: its question is apart from its candidates, so a candidate that stands out
-    among the others (the published polycube design's odd one) is a giveaway. Where the family
-    has an exact partial-view solver (``Family.partial_views``: KiVA's), its floors go in as
-    ``partial_views``. A record that cannot be read raises StudioError."""
-    from studio.plugins import family as family_of
-    from studio.stimuli.symbolic import answer_attributes, symbolic_families
-
-    if family not in symbolic_families():
-        return None
-    layout = family_of(family).load("baseline_layout")
-    ids, attrs, keys = [], [], []
-    for r in records:
-        ids.append(str(r.get("id", len(ids))))
-        attrs.append(answer_attributes(family, r))
-        keys.append(int(layout(r)["key"]))
-    audit = audit_answer_sets(ids, attrs, keys, None, worst, **kw)
-    fam = family_of(family)
-    if fam.partial_views is not None:
-        views = fam.load("partial_views")(records)
-        if views.get("views"):
-            audit["partial_views"] = views
-    return audit
-
-
 # ---- the human summary --------------------------------------------------------------------------
 def _p_text(p: float | None) -> str:
     if p is None:
@@ -557,7 +527,6 @@ __all__ = [
     "audit_answer_sets",
     "audit_lines",
     "audit_puzzles",
-    "audit_stimulus_records",
     "g_test_key_rate",
     "glyph_answer_attrs",
     "holm",

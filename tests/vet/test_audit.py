@@ -356,7 +356,7 @@ def test_polycube_published_design_is_caught_in_report_and_vet(tmp_path: Path, c
     no other shares a shape with) is flagged in report.json and by ``vet``; the default
     balanced design is not."""
     from studio.stimuli.split import generate_stimulus_split, make_generator
-    from studio.vet.audit import audit_stimulus_records
+    from studio.stimuli.symbolic import audit_stimulus_records
 
     out = tmp_path / "polycube"
     generate_stimulus_split("polycube-rotation", out, 12, seed=1, options={"design": "published"})

@@ -19,7 +19,7 @@ from studio.families.kiva.partial import (
     solver_accuracy,
 )
 from studio.families.kiva.transforms import StimulusState
-from studio.vet.audit import audit_stimulus_records
+from studio.stimuli.symbolic import audit_stimulus_records
 from studio.vet.partial import partial_lines
 
 OBJECTS = ["mug", "key"]
