@@ -47,7 +47,7 @@ def test_answers_only_probes_stay_near_chance(vetted_report: dict[str, Any], pro
     # the held-out keys fell by chance reaches 0.35 (probe-tags, this seed: gestalt=1 on the key
     # 37 of 114 times, a uniform draw's p = 0.16); a leak by design reaches 0.43 to 0.61 (the
     # partial views, UA's pool), far above this bound. Key rates per value are tested exactly
-    # in tests/generate/test_answer_sets.py.
+    # in tests/families/glyph_pmp/test_answer_sets.py.
     assert overall["ci95"][0] <= chance + 0.05 or overall["accuracy"] < chance + 0.10, overall
     flagged = [f for f in vetted_report["flags"]["puzzles"] if f["model"] == probe]
     assert len(flagged) <= 0.05 * len(vetted_report["predictions"])

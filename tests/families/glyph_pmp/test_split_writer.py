@@ -53,7 +53,7 @@ from studio.splits import (
 from studio.store.project import Project
 from studio.vet.balance import split_stats
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
