@@ -159,6 +159,8 @@ class Family:
       shape: how far an exact solver seeing part of each item gets (the floors of issue 24);
       None where the family has no such solver.
 
+    ``prompt``: what a person is asked, in the family's own words (a pilot study shows it;
+    empty: the matrix question "which answer completes the last row").
     ``spatial``: the spatial-reasoning models (CNN+MLP …) apply. ``cut_pieces``: the baselines
     cut each candidate into its ink regions. ``odd_designs``: designs in which the key is the
     answer unlike the question. ``preview``: option values the Preview tab starts from (a
@@ -176,6 +178,7 @@ class Family:
     baseline_layout: Any = None
     answer_attributes: Any = None
     partial_views: Any = None
+    prompt: str = ""
     spatial: bool = False
     cut_pieces: bool = False
     odd_designs: tuple[str, ...] = ()

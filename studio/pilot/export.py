@@ -66,11 +66,6 @@ JSPSYCH_FILES: tuple[tuple[str, str], ...] = (
     ),
 )
 PROMPT = "Which answer completes the last row the way the rows above go together?"
-#: a family whose context is not rows of a matrix says what is asked in its own words
-PROMPTS = {
-    "kiva": "The first object changed from left to right. Which picture shows the new object "
-    "changed in the same way?",
-}
 Progress = Callable[[int, int], None]
 
 
@@ -187,7 +182,7 @@ def export_pilot(
     page = {
         "pilot_id": pilot_id,
         "studio_version": __version__,
-        "prompt": PROMPTS.get(piloted[0].family, PROMPT),
+        "prompt": _prompt(piloted[0].family),
         "instructions": _instructions(
             len(practice), piloted[0].family, any(it.questions for it in piloted)
         ),
@@ -219,6 +214,16 @@ def export_pilot(
         "plan": plan.lines(groups),
         "responses": dict(plan.responses()),
     }
+
+
+def _prompt(family_id: str) -> str:
+    """What the participants are asked: the family's own words (``Family.prompt``: KiVA's
+    says what changed), else the matrix question."""
+    from studio.plugins import family, registry
+
+    if family_id in registry("families"):
+        return family(family_id).prompt or PROMPT
+    return PROMPT
 
 
 def _question_keys(item: PilotItem) -> dict[str, Any]:

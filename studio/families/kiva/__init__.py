@@ -72,4 +72,6 @@ FAMILY = Family(
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.kiva.answers:kiva_answers",
     partial_views="studio.families.kiva.partial:kiva_partial_views",
+    prompt="The first object changed from left to right. Which picture shows the new object "
+    "changed in the same way?",
 )
