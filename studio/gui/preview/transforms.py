@@ -124,7 +124,7 @@ class TransformPreview(QWidget):
 
     def __init__(self, service: RenderService) -> None:
         super().__init__(objectName="transformPreview")
-        from studio.families.kiva.transforms import DOMAINS, VALUES
+        from studio.families.kiva.transforms import DOMAINS, MODES, VALUES
         from studio.render3d.objects import library_names
 
         self._values = VALUES
@@ -148,7 +148,7 @@ class TransformPreview(QWidget):
         self.value_combo = QComboBox(objectName="transformValue")
         self.start_count = QSpinBox(objectName="startCount", minimum=1, maximum=8, value=1)
         self.mode_combo = QComboBox(objectName="transformMode")
-        self.mode_combo.addItems(["kiva", "kiva-adults"])
+        self.mode_combo.addItems(list(MODES))  # KiVA's own list of modes
         self.mode_combo.setCurrentText("kiva-adults")
         self.mode_combo.setToolTip(
             "The transforms a trial of this mode offers: the checks "
