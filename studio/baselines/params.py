@@ -66,10 +66,14 @@ class BaselineJobParams:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BaselineJobParams:
         """The parameters a job was queued with (older jobs lack fields: the defaults)."""
+        if not isinstance(data.get("source"), Mapping):
+            raise StudioError("the job has no source (expected a split-dir or project-set dict)")
         known = {f for f in cls.__dataclass_fields__ if f not in ("extra",)}
         given = {k: v for k, v in data.items() if k in known and v is not None}
-        if "models" in given:
-            given["models"] = tuple(given["models"]) if given["models"] else DEFAULT_MODELS
+        models = given.pop("models", None)
+        if isinstance(models, str):  # "blind,probes", as the CLI takes them
+            models = [m.strip() for m in models.split(",") if m.strip()]
+        given["models"] = tuple(models) if models else DEFAULT_MODELS
         extra = {k: v for k, v in data.items() if k not in known}
         return cls(**given, extra=extra)
 

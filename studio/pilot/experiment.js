@@ -84,7 +84,7 @@
     let onKey = null;
     return {
       type: jsPsychHtmlButtonResponse,
-      stimulus: contextHtml(item) + `<p class="pilot-prompt">${P.prompt}</p>`,
+      stimulus: contextHtml(item) + `<p class="pilot-prompt">${esc(P.prompt)}</p>`,
       choices: choices,
       button_html: function (src, k) {
         return `<button class="jspsych-btn pilot-answer">${picture(src, "pilot-answer-img")}` +
@@ -284,7 +284,7 @@
         type: jsPsychHtmlButtonResponse,
         stimulus: function () {
           const t = current();
-          return contextHtml(byId(t.item)) + `<p class="pilot-prompt">${P.prompt}</p>`;
+          return contextHtml(byId(t.item)) + `<p class="pilot-prompt">${esc(P.prompt)}</p>`;
         },
         choices: function () {
           const t = current();

@@ -37,6 +37,13 @@ def test_a_queued_job_reads_back_with_the_defaults_filled_in() -> None:
     old = BaselineJobParams.from_json({"source": SOURCE, "models": [], "note": "kept"})
     assert old.models == DEFAULT_MODELS and old.seeds == DEFAULT_SEEDS
     assert old.to_json()["note"] == "kept"  # a field this version does not know travels on
+    # review: a comma-separated string is a list of models, not of letters
+    text = BaselineJobParams.from_json({"source": SOURCE, "models": "blind, probes"})
+    assert text.models == ("blind", "probes")
+    # review: a job without a source is named as such, not a bare TypeError
+    for bad in ({"models": ["blind"]}, {"source": None}, {"source": "split"}):
+        with pytest.raises(StudioError, match="the job has no source"):
+            BaselineJobParams.from_json(bad)
 
 
 @pytest.mark.parametrize(
