@@ -98,9 +98,23 @@ def families(kind: str | None = None) -> list[Family]:
 _loaded = False
 
 
+def builtin_family_packages() -> list[str]:
+    """The packages under ``studio/families``, found on disk (or in the frozen app) without
+    importing them: each is one family whose ``FAMILY`` is its definition. Adding a built-in
+    family is adding its folder (issue 27: no list of them to keep in step)."""
+    import importlib.util
+    import pkgutil
+
+    # found by its spec, not imported: the registry sits below the families it names
+    spec = importlib.util.find_spec("studio.families")
+    where = list(spec.submodule_search_locations or []) if spec is not None else []
+    return sorted(m.name for m in pkgutil.iter_modules(where) if m.ispkg)
+
+
 def _register_builtins(reg: dict[str, Registry]) -> None:
-    # families: one package each under studio/families, its definition in FAMILY
-    for package in ("glyph_pmp", "kiva", "polycube_rotation", "shape_composition", "cube_net"):
+    # families: one package each under studio/families (its id the folder's name with "-"),
+    # registered lazily by reference: resolving one imports only that package
+    for package in builtin_family_packages():
         reg["families"].register(package.replace("_", "-"), f"studio.families.{package}:FAMILY")
     reg["vet_checks"].register(
         "emergent-rules",

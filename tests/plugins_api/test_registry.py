@@ -34,3 +34,24 @@ def test_unknown_and_duplicate_ids_are_clear_errors() -> None:
     from studio.core.puzzle import write_jsonl
 
     assert reg.get("sheet") is write_jsonl
+
+
+def test_built_in_families_are_found_from_their_folders() -> None:
+    """Issue 27: no list of built-in families to keep in step — every package under
+    studio/families is one, registered under its folder's name, its FAMILY's id the same."""
+    from pathlib import Path
+
+    import studio.families
+    from studio.plugins import builtin_family_packages, family
+
+    folders = sorted(
+        d.name
+        for d in Path(studio.families.__file__).parent.iterdir()
+        if (d / "__init__.py").is_file()
+    )
+    assert builtin_family_packages() == folders
+    assert {"glyph_pmp", "kiva", "polycube_rotation", "shape_composition", "cube_net"} <= set(
+        folders
+    )
+    for package in folders:
+        assert family(package.replace("_", "-")).id == package.replace("_", "-")
