@@ -623,14 +623,17 @@ class Curator:
         )
 
     def people_split(
-        self, set_id: int | None = None, human: Mapping[str, tuple[int, int]] | None = None
+        self,
+        set_id: int | None = None,
+        human: Mapping[str, tuple[int, int]] | None = None,
+        choices: Mapping[str, Mapping[int, int]] | None = None,
     ) -> list[str]:
         """The puzzles people split on: one foil took at least :data:`PEOPLE_SPLIT` of at
         least :data:`PEOPLE_MIN_ANSWERS` answers in the set's pilots (`pilot analyse` flags the
         same: a second defensible answer?). Two queries, for the board's filter."""
         human = self.human(set_id) if human is None else human
         out = []
-        for pid, chosen in self.human_choices(set_id).items():
+        for pid, chosen in (self.human_choices(set_id) if choices is None else choices).items():
             right, n = human.get(pid, (0, 0))
             if n < PEOPLE_MIN_ANSWERS:
                 continue

@@ -1108,13 +1108,13 @@ class CuratorBoard(QWidget):
     def _show_human(self) -> None:
         """People's accuracy from the set's pilots; the column only where there is some."""
         human = self.curator.human()
+        self._choices = self.curator.human_choices() if human else {}
         self.model.set_human(
             human,
             self.curator.people_fail(human=human) if human else [],
-            self.curator.people_split(human=human) if human else [],
+            self.curator.people_split(human=human, choices=self._choices) if human else [],
         )
         self.table.setColumnHidden(PEOPLE_COL, not human)
-        self._choices = self.curator.human_choices() if human else {}
 
     def current_id(self) -> str | None:
         idx = self.table.currentIndex()

@@ -100,7 +100,54 @@ class ExportJob(ThreadJob):
         )
 
 
-class ExportDialog(QDialog):
+class SetFolderChoice:
+    """The set-and-folder half of a dialog that writes a puzzle set somewhere (the export, the
+    pilot): the chosen set's name, a folder proposed under the remembered exports folder and
+    named after the set while the user has not typed another, and Choose… (a folder with
+    files in it gets a new sub-folder). The dialog has ``studio``, ``settings``, ``set_combo``,
+    ``folder_edit`` and ``_auto_folder``; ``FOLDER_SUFFIX`` and ``FOLDER_CAPTION`` say what
+    it writes."""
+
+    FOLDER_SUFFIX = ""
+    FOLDER_CAPTION = "Export benchmark to"
+    studio: Studio
+    settings: StudioSettings
+    set_combo: QComboBox
+    folder_edit: QLineEdit
+    _auto_folder: str
+
+    def _set_name(self) -> str:
+        set_id = self.set_combo.currentData()
+        rec = self.studio.project.puzzle_set(int(set_id)) if set_id is not None else None
+        return rec.name if rec is not None else ""
+
+    def _named_folder(self, base: Path) -> Path:
+        return _free(base / f"{folder_name(self._set_name())}{self.FOLDER_SUFFIX}")
+
+    def _suggest_folder(self) -> None:
+        """Propose ``<exports folder>/<set name>`` while the user has not typed another."""
+        if self.folder_edit.text() and self.folder_edit.text() != self._auto_folder:
+            return
+        self._auto_folder = str(self._named_folder(Path(self.settings.dialog_dir("exports"))))
+        self.folder_edit.setText(self._auto_folder)
+
+    def choose_folder(self) -> None:
+        """Pick the folder to write (a new or empty one; a folder with files in it gets a new
+        sub-folder named after the set)."""
+        start = Path(self.folder_edit.text() or self.settings.dialog_dir("exports"))
+        if not start.is_dir():
+            start = start.parent
+        assert isinstance(self, QWidget)
+        chosen = QFileDialog.getExistingDirectory(self, self.FOLDER_CAPTION, str(start))
+        if not chosen:
+            return
+        path = Path(chosen)
+        if path.is_dir() and any(path.iterdir()):
+            path = self._named_folder(path)
+        self.folder_edit.setText(str(path))
+
+
+class ExportDialog(SetFolderChoice, QDialog):
     """Choose what to export and where, run it, show what happened (see the module)."""
 
     #: the export ended: True when a folder was written
@@ -239,34 +286,6 @@ class ExportDialog(QDialog):
                 "and approve its puzzles first."
             )
             self.export_button.setEnabled(False)
-
-    def _set_name(self) -> str:
-        set_id = self.set_combo.currentData()
-        rec = self.studio.project.puzzle_set(int(set_id)) if set_id is not None else None
-        return rec.name if rec is not None else ""
-
-    def _suggest_folder(self) -> None:
-        """Propose ``<exports folder>/<set name>`` while the user has not typed another."""
-        if self.folder_edit.text() and self.folder_edit.text() != self._auto_folder:
-            return
-        base = Path(self.settings.dialog_dir("exports"))
-        self._auto_folder = str(_free(base / folder_name(self._set_name())))
-        self.folder_edit.setText(self._auto_folder)
-
-    def choose_folder(self) -> None:
-        """Pick the folder to write (a new or empty one; a folder with files in it gets a new
-        sub-folder named after the set)."""
-        start = self.folder_edit.text() or self.settings.dialog_dir("exports")
-        start_dir = Path(start)
-        if not start_dir.is_dir():
-            start_dir = start_dir.parent
-        chosen = QFileDialog.getExistingDirectory(self, "Export benchmark to", str(start_dir))
-        if not chosen:
-            return
-        path = Path(chosen)
-        if path.is_dir() and any(path.iterdir()):
-            path = _free(path / folder_name(self._set_name()))
-        self.folder_edit.setText(str(path))
 
     # ---- the export ----------------------------------------------------------------------------
     @property
@@ -422,4 +441,4 @@ def _free(path: Path) -> Path:
     return candidate
 
 
-__all__ = ["STATUS_CHOICES", "ExportDialog", "ExportJob", "folder_name"]
+__all__ = ["STATUS_CHOICES", "ExportDialog", "ExportJob", "SetFolderChoice", "folder_name"]

@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -34,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.gui.export_dialog import STATUS_CHOICES, folder_name
+from studio.gui.export_dialog import STATUS_CHOICES, SetFolderChoice
 from studio.gui.widgets import ThreadJob
 from studio.pilot.export import PilotOptions
 
@@ -86,11 +85,13 @@ class PilotJob(ThreadJob):
         )
 
 
-class PilotDialog(QDialog):
+class PilotDialog(SetFolderChoice, QDialog):
     """Choose what to pilot, with whom and where; write it; show the plan (see the module)."""
 
     #: the export ended: True when a pilot folder was written
     finished_pilot = Signal(bool)
+    FOLDER_SUFFIX = "-pilot"
+    FOLDER_CAPTION = "Write the pilot to"
 
     def __init__(
         self,
@@ -109,6 +110,7 @@ class PilotDialog(QDialog):
         self.summary: dict[str, Any] | None = None
         self._close_when_done = False
         self._auto_folder = ""
+        self._summaries: dict[tuple[int, str], list[Any]] = {}
         self.setObjectName("pilotDialog")
         self.setWindowTitle("Pilot study")
         self.setMinimumWidth(640)
@@ -266,35 +268,6 @@ class PilotDialog(QDialog):
             )
             self.pilot_button.setEnabled(False)
 
-    def _set_name(self) -> str:
-        set_id = self.set_combo.currentData()
-        rec = self.studio.project.puzzle_set(int(set_id)) if set_id is not None else None
-        return rec.name if rec is not None else ""
-
-    def _suggest_folder(self) -> None:
-        """Propose ``<exports folder>/<set name>-pilot`` while the user has not typed another."""
-        from studio.gui.export_dialog import _free
-
-        if self.folder_edit.text() and self.folder_edit.text() != self._auto_folder:
-            return
-        base = Path(self.settings.dialog_dir("exports"))
-        self._auto_folder = str(_free(base / f"{folder_name(self._set_name())}-pilot"))
-        self.folder_edit.setText(self._auto_folder)
-
-    def choose_folder(self) -> None:
-        from studio.gui.export_dialog import _free
-
-        start = Path(self.folder_edit.text() or self.settings.dialog_dir("exports"))
-        if not start.is_dir():
-            start = start.parent
-        chosen = QFileDialog.getExistingDirectory(self, "Write the pilot to", str(start))
-        if not chosen:
-            return
-        path = Path(chosen)
-        if path.is_dir() and any(path.iterdir()):
-            path = _free(path / f"{folder_name(self._set_name())}-pilot")
-        self.folder_edit.setText(str(path))
-
     def parts(self) -> tuple[str, ...]:
         return tuple(p for p in PARTS if self.part_checks[p].isChecked())
 
@@ -315,9 +288,12 @@ class PilotDialog(QDialog):
         if set_id is None:
             return
         status = self.status_combo.currentData()
-        stored = self.studio.project.puzzle_summaries(
-            int(set_id), status=None if status == "any" else status
-        )
+        key = (int(set_id), str(status))
+        if key not in self._summaries:  # once per (set, status), not per keystroke
+            self._summaries[key] = self.studio.project.puzzle_summaries(
+                int(set_id), status=None if status == "any" else status
+            )
+        stored = self._summaries[key]
         parts = set(self.parts())
         n = sum(1 for s in stored if s.split in parts)
         o = self.options()
