@@ -340,5 +340,10 @@ def test_a_file_put_in_the_folder_meanwhile_survives(
         summary = pilot_set(studio, 1, other, opts)
         assert summary["out_dir"] == str(other) and (other / "index.html").is_file()
         assert [p.name for p in other.parent.iterdir()] == ["pilot"]
+        # others in the lab read it: the folder follows the umask (its work folder was 0700)
+        from studio.core.fileio import current_umask
+
+        assert other.stat().st_mode & 0o777 == 0o777 & ~current_umask()
+        assert (other / "pilot.json").stat().st_mode & 0o777 == 0o666 & ~current_umask()
     finally:
         studio.close()
