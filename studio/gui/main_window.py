@@ -64,7 +64,7 @@ from studio.gui.preferences_dialog import PreferencesDialog
 from studio.gui.preview import PreviewPanel
 from studio.gui.schema_tree import SchemaTree, value_label
 from studio.gui.settings import StudioSettings, ask_annotator_name
-from studio.gui.widgets import refill_combo
+from studio.gui.widgets import RefocusAfterDialogs, refill_combo
 from studio.store.dbfile import is_database_url
 from studio.store.project import GlyphRecord, Project, TagChange, TagRecord
 
@@ -97,6 +97,8 @@ class MainWindow(QMainWindow):
         self._job_name = ""
         self.setObjectName("mainWindow")
         self.resize(1280, 800)
+        # its shortcuts work when a dialog closes, window manager or not (issue 28)
+        self._refocus = RefocusAfterDialogs(self)
         self.loader = ThumbnailLoader(studio.cache, self)
         self.model = GlyphGridModel(self.loader, self)
         self._build_ui()

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import (
+    QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -14,12 +15,15 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette, QTextLayout, QTextOption
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
+    QDialog,
     QHeaderView,
     QStyle,
     QStyledItemDelegate,
@@ -27,6 +31,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
     QTableView,
     QTreeView,
+    QWidget,
 )
 from superqt.utils import create_worker
 
@@ -42,6 +47,45 @@ def refill_combo(combo: QComboBox, all_text: str, items: Sequence[str]) -> None:
         combo.addItem(it, it)
     combo.setCurrentIndex(max(0, combo.findData(current)))
     combo.blockSignals(False)
+
+
+class RefocusAfterDialogs(QObject):
+    """Give the keyboard back to ``window`` when one of its dialogs closes with no window
+    active (issue 28).
+
+    A window manager hands focus back to a closed dialog's parent; without one (a bare X
+    server such as Xvfb, a kiosk session) nothing does, and the window's shortcuts are dead
+    until a click. Checked a moment after the dialog hides, and only when no window of the
+    application is active, so a window manager's own choice (or another application the user
+    went to) is never overridden."""
+
+    #: milliseconds after a dialog hides before the check: a window manager answers in less
+    DELAY_MS = 50
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self._window = window
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.Hide
+            and isinstance(watched, QDialog)
+            and watched.parentWidget() is not None
+            and watched.parentWidget().window() is self._window
+        ):
+            QTimer.singleShot(self.DELAY_MS, self, self._refocus)
+        return False
+
+    def _refocus(self) -> None:
+        if (
+            self._window.isVisible()
+            and QApplication.activeWindow() is None
+            and QApplication.activeModalWidget() is None
+        ):
+            self._window.activateWindow()
 
 
 class ThreadJob(QObject):
