@@ -189,6 +189,7 @@ class ExportDialog(SetFolderChoice, QDialog):
         self.folder_edit = QLineEdit(objectName="exportFolder")
         self.folder_edit.setPlaceholderText("a new or empty folder")
         self.choose_button = QPushButton("Choose…", objectName="chooseExportFolder")
+        self.choose_button.setAutoDefault(False)  # Enter in a field never opens a file dialog
         self.choose_button.clicked.connect(self.choose_folder)
         folder_row = QHBoxLayout()
         folder_row.addWidget(self.folder_edit, 1)

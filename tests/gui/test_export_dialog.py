@@ -190,3 +190,26 @@ def test_licence_and_authors_typed_in_the_dialog_reach_the_card_and_croissant(
     assert not dlg.running and "not an SPDX identifier" in dlg.result_label.text()
     assert not (tmp_path / "refused").exists()
     dlg.close()
+
+
+def test_enter_in_the_folder_field_never_opens_the_folder_dialog(
+    qtbot, studio: Studio, tmp_path: Path, monkeypatch
+) -> None:
+    """Choose… is no default button: Enter typed in a field does not pop a file dialog up
+    (issue 28's walk; the pilot dialog's Choose… was already so)."""
+    window = MainWindow(studio, StudioSettings())
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    window.export_benchmark()
+    dlg = window.findChild(ExportDialog)
+    assert dlg is not None
+    qtbot.waitExposed(dlg)
+    asked: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a: asked.append("asked") or "")
+    dlg.folder_edit.setFocus()
+    qtbot.keyClicks(dlg.folder_edit, str(tmp_path / "typed"))
+    qtbot.keyClick(dlg.folder_edit, Qt.Key.Key_Return)
+    assert asked == []
+    assert not dlg.choose_button.autoDefault()
+    dlg.reject()
