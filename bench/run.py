@@ -37,6 +37,7 @@ BENCHMARKS: dict[str, str] = {
     "labsec": "labsec_bench",
     "needs": "needs_bench",
     "pilot": "pilot_bench",
+    "tagger": "tagger_bench",
 }
 
 

@@ -125,6 +125,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Remove the selected value's tag from the selected glyphs", alternates=("Del",),
                section="apply"),
     *_TAG_VALUE_ACTIONS,
+    ActionSpec("tag.advance", "Advance after tagging", "tag", "Ctrl+Shift+U",
+               "After a key tags one glyph, go to the next glyph not yet tagged for the "
+               "concept: one key per tag instead of two", checkable=True, section="apply"),
     ActionSpec("tag.mark_done", "Mark selected glyphs done", "tag", "Ctrl+D",
                "Mark the selected glyphs of your assignment done (a glyph done without a tag of "
                "a concept says \"none\" for it); again: not done", section="apply"),

@@ -278,6 +278,9 @@ class MainWindow(QMainWindow):
             "edit.select_all": self.grid.selectAll,
             "edit.schema": self.edit_schema,
             "tag.apply": self.tag_selected,
+            "tag.advance": lambda: self.settings.set_advance_after_tagging(
+                self.actions["tag.advance"].isChecked()
+            ),
             "tag.remove": self.untag_selected,
             "tag.next_concept": lambda: self.tree.step_concept(+1),
             "tag.prev_concept": lambda: self.tree.step_concept(-1),
@@ -332,6 +335,7 @@ class MainWindow(QMainWindow):
         self._build_recent_menu()
         self.actions["view.inspector"].setChecked(True)
         self.actions["view.hide_others"].setChecked(self.settings.hide_others())
+        self.actions["tag.advance"].setChecked(self.settings.advance_after_tagging())
         # the grid says it is narrowed to an assignment, not only the View menu
         self.mine_button = QToolButton(objectName="myAssignmentButton")
         self.mine_button.setDefaultAction(self.actions["view.my_assignment"])
@@ -604,10 +608,18 @@ class MainWindow(QMainWindow):
             return
         concept, value = self.tree.current()
         assert concept is not None and value is not None
-        n = self._lab_write("Not tagged", self.studio.tag, self.selected_keys(), concept, value)
+        keys = self.selected_keys()
+        n = self._lab_write("Not tagged", self.studio.tag, keys, concept, value)
         if n is None:
             return
-        self.statusBar().showMessage(self.studio.undo_stack.undo_label + f" ({n} new)", 5000)
+        said = self.studio.undo_stack.undo_label + f" ({n} new)"
+        if len(keys) == 1 and self.actions["tag.advance"].isChecked():
+            # one glyph tagged: on to the next one the concept still lacks (a selection of
+            # several is a batch; where to go after it is the annotator's to say)
+            moved = self.grid.step_untagged(+1)
+            if moved is not None:
+                said += f"; {moved[0].lower()}{moved[1:]}"
+        self.statusBar().showMessage(said, 5000)
 
     def untag_selected(self) -> None:
         if (why := self._why_no_tag()) is not None:

@@ -29,6 +29,7 @@ FEATURE_GRADES = ("low", "medium", "high")
 _RECENT = "projects/recent"
 _HIDE_OTHERS = "tagging/hide_others"
 _LAB_JOBS_HERE = "jobs/run_lab_jobs_here"
+_ADVANCE = "tagging/advance_after_tagging"
 _VERSION = "settings_version"
 
 #: ``MIGRATIONS[n]`` turns a version-``n`` settings store into version ``n + 1``.
@@ -121,6 +122,15 @@ class StudioSettings:
 
     def set_hide_others(self, hide: bool) -> None:
         self.qsettings.setValue(_HIDE_OTHERS, "true" if hide else "false")
+        self.qsettings.sync()
+
+    def advance_after_tagging(self) -> bool:
+        """Whether tagging one glyph moves on to the next untagged one (Tag ▸ Advance after
+        tagging): one key per tag (issue 28's keystrokes per tag)."""
+        return str(self.qsettings.value(_ADVANCE, "false")).lower() == "true"
+
+    def set_advance_after_tagging(self, advance: bool) -> None:
+        self.qsettings.setValue(_ADVANCE, "true" if advance else "false")
         self.qsettings.sync()
 
     def run_lab_jobs_here(self) -> bool:

@@ -274,6 +274,46 @@ def test_u_goes_to_the_next_glyph_untagged_for_the_concept(
     assert current_key(window) == row_key(window, before_white - 2)
 
 
+def test_advance_after_tagging_makes_one_key_a_tag(
+    qtbot, shapes_path: Path, catalog, render_cache
+) -> None:
+    """Tag ▸ Advance after tagging (Ctrl+Shift+U): a number key tags the glyph and goes on to
+    the next one the concept lacks, so a run of tags is one key each, not two (issue 28's
+    keystrokes per tag); the choice is kept for the next window."""
+    window = open_window(qtbot, shapes_path, catalog, render_cache)
+    window.tree.select("closure", "circle")
+    before_white = window.model.row_of(WHITE_CIRCLE)
+    window.grid.go_to_row(before_white - 2)
+    qtbot.keyClick(window.grid, Qt.Key.Key_1)  # off by default: the selection stays put
+    assert current_key(window) == row_key(window, before_white - 2)
+    assert not window.actions["tag.advance"].isChecked()
+    ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    qtbot.keyClick(window.grid, Qt.Key.Key_U, ctrl_shift)
+    assert window.actions["tag.advance"].isChecked()
+    window.grid.go_to_row(before_white - 1)
+    tagged = []
+    for _ in range(3):
+        tagged.append(current_key(window))
+        qtbot.keyClick(window.grid, Qt.Key.Key_1)
+    # three keys, three tags; White Circle (tagged already) was stepped over
+    project = window.studio.project
+    assert all(
+        ("closure", "circle") in {(t.concept, t.value) for t in project.tags_of(k)} for k in tagged
+    )
+    assert WHITE_CIRCLE not in tagged
+    assert tagged[1] == row_key(window, before_white + 1)
+    assert current_key(window) == row_key(window, before_white + 3)
+    assert message(window).startswith("Tag 1 glyph")
+    # a selection of several is a batch: it is tagged and the selection stays
+    window.grid.go_to_row(before_white + 3)
+    qtbot.keyClick(window.grid, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    selected = set(window.selected_keys())
+    assert len(selected) == 2
+    qtbot.keyClick(window.grid, Qt.Key.Key_1)
+    assert set(window.selected_keys()) == selected
+    assert StudioSettings().advance_after_tagging()
+
+
 def test_u_says_when_every_glyph_shown_is_tagged(
     qtbot, shapes_path: Path, catalog, render_cache
 ) -> None:
