@@ -507,11 +507,12 @@ class PartialRow2(PartialRow1):
         return data.row_indices()[-1]
 
 
-def _spatial(family_id: str) -> bool:
-    """Whether the spatial-reasoning models apply to a family (its definition says so)."""
+def _spatial(family_id: str, what: str = "spatial") -> bool:
+    """Whether the spatial-reasoning models apply to a family: its definition's ``spatial``
+    (or another of its flags, ``what``) says so; no family id is spelled out here."""
     from studio.plugins import family, registry
 
-    return family_id in registry("families") and family(family_id).spatial
+    return family_id in registry("families") and bool(getattr(family(family_id), what))
 
 
 class CnnMlpBaseline(TorchBaseline):
@@ -543,7 +544,7 @@ class SiameseBaseline(TorchBaseline):
     id = "siamese"
 
     def applies(self, data: PuzzleArrays) -> str | None:
-        if data.family != "polycube-rotation":
+        if not _spatial(data.family, "rotation_views"):
             return "the rotation task's model (polycube rotation: which view is not a rotation)"
         return None
 

@@ -163,7 +163,9 @@ class Family:
     empty: the matrix question "which answer completes the last row").
     ``spatial``: the spatial-reasoning models (CNN+MLP …) apply. ``cut_pieces``: the baselines
     cut each candidate into its ink regions. ``odd_designs``: designs in which the key is the
-    answer unlike the question. ``preview``: option values the Preview tab starts from (a
+    answer unlike the question. ``rotation_views``: each candidate shows the question's object
+    or another one (its mirror) turned, so the Siamese "is it a rotation" model applies.
+    ``preview``: option values the Preview tab starts from (a
     smaller picture, say). ``check``: ``options → None``, raising StudioError for a combination
     the types cannot say is wrong.
     """
@@ -182,6 +184,7 @@ class Family:
     spatial: bool = False
     cut_pieces: bool = False
     odd_designs: tuple[str, ...] = ()
+    rotation_views: bool = False
     preview: Mapping[str, Any] = field(default_factory=dict)
     check: Any = None
 

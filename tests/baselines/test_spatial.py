@@ -106,3 +106,33 @@ def test_stimulus_loader_names_a_missing_image(polycube_split: Path, tmp_path: P
     with pytest.raises(StudioError, match="missing") as err:
         load_source(copy)
     assert str(victim) in str(err.value)
+
+
+def test_siamese_applies_by_the_family_definition_not_its_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Siamese model applies where a family says its candidates are turned views of the
+    question's object (``Family.rotation_views``), whatever the family is called: a plugin
+    with such a task gets it (issue 27: no family id spelled out in the baselines)."""
+    import dataclasses
+    import types
+
+    from studio.baselines.trained import SiameseBaseline
+    from studio.plugins import family, registry
+
+    families = registry("families")
+    monkeypatch.setitem(
+        families._entries,
+        "lab-rotations",
+        dataclasses.replace(family("polycube-rotation"), id="lab-rotations"),
+    )
+    monkeypatch.setitem(
+        families._entries,
+        "lab-no-views",
+        dataclasses.replace(family("polycube-rotation"), id="lab-no-views", rotation_views=False),
+    )
+    data = types.SimpleNamespace
+    assert SiameseBaseline().applies(data(family="lab-rotations")) is None
+    assert SiameseBaseline().applies(data(family="lab-no-views")) is not None
+    assert SiameseBaseline().applies(data(family="polycube-rotation")) is None
+    assert SiameseBaseline().applies(data(family="cube-net")) is not None

@@ -35,4 +35,5 @@ FAMILY = Family(
     answer_attributes="studio.families.polycube_rotation.answers:polycube_answers",
     spatial=True,
     odd_designs=("published", "mixed"),
+    rotation_views=True,
 )
