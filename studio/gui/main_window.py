@@ -1,8 +1,10 @@
-"""The annotator's window: schema tree, glyph grid with filters, inspector, status bar.
+"""The application window: a frame of five pages, with the menus, the status bar, background
+jobs and the project's opening, switching and closing.
 
-UA's method is to step through the concepts of the schema and select the glyphs in which each
-value is readily perceived; the layout follows it: pick a value on the left (or press 1–9),
-select glyphs in the grid (click, Shift/Ctrl-click, rubber band, Ctrl+A), press Space to tag.
+The pages are tabs: Annotate (the glyph tagger, :mod:`studio.gui.tagger_page`), Puzzles (the
+curator's board), Preview, Baselines and Lab. The window keeps what needs it: the actions and
+their keys (tagging with the Tag menu's keys goes through the lab's gate on writes and asks for
+the annotator's name), the status bar, the settings, and a lab's per-user view of the tags.
 All state changes go through :class:`studio.app.Studio`; long work runs in worker threads.
 """
 
@@ -13,26 +15,19 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QCheckBox,
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QMenu,
     QMessageBox,
     QProgressBar,
     QPushButton,
-    QSplitter,
     QTabWidget,
     QToolButton,
-    QVBoxLayout,
-    QWidget,
 )
 from superqt.utils import create_worker
 
@@ -45,28 +40,19 @@ from studio.gui.add_font_dialog import AddFontDialog, FontChoice, add_glyphs_job
 from studio.gui.curator_board import CuratorBoard
 from studio.gui.dashboard import BaselineDashboard
 from studio.gui.export_dialog import ExportDialog
-from studio.gui.glyph_grid import (
-    TAG_FILTER_TIPS,
-    TAG_FILTERS,
-    FontSource,
-    GlyphGridModel,
-    GridFilter,
-    GridPanel,
-    SearchKeys,
-    ThumbnailLoader,
-)
-from studio.gui.inspector import Inspector
+from studio.gui.glyph_grid import FontSource, GlyphGridModel, ThumbnailLoader
 from studio.gui.lab_dialog import OpenLabDialog
 from studio.gui.lab_panel import LabPanel, refusal
 from studio.gui.lab_session import LiveChanges, RightsGate, signed_in_text, window_title
 from studio.gui.pilot_dialog import PilotDialog
 from studio.gui.preferences_dialog import PreferencesDialog
 from studio.gui.preview import PreviewPanel
-from studio.gui.schema_tree import SchemaTree, value_label
+from studio.gui.schema_tree import value_label
 from studio.gui.settings import StudioSettings, ask_annotator_name
-from studio.gui.widgets import RefocusAfterDialogs, refill_combo
+from studio.gui.tagger_page import TaggerPage
+from studio.gui.widgets import RefocusAfterDialogs
 from studio.store.dbfile import is_database_url
-from studio.store.project import GlyphRecord, Project, TagChange, TagRecord
+from studio.store.project import Project, TagChange
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: Actions that act on the glyph grid: active only while the annotator is shown.
@@ -108,110 +94,41 @@ class MainWindow(QMainWindow):
         studio.events.glyphs_changed.connect(self.reload)
         studio.undo_stack.subscribe(self._update_undo_actions)
         self.reload()
-        self._open_on_start_block()
+        self.tagger.open_on_start_block()
         self._restore_state()
         self.settings.restore_window(self)
         self._start_lab()
 
     # ---- construction ------------------------------------------------------------------------
     def _build_ui(self) -> None:
-        self.tree = SchemaTree()
+        # the Annotate page: what needs the window reaches it as callables, never by attribute
+        self.tagger = TaggerPage(
+            self.studio,
+            self.model,
+            lambda text, ms: self.statusBar().showMessage(text, ms),
+            self._my_assignment,
+        )
+        # the window's names for the page's widgets (other modules and the tests use them)
+        self.tree = self.tagger.tree
+        self.font_combo = self.tagger.font_combo
+        self.block_combo = self.tagger.block_combo
+        self.search = self.tagger.search
+        self.state_combo = self.tagger.state_combo
+        self.hide_missing = self.tagger.hide_missing
+        self.current_label = self.tagger.current_label
+        self.grid_panel = self.tagger.grid_panel
+        self.grid = self.tagger.grid
+        self.inspector = self.tagger.inspector
+        self.current_row = self.tagger.current_row  # the assignment button joins it later
+        self.splitter = self.tagger  # the Annotate tab
+        # the Tag menu names the concept's values; the status bar counts (after the page)
         self.tree.current_changed.connect(self._on_current_value)
-
-        # the filter bar fits the grid's pane at 1280 px with every text whole (issue 28):
-        # the combo boxes say what they filter ("All fonts", "All blocks") instead of labels
-        # beside them, and the tag states are short, each explained in its tooltip
-        self.font_combo = QComboBox(objectName="fontFilter")
-        self.font_combo.setMinimumContentsLength(8)
-        self.block_combo = QComboBox(objectName="blockFilter")
-        self.block_combo.setMinimumContentsLength(15)
-        # font and Unicode block names run to 45 characters: a long one chosen may be elided
-        # in the bar (the list shows each whole), so the chosen one is the tooltip too
-        self.font_combo.currentTextChanged.connect(
-            lambda text: self.font_combo.setToolTip(f"Font: {text}")
-        )
-        self.block_combo.currentTextChanged.connect(
-            lambda text: self.block_combo.setToolTip(f"Unicode block: {text}")
-        )
-        self.search = QLineEdit(objectName="search", placeholderText="Name, U+25CC, block")
-        self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(170)  # room for what is typed, and the placeholder, at 1280
-        self.search.setToolTip(
-            "Search by name, code point (U+25CC or 25CC) or block. Down or Enter: go to the "
-            "first match in the grid"
-        )
-        self.state_combo = QComboBox(objectName="tagStateFilter")
-        self.state_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        for key, text in TAG_FILTERS:
-            self.state_combo.addItem(text, key)
-            self.state_combo.setItemData(
-                self.state_combo.count() - 1, TAG_FILTER_TIPS[key], Qt.ItemDataRole.ToolTipRole
-            )
-        self.state_combo.setToolTip(TAG_FILTER_TIPS["all"])
-        self.state_combo.currentIndexChanged.connect(
-            lambda _i: self.state_combo.setToolTip(
-                TAG_FILTER_TIPS.get(self.state_combo.currentData(), "")
-            )
-        )
-        self.hide_missing = QCheckBox("Hide placeholders", objectName="hideMissing")
-        self.hide_missing.setChecked(self.model.filter.hide_missing)
-        self.hide_missing.setToolTip(
-            "Hide glyphs that have no image here: private-use code points of fonts that are not "
-            "installed, and code points a font maps but draws nothing for"
-        )
-        # the "needs glyphs" marker: recomputed off the GUI thread a moment after tags change
-        self._needs_timer = QTimer(self, singleShot=True, interval=600)
-        self._needs_timer.timeout.connect(self._refresh_needs)
-        self._needs_worker = None
-        self._filter_timer = QTimer(self, singleShot=True, interval=200)
-        self._filter_timer.timeout.connect(self._apply_filter)
-        self.search.textChanged.connect(lambda _t: self._filter_timer.start())
-        for combo in (self.font_combo, self.block_combo, self.state_combo):
-            combo.currentIndexChanged.connect(lambda _i: self._apply_filter())
-        self.hide_missing.toggled.connect(lambda _b: self._apply_filter())
-
-        bar = QHBoxLayout()
-        bar.addWidget(self.font_combo)
-        bar.addWidget(self.block_combo, 1)
-        bar.addWidget(self.search, 2)
-        bar.addWidget(self.state_combo)
-        bar.addWidget(self.hide_missing)
-
-        # wrapped: a long concept and its key hints must not widen the grid's pane (at 1280 px
-        # "stroke-line-straight-quantity" squeezed the schema tree to 116 px: issue 28)
-        self.current_label = QLabel(objectName="currentValue", wordWrap=True)
-        self.current_label.setStyleSheet("font-size: 14px; padding: 4px;")
-        self.grid_panel = GridPanel(self.model)
         self.grid_panel.add_font_requested.connect(lambda: self.add_font())
         self.grid_panel.import_requested.connect(lambda: self.import_annotations())
-        self.grid = self.grid_panel.grid
-        self._search_keys = SearchKeys(self.search, self.grid, self._flush_search)
-        self.grid.selectionModel().currentChanged.connect(lambda *_: self._update_inspector())
         self.grid.selectionModel().selectionChanged.connect(lambda *_: self._update_status())
         self.model.filtered.connect(self._update_status)
-
-        centre = QWidget()
-        lay = QVBoxLayout(centre)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addLayout(bar)
-        current = QHBoxLayout()
-        current.addWidget(self.current_label, 1)
-        self.current_row = current  # the assignment button joins it once the actions exist
-        lay.addLayout(current)
-        lay.addWidget(self.grid_panel, 1)
-
-        self.inspector = Inspector(self._master_image)
         self.inspector.remove_tag.connect(self._remove_tag_from_current)
-        self._show_definition(*self.tree.current())
-        # as narrow as its render allows: at 1280 px the tree and the filter bar need the rest
-        self.inspector.setMinimumWidth(240)
 
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.tree)
-        self.splitter.addWidget(centre)
-        self.splitter.addWidget(self.inspector)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([320, 680, 280])
         # the annotator and the curator's board are the window's two modes, one tab each
         self.board = CuratorBoard(self.studio)
         self.tabs = QTabWidget(objectName="modeTabs")
@@ -290,12 +207,12 @@ class MainWindow(QMainWindow):
             "tag.prev_untagged": lambda: self._say(self.grid.step_untagged(-1)),
             "tag.next_glyph": lambda: self._say(self.grid.step_glyph(+1)),
             "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
-            "view.find": self._focus_search,
-            "view.only_untagged": self._toggle_only_untagged,
+            "view.find": self.tagger.focus_search,
+            "view.only_untagged": self.tagger.toggle_only_untagged,
             "view.my_assignment": self._assignment_changed,
             "view.held_out": self._apply_filter,
             "tag.mark_done": self.mark_selected_done,
-            "view.inspector": self._toggle_inspector,
+            "view.inspector": self.tagger.toggle_inspector,
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
             "puzzle.export": self.export_benchmark,
@@ -323,6 +240,7 @@ class MainWindow(QMainWindow):
         for n in range(1, 10):
             handlers[f"tag.value_{n}"] = lambda n=n: self.tag_with_nth_value(n)
         self.actions = build_actions(self, handlers)
+        self.tagger.bind_actions(self.actions)
         self.menus = build_menus(self.menuBar(), self.actions)
         # a number the concept has no value for is hidden from the Tag menu, and a hidden
         # action's key does nothing: these say why instead (enabled only for such numbers)
@@ -468,14 +386,8 @@ class MainWindow(QMainWindow):
             key = by_id.get(gid)
             if key is not None:
                 tag_sets[key] = set(pairs)
-        self.model.set_glyphs(glyphs, tag_sets, self._font_sources())
-        refill_combo(self.font_combo, "All fonts", self.model.fonts_present())
-        refill_combo(self.block_combo, "All blocks", self.model.blocks_present())
-        self.tree.set_schema(project.schema, project.tag_counts())
-        if self.tree.current() == (None, None):
-            self.tree.step_concept(0)
+        self.tagger.load(glyphs, tag_sets, self._font_sources())
         self._update_status()
-        self._needs_timer.start()
 
     def _font_sources(self) -> dict[str, FontSource]:
         out = {}
@@ -488,101 +400,26 @@ class MainWindow(QMainWindow):
 
     # ---- events from the studio --------------------------------------------------------------
     def _on_tags_changed(self, keys: list[GlyphKey]) -> None:
-        for key in keys:
-            self.model.update_tags(key, self._grid_tags_of(key))
-        self.tree.update_counts(self.studio.project.tag_counts())
-        self._update_inspector()
+        self.tagger.tags_changed(keys, self._grid_tags_of)
         self._update_status()
-        self._needs_timer.start()
 
     def _on_schema_changed(self) -> None:
         self.tree.set_schema(self.studio.schema, self.studio.project.tag_counts())
         self.reload()
 
-    def _refresh_needs(self) -> None:
-        """Read the tags here (the project's connection), compute the needs in a worker."""
-        if self._needs_worker is not None:
-            self._needs_timer.start()  # one at a time; try again shortly
-            return
-        from studio.families.glyph_pmp.needs import annotation_needs, project_annotations
-        from studio.generate.params import SplitParams
-
-        project = self.studio.project
-        annotations = project_annotations(project.glyphs(), project.all_tags())
-        schema = self.studio.schema
-
-        def work():  # type: ignore[no-untyped-def]
-            return annotation_needs(SplitParams(), annotations, schema)
-
-        worker = create_worker(work)
-        worker.returned.connect(self._show_needs)
-        worker.errored.connect(
-            lambda e: self.statusBar().showMessage(f"Annotation needs: {e}", 10000)
-        )
-        worker.finished.connect(self._needs_done)
-        self._needs_worker = worker
-        worker.start()
-
-    def _needs_done(self) -> None:
-        self._needs_worker = None
-
-    def _show_needs(self, report: object) -> None:
-        from studio.families.glyph_pmp.needs import NeedsReport
-
-        if isinstance(report, NeedsReport):
-            unmendable: dict[str, list[str]] = {}
-            for t in report.tuples:
-                if not t.mendable:
-                    unmendable.setdefault(t.tuple.split("/")[1], []).append(t.tuple)
-            self.tree.update_needs(
-                report.per_value(), report.tuples_of, report.side_text, unmendable
-            )
-
     def _on_current_value(self, concept: str | None, value: str | None) -> None:
-        self.model.set_current(concept, value)
-        if hasattr(self, "actions"):  # the Tag menu names the concept's values: "1  round"
+        """After the page has shown the value: the Tag menu names the concept's values
+        ("1  round"), and the status bar counts the concept's glyphs."""
+        if hasattr(self, "actions"):
             values = self.tree.values_of(concept)
             labels = [value_label(n, d) for n, (_v, d) in enumerate(values, start=1)]
             name_value_actions(self.actions, concept, labels)
             self._sync_value_keys()
-        self._show_definition(concept, value)
-        if concept is None:
-            self.current_label.setText("Choose a concept value on the left to tag glyphs.")
-        else:
-            c = self.studio.schema.concept(concept)
-            v = c.value(value).display if value is not None else "— choose a value —"
-            self.current_label.setText(
-                f"<b>{c.display}</b> = <b>{v}</b> &nbsp; <span style='color:#666'>"
-                f"({c.kind}; Space or 1–9 tag, U next untagged, J/K step, ] next concept)</span>"
-            )
         self._update_status()
-
-    def _show_definition(self, concept: str | None, value: str | None) -> None:
-        """The inspector's definition panel follows the tree (issue 28)."""
-        if not hasattr(self, "inspector"):
-            return
-        schema = self.studio.schema
-        self.inspector.set_concepts({c.id: c for c in schema.concepts})
-        if concept is None or not schema.has_concept(concept):
-            self.inspector.show_definition(None, None)
-            return
-        c = schema.concept(concept)
-        v = c.value(value) if value is not None and c.has_value(value) else None
-        self.inspector.show_definition(c, v, self._example_image)
-
-    def _example_image(self, key: GlyphKey) -> np.ndarray | None:
-        """An example glyph's 80-pixel render, when the project has the glyph."""
-        g = self.studio.project.glyph(key)
-        if g is None:
-            return None
-        try:
-            return self.studio.render(g)
-        except (StudioError, OSError):
-            return None
 
     # ---- tagging -----------------------------------------------------------------------------
     def selected_keys(self) -> list[GlyphKey]:
-        return self.grid.selected_keys()
+        return self.tagger.selected_keys()
 
     def _say(self, message: str | None) -> None:
         """Show why a key did nothing (or what it did) in the status bar."""
@@ -654,7 +491,7 @@ class MainWindow(QMainWindow):
         self.tag_selected()
 
     def _remove_tag_from_current(self, concept: str, value: str) -> None:
-        g = self._current_record()
+        g = self.tagger.current_record()
         if g is not None:
             self._lab_write("Not removed", self.studio.untag, [g.key], concept, value)
 
@@ -687,24 +524,7 @@ class MainWindow(QMainWindow):
 
     # ---- views -------------------------------------------------------------------------------
     def _apply_filter(self) -> None:
-        selected = self.selected_keys()
-        self.model.set_filter(
-            GridFilter(
-                font=self.font_combo.currentData() or "",
-                block=self.block_combo.currentData() or "",
-                text=self.search.text(),
-                tag_state=self.state_combo.currentData() or "all",
-                hide_missing=self.hide_missing.isChecked(),
-                keys=self._my_assignment()
-                if self.actions["view.my_assignment"].isChecked()
-                else None,
-                held_out=self.actions["view.held_out"].isChecked(),
-            )
-        )
-        self.grid.select_keys(selected)
-        self.actions["view.only_untagged"].setChecked(
-            self.state_combo.currentData() == "untagged_concept"
-        )
+        self.tagger.apply_filter()
 
     def _me(self) -> str:
         """Who tags here: the login on a lab database, else the annotator of the settings."""
@@ -751,70 +571,7 @@ class MainWindow(QMainWindow):
 
     def _flush_search(self) -> None:
         """Apply a search still waiting for its debounce (Down/Enter leave the field)."""
-        if self._filter_timer.isActive():
-            self._filter_timer.stop()
-            self._apply_filter()
-
-    def _open_on_start_block(self) -> None:
-        """A project that names a block to open on (the demo: one with real glyphs) shows it."""
-        from studio.demo import start_block
-
-        if self.studio.project.is_database:
-            return  # the demo is a file
-        name = start_block(self.studio.project)
-        i = self.block_combo.findData(name) if name else -1
-        if i >= 0:
-            self.block_combo.setCurrentIndex(i)
-
-    def _focus_search(self) -> None:
-        self.search.setFocus()
-        self.search.selectAll()
-
-    def _toggle_only_untagged(self) -> None:
-        want = self.actions["view.only_untagged"].isChecked()
-        self.state_combo.setCurrentIndex(
-            self.state_combo.findData("untagged_concept" if want else "all")
-        )
-
-    def _toggle_inspector(self) -> None:
-        self.inspector.setVisible(self.actions["view.inspector"].isChecked())
-
-    def _current_record(self) -> GlyphRecord | None:
-        idx = self.grid.currentIndex()
-        return self.model.record(idx.row()) if idx.isValid() else None
-
-    def _update_inspector(self) -> None:
-        g = self._current_record()
-        project = self.studio.project
-        if g is None:
-            self.inspector.show_glyph(None, [])
-            self.inspector.show_others(None)
-            return
-        me = project.user or self.studio.author
-        own = project.own_tags_of(g.key) if project.is_database else []
-        hide = self.actions["view.hide_others"].isChecked()
-        if project.is_database and hide:  # only yours: nothing another person said shows
-            mine = [TagRecord(g.key, t.concept, t.value, t.annotator, t.created_at)
-                    for t in own if t.annotator == me]  # fmt: skip
-            self.inspector.tags_title.setText("<b>Your tags</b> (all concepts)")
-            self.inspector.show_glyph(g, mine)
-        else:
-            what = "the consensus" if project.is_database else "all concepts"
-            self.inspector.tags_title.setText(f"<b>Tags</b> ({what})")
-            self.inspector.show_glyph(g, project.tags_of(g.key))
-        others = [f"{t.annotator}: {t.concept}={t.value or 'present'}" for t in own
-                  if t.annotator != me]  # fmt: skip
-        if not project.is_database:
-            self.inspector.show_others(None)
-        else:
-            self.inspector.show_others(others, hidden=hide)
-
-    def _master_image(self, g: GlyphRecord) -> np.ndarray | None:
-        try:
-            return self.studio.master(g)
-        except (StudioError, OSError) as e:  # the grid shows the reason; no image here
-            self.statusBar().showMessage(str(e), 5000)
-            return None
+        self.tagger.flush_search()
 
     def _update_status(self) -> None:
         concept, _value = self.tree.current()
@@ -1118,7 +875,7 @@ class MainWindow(QMainWindow):
         hide = self.actions["view.hide_others"].isChecked()
         self.settings.set_hide_others(hide)
         if self.studio.project.is_database:  # the grid shows your own tags, or the consensus
-            current = self._current_record()
+            current = self.tagger.current_record()
             selected = self.selected_keys()
             self.reload()
             self.grid.select_keys(selected)
@@ -1127,7 +884,7 @@ class MainWindow(QMainWindow):
                 self.grid.selectionModel().setCurrentIndex(
                     self.model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate
                 )
-        self._update_inspector()
+        self.tagger.update_inspector()
         self._say("Others' tags are hidden: you see only yours" if hide
                   else "Others' tags are shown")  # fmt: skip
 
@@ -1260,7 +1017,7 @@ class MainWindow(QMainWindow):
         self.settings.add_recent_project(project.location if project.is_database else project.path)
         self._reset_panes()
         self.reload()
-        self._open_on_start_block()
+        self.tagger.open_on_start_block()
         self._restore_state()
         self.board.project_switched()
         self.dashboard.project_switched()
@@ -1270,20 +1027,7 @@ class MainWindow(QMainWindow):
     def _reset_panes(self) -> None:
         """Nothing of the closed project stays on screen: selection, inspector, search,
         filters, status messages (the board and the dashboard reset themselves)."""
-        self._needs_timer.stop()
-        self._filter_timer.stop()
-        self.grid.clearSelection()
-        self.grid.setCurrentIndex(QModelIndex())
-        self.inspector.show_glyph(None, [])
-        for w in (self.search, self.font_combo, self.block_combo, self.state_combo):
-            w.blockSignals(True)
-        self.search.clear()
-        self.font_combo.setCurrentIndex(0)
-        self.block_combo.setCurrentIndex(0)
-        self.state_combo.setCurrentIndex(0)
-        for w in (self.search, self.font_combo, self.block_combo, self.state_combo):
-            w.blockSignals(False)
-        self._apply_filter()
+        self.tagger.reset()
         self.statusBar().clearMessage()
 
     # ---- state restored on reopening ------------------------------------------------------------
@@ -1503,11 +1247,7 @@ class MainWindow(QMainWindow):
         self.save_state()
         if self._worker is not None:
             self._worker.quit()
-        self._needs_timer.stop()
-        if self._needs_worker is not None:
-            from PySide6.QtCore import QThreadPool
-
-            QThreadPool.globalInstance().waitForDone(5000)  # a few milliseconds of work
+        self.tagger.shutdown()
         self.live.stop()
         self.loader.stop()
         self.board.shutdown()
