@@ -158,6 +158,12 @@ class Family:
     - ``partial_views``: ``records → dict`` in :func:`studio.vet.partial.partial_views`'s
       shape: how far an exact solver seeing part of each item gets (the floors of issue 24);
       None where the family has no such solver.
+    - ``render_record``: ``record → (images, sheet)``, the item's pictures by name (as
+      :attr:`~studio.stimuli.items.StimulusItem.images`) and its sheet, re-drawn from the record
+      alone (an ``items.jsonl`` line, or the bare ``StimulusItem.record``) as generation drew
+      them: the curator's board and ``export-set`` keep records, not pictures, and draw them
+      again when shown or written (:func:`studio.stimuli.split.render_record`); None where the
+      family's items cannot be re-drawn.
 
     ``prompt``: what a person is asked, in the family's own words (a pilot study shows it;
     empty: the matrix question "which answer completes the last row").
@@ -180,6 +186,7 @@ class Family:
     baseline_layout: Any = None
     answer_attributes: Any = None
     partial_views: Any = None
+    render_record: Any = None
     prompt: str = ""
     spatial: bool = False
     cut_pieces: bool = False

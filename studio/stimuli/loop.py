@@ -78,18 +78,30 @@ def vetted_items(
             raise RuntimeError(
                 f"no valid {family} item after {attempts} attempts: {dict(rejections)}"
             )
-        images = render(record)
-        candidates = sum(1 for name in images if name.startswith("candidate-"))
+        images, picture = drawn_item(record, render, sheet)
         yield StimulusItem(
             id=f"{family}-{seed}-{i:05d}",
             family=family,
             record=record,
             images=images,
-            sheet=sheet(images["question"], [images[f"candidate-{k}"] for k in range(candidates)]),
+            sheet=picture,
             verdict=verdict,
         )
         if progress is not None:
             progress(done + 1, count)
+
+
+def drawn_item(
+    record: Record,
+    render: Callable[[Record], Mapping[str, Image.Image]],
+    sheet: Callable[[Image.Image, Sequence[Image.Image]], Image.Image],
+) -> tuple[dict[str, Image.Image], Image.Image]:
+    """An item's images (``render(record)``: ``question``, ``candidate-0`` …) and the sheet
+    ``sheet`` lays them out on: what :func:`vetted_items` draws for a kept record, and what a
+    family's ``render_record`` re-draws from a stored one, so both are the same pictures."""
+    images = dict(render(record))
+    candidates = sum(1 for name in images if name.startswith("candidate-"))
+    return images, sheet(images["question"], [images[f"candidate-{k}"] for k in range(candidates)])
 
 
 # ---------------------------------------------------------------------------------- every core

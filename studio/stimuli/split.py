@@ -168,6 +168,29 @@ def _write_item(out: Path, item: StimulusItem) -> None:
         write_file(path, png_bytes(image))
 
 
+def render_record(record: Mapping[str, Any]) -> tuple[dict[str, Image.Image], Image.Image]:
+    """An item's pictures by name (as :attr:`StimulusItem.images`) and its sheet, re-drawn
+    from its record alone by its family's ``render_record``: the curator's board and
+    ``export-set`` store records, not pictures, and draw them again to show or write them.
+    ``record`` is an ``items.jsonl`` line (:meth:`StimulusItem.to_json`: its ``family`` names
+    the family). StudioError names the family when it is unknown or cannot re-draw items."""
+    family_id = record.get("family")
+    if not isinstance(family_id, str) or family_id not in stimulus_families():
+        known = ", ".join(stimulus_families())
+        raise StudioError(
+            f"item {record.get('id', '?')}: no stimulus family {family_id!r} to re-draw it "
+            f"(known: {known})"
+        )
+    fam = family(family_id)
+    if fam.render_record is None:
+        raise StudioError(
+            f"item {record.get('id', '?')}: family {family_id} cannot re-draw an item from its "
+            "record (its definition has no render_record)"
+        )
+    images, sheet = fam.load("render_record")(record)
+    return dict(images), sheet
+
+
 def is_stimulus_split(folder: str | Path) -> bool:
     """Does ``folder`` hold a finished stimulus split? Never raises."""
     return STIMULUS_SPLIT.is_split(folder)

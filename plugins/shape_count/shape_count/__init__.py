@@ -70,6 +70,7 @@ FAMILY = Family(
     ),
     generator="shape_count.generator:ShapeCountGenerator",
     vet_record="shape_count.generator:vet_record",
+    render_record="shape_count.generator:render_record",
     baseline_layout=baseline_layout,
     answer_attributes=answer_attributes,
 )

@@ -123,6 +123,15 @@ def render(record: Mapping[str, Any], size: int) -> tuple[dict[str, Image.Image]
     return images, sheet
 
 
+def render_record(record: Mapping[str, Any]) -> tuple[dict[str, Image.Image], Image.Image]:
+    """The family's ``render_record``: the pictures and the sheet of a stored item (an
+    ``items.jsonl`` line or the bare record), drawn by :func:`render` as generation drew them,
+    at the record's panel size (records written before they held it: the option's default)."""
+    from shape_count import FAMILY
+
+    return render(record, int(record.get("size", FAMILY.option("size").default)))
+
+
 class ShapeCountGenerator:
     """Shape-count matrix items; ``rejections`` counts the draws refused and why."""
 
@@ -166,6 +175,8 @@ class ShapeCountGenerator:
             "rows": rows,
             "candidates": candidates,
             "key": order.index(0),
+            # the panel size, so that the record alone re-draws the item (render_record)
+            "size": self.size,
         }
 
     def items(
@@ -187,4 +198,11 @@ class ShapeCountGenerator:
                 progress(i + 1, count)
 
 
-__all__ = ["ShapeCountGenerator", "draw_panel", "render", "shape_id", "vet_record"]
+__all__ = [
+    "ShapeCountGenerator",
+    "draw_panel",
+    "render",
+    "render_record",
+    "shape_id",
+    "vet_record",
+]

@@ -85,6 +85,29 @@ def test_vetting_refuses_a_foil_that_completes_the_row(split: Path) -> None:
     assert failed == {"no-foil-completes", "distinct-candidates"}
 
 
+@pytest.mark.parametrize("size", [None, 64])
+def test_items_are_redrawn_from_their_records(tmp_path: Path, size: int | None) -> None:
+    """The board and export-set keep records, not pictures (issue 27): each item's pictures
+    and sheet, re-drawn from its items.jsonl line (and from the bare record), are the files
+    generation wrote, byte for byte; the record holds the panel size that needs."""
+    from shape_count.generator import render_record as own
+
+    from studio.stimuli.split import generate_stimulus_split, png_bytes, render_record
+
+    out = tmp_path / "split"
+    generate_stimulus_split("shape-count", out, 3, seed=4, options={"size": size})
+    for line in (out / "items.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        assert record["size"] == (size or 96)
+        folder = out / "images" / record["id"]
+        written = {p.stem: p.read_bytes() for p in folder.glob("*.png")}
+        bare = {k: v for k, v in record.items() if k not in ("id", "family", "images", "verdict")}
+        for images, sheet in (render_record(record), own(bare)):
+            assert sorted(images) == sorted(written) == sorted(record["images"])
+            assert all(png_bytes(im) == written[name] for name, im in images.items())
+            assert png_bytes(sheet) == (out / "sheets" / f"{record['id']}.png").read_bytes()
+
+
 def test_the_answer_set_gives_nothing_away(split: Path) -> None:
     from shape_count import answer_attributes
 

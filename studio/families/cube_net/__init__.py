@@ -18,6 +18,7 @@ FAMILY = Family(
     options=(DESIGN, size(32, 4096)),
     generator="studio.families.cube_net.generator:CubeNetGenerator",
     vet_record="studio.families.cube_net.generator:vet_cube_net_item",
+    render_record="studio.families.cube_net.generator:render_cube_net_record",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.cube_net.answers:cube_net_answers",
     spatial=True,

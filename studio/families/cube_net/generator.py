@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -51,7 +51,13 @@ from PIL import Image, ImageDraw
 
 from studio.core.verdict import Finding, Verdict
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import ItemGenerator, pool_workers, pooled_items, vetted_items
+from studio.stimuli.loop import (
+    ItemGenerator,
+    drawn_item,
+    pool_workers,
+    pooled_items,
+    vetted_items,
+)
 from studio.stimuli.polyomino import SYMMETRIES_2D, apply_matrix, enumerate_polyominoes
 from studio.stimuli.sheet import stitch_sheet
 
@@ -699,10 +705,18 @@ class CubeNetGenerator(ItemGenerator):
             candidates.append({"kind": kind, "view": view, "orientation": rot, "modification": mod})
         return self._finish(rng, net_index, cells, marks, candidates)
 
-    def render(self, record: dict[str, Any]) -> dict[str, Image.Image]:
+    @staticmethod
+    def render(record: dict[str, Any]) -> dict[str, Image.Image]:
         """The net and the four cube views, re-made from the record alone."""
         size = int(record["size"])
         images = {"question": render_net(record["marks"], size)}
         for k, cand in enumerate(record["candidates"]):
             images[f"candidate-{k}"] = render_view(view_from_json(cand["view"]), size)
         return images
+
+
+def render_cube_net_record(record: Mapping[str, Any]) -> tuple[dict[str, Image.Image], Image.Image]:
+    """The family's ``render_record``: the net, the four cube views and the sheet, re-drawn from a
+    stored record (an ``items.jsonl`` line or the bare record) by the generator's own drawing
+    and layout (:func:`~studio.stimuli.loop.drawn_item`): generation's pictures, to the byte."""
+    return drawn_item(dict(record), CubeNetGenerator.render, stitch_sheet)

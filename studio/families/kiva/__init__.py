@@ -69,6 +69,7 @@ FAMILY = Family(
     ),
     generator="studio.families.kiva.generator:KivaGenerator",
     vet_record="studio.families.kiva.generator:vet_trial_record",
+    render_record="studio.families.kiva.generator:render_trial_record",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.kiva.answers:kiva_answers",
     partial_views="studio.families.kiva.partial:kiva_partial_views",

@@ -772,10 +772,6 @@ def _draw_trial(
     renderer, compare = renderers
     small = min(size, COMPARE_SIZE)
     train_before, test_before = choice.train, choice.test
-    train_after = train_before if no_change else apply(spec, train_before)
-    key_state = apply(spec, test_before)
-    other_state = apply(sibling, test_before)
-    unshuffled = [key_state, other_state, test_before]
     train_draw = StateRenderer(train_obj, renderer, camera, size, shared=pictures)
     test_draw = StateRenderer(test_obj, renderer, camera, size, shared=pictures)
     train_small = (
@@ -788,8 +784,8 @@ def _draw_trial(
         if small < size
         else test_draw
     )
-    train_fit = train_draw.fit([train_before, apply(spec, train_before)])
-    test_fit = test_draw.fit([test_before, *unshuffled])
+    layout = _trial_layout(spec, choice, sibling, no_change, train_draw, test_draw)
+    train_fit, test_fit = layout.fits["train"], layout.fits["test"]
     checks: list[Finding] = []
     # the shown change must read one way on both objects (in a no-change trial: the change
     # that would have been shown, whose after-picture is a distractor)
@@ -818,7 +814,7 @@ def _draw_trial(
         "test-",
         TEST_WARNINGS,
     )
-    option_images = [test_draw.image(s, test_fit) for s in unshuffled]
+    option_images = layout.option_images(test_draw)
     key_at = 2 if no_change else 0
     distractors = [img for j, img in enumerate(option_images) if j != key_at]
     checks += vet_options(option_images[key_at], distractors).findings
@@ -832,19 +828,61 @@ def _draw_trial(
         )
     )
     return _Drawn(
+        states=layout.states,
+        pictures=layout.pictures(train_draw, test_draw),
+        option_images=option_images,
+        fits=layout.fits,
+        verdict=Verdict(tuple(checks)),
+    )
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a trial's pictures show and at which fit: the states of the training pair and the
+    test input, the options unshuffled (key, sibling, no change) and one fit per object. The
+    one place generation and :func:`render_trial_record` both take them from."""
+
+    states: dict[str, StimulusState]
+    unshuffled: tuple[StimulusState, ...]
+    fits: dict[str, float]
+
+    def pictures(self, train: StateRenderer, test: StateRenderer) -> dict[str, Image.Image]:
+        """train-before, train-after and test-before."""
+        return {
+            "train-before": train.image(self.states["train_before"], self.fits["train"]),
+            "train-after": train.image(self.states["train_after"], self.fits["train"]),
+            "test-before": test.image(self.states["test_before"], self.fits["test"]),
+        }
+
+    def option_images(self, test: StateRenderer) -> list[Image.Image]:
+        """The options' after-pictures, unshuffled."""
+        return [test.image(s, self.fits["test"]) for s in self.unshuffled]
+
+
+def _trial_layout(
+    spec: TransformSpec,
+    choice: Choice,
+    sibling: TransformSpec,
+    no_change: bool,
+    train_draw: StateRenderer,
+    test_draw: StateRenderer,
+) -> _Layout:
+    """The trial's states and fits (one per object, over the pictures shown together), from
+    its symbolic choice: generation and :func:`render_trial_record` draw at the same fits."""
+    train_before, test_before = choice.train, choice.test
+    train_after = train_before if no_change else apply(spec, train_before)
+    unshuffled = (apply(spec, test_before), apply(sibling, test_before), test_before)
+    return _Layout(
         states={
             "train_before": train_before,
             "train_after": train_after,
             "test_before": test_before,
         },
-        pictures={
-            "train-before": train_draw.image(train_before, train_fit),
-            "train-after": train_draw.image(train_after, train_fit),
-            "test-before": test_draw.image(test_before, test_fit),
+        unshuffled=unshuffled,
+        fits={
+            "train": train_draw.fit([train_before, apply(spec, train_before)]),
+            "test": test_draw.fit([test_before, *unshuffled]),
         },
-        option_images=option_images,
-        fits={"train": train_fit, "test": test_fit},
-        verdict=Verdict(tuple(checks)),
     )
 
 
@@ -1004,10 +1042,7 @@ def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None
 
     size = int(record["size"])
     camera = _camera_from(record.get("camera"))
-    objs = {
-        role: _resolve_object(o["name"] if o.get("source") == "library" else o["source"])
-        for role, o in record["objects"].items()
-    }
+    objs = _record_objects(record)
     choice = Choice(spec, states["train_before"], states["test_before"], (sibling,))
     drawn = _draw_trial(
         mode,
@@ -1023,6 +1058,48 @@ def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None
         specs(mode),
     )
     return Verdict(tuple(checks) + drawn.verdict.findings)
+
+
+def _record_objects(record: Mapping[str, Any]) -> dict[str, Object3D]:
+    """The record's objects by role (train, test): library objects by name, others from
+    their mesh file."""
+    return {
+        role: _resolve_object(o["name"] if o.get("source") == "library" else o["source"])
+        for role, o in record["objects"].items()
+    }
+
+
+def render_trial_record(
+    record: Mapping[str, Any], renderer: Renderer | None = None
+) -> tuple[dict[str, Image.Image], Image.Image]:
+    """The family's ``render_record``: a trial's pictures (train-before, train-after,
+    test-before, option-0 … in the record's shuffled order) and its sheet, re-drawn from a
+    stored record (an ``items.jsonl`` line or the bare record) with generation's states, fits
+    (:func:`_trial_layout`) and layout (:func:`render_trial_sheet`), without the vetting's
+    rival renders; with ``renderer`` or this thread's of the record's size."""
+    spec, sibling = TransformSpec.parse(record["spec"]), TransformSpec.parse(record["sibling"])
+    no_change = bool(record["no_change"])
+    states = {k: StimulusState.from_json(v) for k, v in record["states"].items()}
+    size = int(record["size"])
+    camera = _camera_from(record.get("camera"))
+    objs = _record_objects(record)
+    choice = Choice(spec, states["train_before"], states["test_before"], (sibling,))
+    train_draw = StateRenderer(objs["train"], renderer, camera, size)
+    test_draw = StateRenderer(objs["test"], renderer, camera, size)
+    layout = _trial_layout(spec, choice, sibling, no_change, train_draw, test_draw)
+    # shown option k is unshuffled option order[k], as _record shuffled them
+    ext = next(q for q in record["questions"] if q["id"] == "extrapolate")
+    unshuffled_ids = [spec.id, sibling.id, NO_CHANGE]
+    order = [unshuffled_ids.index(i) for i in ext["option_ids"][: len(unshuffled_ids)]]
+    drawn = _Drawn(
+        layout.states,
+        layout.pictures(train_draw, test_draw),
+        layout.option_images(test_draw),
+        layout.fits,
+        Verdict(),
+    )
+    images = drawn.images(order)
+    return images, render_trial_sheet(record, images)
 
 
 # ---------------------------------------------------------------------------------- the sheet

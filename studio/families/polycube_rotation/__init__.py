@@ -31,6 +31,7 @@ FAMILY = Family(
     ),
     generator="studio.families.polycube_rotation.generator:PolycubeRotationGenerator",
     vet_record="studio.families.polycube_rotation.generator:vet_polycube_item",
+    render_record="studio.families.polycube_rotation.generator:render_polycube_record",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.polycube_rotation.answers:polycube_answers",
     spatial=True,

@@ -55,7 +55,13 @@ from PIL import Image, ImageDraw
 
 from studio.core.verdict import Finding, Verdict
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import ItemGenerator, pool_workers, pooled_items, vetted_items
+from studio.stimuli.loop import (
+    ItemGenerator,
+    drawn_item,
+    pool_workers,
+    pooled_items,
+    vetted_items,
+)
 from studio.stimuli.polycube import (
     ROTATIONS_3D,
     canonical_polycube,
@@ -633,6 +639,16 @@ def render_item_images(
         name: renderer.render([_shape_mesh(s["cells"], scale)], _camera(s["view"]))
         for name, s in zip(names, shapes, strict=True)
     }
+
+
+def render_polycube_record(
+    record: Mapping[str, Any], renderer: Renderer | None = None
+) -> tuple[dict[str, Image.Image], Image.Image]:
+    """The family's ``render_record``: the question, the candidates and the sheet, re-drawn
+    from a stored record (an ``items.jsonl`` line or the bare record) as :meth:`items` draws
+    them (:func:`render_item_images`, laid out by :func:`compose_sheet`), with ``renderer``
+    or this thread's of the record's size."""
+    return drawn_item(dict(record), lambda r: render_item_images(r, renderer), compose_sheet)
 
 
 def _angle_ok(angle: float) -> bool:

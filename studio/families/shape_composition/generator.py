@@ -57,7 +57,7 @@ Choices the paper leaves open, and ours:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -85,7 +85,13 @@ from studio.stimuli.geometry import (
     translate_polygon,
 )
 from studio.stimuli.items import StimulusItem
-from studio.stimuli.loop import ItemGenerator, pool_workers, pooled_items, vetted_items
+from studio.stimuli.loop import (
+    ItemGenerator,
+    drawn_item,
+    pool_workers,
+    pooled_items,
+    vetted_items,
+)
 from studio.stimuli.sheet import stitch_sheet
 
 FAMILY = "shape-composition"
@@ -910,7 +916,8 @@ class ShapeCompositionGenerator(ItemGenerator):
             "piece_scale": scale,
         }
 
-    def render(self, record: dict[str, Any]) -> dict[str, Image.Image]:
+    @staticmethod
+    def render(record: dict[str, Any]) -> dict[str, Image.Image]:
         """The question and the four candidate images, re-made from the record alone."""
         size = int(record["size"])
         images = {"question": draw_polygons([record["shape"]["polygon"]], size)}
@@ -920,3 +927,13 @@ class ShapeCompositionGenerator(ItemGenerator):
             offsets = [p["box"][:2] for p in cand["pieces"]]
             images[f"candidate-{k}"] = draw_polygons(polys, size, offsets, scale)
         return images
+
+
+def render_composition_record(
+    record: Mapping[str, Any],
+) -> tuple[dict[str, Image.Image], Image.Image]:
+    """The family's ``render_record``: the question, the four candidates and the sheet,
+    re-drawn from a stored record (an ``items.jsonl`` line or the bare record) by the
+    generator's own drawing and layout (:func:`~studio.stimuli.loop.drawn_item`): generation's
+    pictures, to the byte."""
+    return drawn_item(dict(record), ShapeCompositionGenerator.render, stitch_sheet)
