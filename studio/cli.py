@@ -601,6 +601,27 @@ def cmd_export_set(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_split(args: argparse.Namespace) -> int:
+    """A split folder into the project as a puzzle set to curate (any family): the same
+    functions the board's Generate runs, so a script or a colleague's folder lands on the
+    board as the board's own generation does."""
+    from studio.curation import Curator
+
+    report = _reporter(args, "import: vet", "puzzles")
+    with _open_studio(args.project) as studio:
+        curator = Curator(studio)
+        prepared = curator.prepare_folder_import(args.split_dir, args.name, report.update)
+        ids = curator.import_prepared(prepared)
+    report.close()
+    batch = prepared.batches[0]
+    flagged = batch[2].get("flagged", 0)
+    print(
+        f"imported {prepared.total} puzzles of {args.split_dir} as set {ids[0]} "
+        f"“{batch[0]}” ({flagged} flagged)"
+    )
+    return 0
+
+
 def _relative(path: str | Path, base: Path) -> str:
     try:
         return str(Path(path).resolve().relative_to(base.resolve()))
@@ -1170,6 +1191,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-features", action="store_true", help="skip image-feature warnings")
     s.add_argument("--allow-font-change", action="store_true", help=_FONT_CHANGE_HELP)
     s.set_defaults(func=cmd_vet)
+
+    s = sub.add_parser(
+        "import-split",
+        help="add a split folder (any family) to a project as a puzzle set to curate",
+        description="Add SPLIT_DIR, a folder `generate` wrote (glyph puzzles, KiVA trials, "
+        "polycube, composition or cube-net items, a plugin family's), to the project as one "
+        "puzzle set: every puzzle is vetted again (glyph puzzles against the project's "
+        "annotations, items by their family's checks) and flagged where a check fails, then "
+        "curated on the board and published with export-set.",
+    )
+    s.add_argument("project")
+    s.add_argument("split_dir")
+    s.add_argument("--name", help="the set's name (default: the folder's name)")
+    s.set_defaults(func=cmd_import_split)
 
     s = sub.add_parser(
         "export-set",

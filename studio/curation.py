@@ -36,6 +36,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,6 +49,8 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
 from studio.core.verdict import Finding, Verdict
+from studio.stimuli.items import StimulusPuzzle, is_stimulus_record
+from studio.stimuli.pictures import ItemSheets
 from studio.store.migrations import PUZZLE_STATUSES
 from studio.store.project import (
     NewPuzzle,
@@ -144,7 +147,7 @@ class CuratedPuzzle:
     vetting, ``warnings`` the image-feature warnings."""
 
     set_id: int
-    puzzle: Puzzle
+    puzzle: Puzzle | StimulusPuzzle
     status: str
     comment: str
     findings: tuple[Finding, ...]
@@ -169,7 +172,11 @@ class CuratedPuzzle:
     def of(cls, s: StoredPuzzle) -> CuratedPuzzle:
         return cls(
             set_id=s.set_id,
-            puzzle=Puzzle.from_json(s.record),
+            puzzle=(
+                StimulusPuzzle.from_record(s.record)
+                if is_stimulus_record(s.record)
+                else Puzzle.from_json(s.record)
+            ),
             status=s.status,
             comment=s.comment,
             findings=tuple(Finding.from_puzzle_json(f) for f in s.findings),
@@ -768,6 +775,101 @@ class Curator:
             batches.append((fold_name, params_json | {"fold": r.fold}, summary, rows))
         return PreparedImport(name, total, tuple(batches))
 
+    @staticmethod
+    def prepare_stimulus_import(
+        name: str,
+        meta: Mapping[str, Any],
+        records: Sequence[Mapping[str, Any]],
+        verdicts: Sequence[Verdict] | None = None,
+    ) -> PreparedImport:
+        """A stimulus split (``split.json``'s ``meta`` and its item records) as one puzzle set
+        for :meth:`import_prepared`: the board curates a KiVA or polycube set as it does a glyph
+        one. Pure and thread-safe, like :meth:`prepare_import`."""
+        rows = stimulus_new_puzzles(records, verdicts)
+        params = {
+            "family": meta.get("family", ""),
+            "seed": meta.get("seed"),
+            "n": meta.get("n", len(rows)),
+            "options": dict(meta.get("options") or {}),
+            "ratios": list(meta.get("ratios") or []),
+        }
+        summary = dict(meta.get("summary") or {})
+        summary["flagged"] = sum(1 for x in rows if x.status == "flagged")
+        return PreparedImport(name, len(rows), ((name, params, summary, rows),))
+
+    def prepare_folder_import(
+        self,
+        folder: str | Path,
+        name: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> PreparedImport:
+        """A split folder written by ``generate`` (any family) as one puzzle set, every puzzle
+        vetted again here — a glyph split against this project's annotations, a stimulus
+        split by its family's checks from the records — so a folder from elsewhere is judged
+        as the board would judge it. Named after the folder unless ``name`` is given."""
+        from studio.families.glyph_pmp.export import read_split
+        from studio.stimuli.split import is_stimulus_split, read_stimulus_split, vet_stimulus_split
+
+        folder = Path(folder)
+        name = name or folder.name
+        if is_stimulus_split(folder):
+            meta, records = read_stimulus_split(folder)
+            verdicts = vet_stimulus_split(folder)
+            self.adopt_sheets(folder, records)
+            if progress is not None:
+                progress(len(records), len(records))
+            return self.prepare_stimulus_import(name, meta, records, verdicts)
+        params, puzzles = read_split(folder)
+        rows = []
+        for i, puzzle in enumerate(puzzles):
+            rows.append(_new_puzzle(puzzle, self.vet(puzzle)))
+            if progress is not None:
+                progress(i + 1, len(puzzles))
+        summary = {"flagged": sum(1 for x in rows if x.status == "flagged")}
+        return PreparedImport(name, len(rows), ((name, params.to_json(), summary, rows),))
+
+    def generate_stimulus_set(
+        self,
+        request: Mapping[str, Any],
+        progress: Callable[[int, int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> dict[str, Any]:
+        """The board's generation for a stimulus family, without Qt: the split folder
+        ``generate`` writes (``request``: its arguments and the set's ``name``), its sheets
+        kept for the board, its items prepared as one puzzle set with the verdicts generation
+        gave them. Returns generation's summary with ``prepared`` (for
+        :meth:`import_prepared`, on the GUI thread). Safe on a worker thread."""
+        from studio.stimuli.split import generate_stimulus_split, read_stimulus_split
+
+        summary = generate_stimulus_split(
+            request["family"],
+            request["out_dir"],
+            request["n"],
+            request["seed"],
+            request["options"],
+            request["ratios"],
+            progress=progress,
+            should_stop=should_stop,
+        )
+        meta, records = read_stimulus_split(request["out_dir"])
+        self.adopt_sheets(request["out_dir"], records)
+        name = str(request.get("name") or Path(request["out_dir"]).name)
+        return {**summary, "prepared": self.prepare_stimulus_import(name, meta, records)}
+
+    def item_sheets(self) -> ItemSheets:
+        """Where the board keeps stimulus items' sheets (the user's render cache)."""
+        return ItemSheets(self.studio.cache.root / "items")
+
+    def adopt_sheets(self, folder: str | Path, records: Sequence[Mapping[str, Any]]) -> int:
+        """Keep the sheets a stimulus split's generation drew (``sheets/<id>.png``) for the
+        board, so the items show without being drawn again; how many were kept."""
+        sheets = self.item_sheets()
+        return sum(
+            sheets.adopt(r, Path(folder) / "sheets" / f"{r['id']}.png")
+            for r in records
+            if (Path(folder) / "sheets" / f"{r['id']}.png").is_file()
+        )
+
     def import_results(
         self,
         name: str,
@@ -946,7 +1048,7 @@ class Curator:
     ) -> list[Replacement]:
         """Valid replacements for one foil, best first (see :meth:`propose_replacements`)."""
         cp = self.puzzle(puzzle_id)
-        p = cp.puzzle
+        p = _glyph_puzzle(cp, "Replace foil")
         self._check_foil(p, answer_index)
         ann = self.annotations
         concept = p.concept
@@ -1005,7 +1107,7 @@ class Curator:
         """Put ``glyph`` in place of a foil (undoable); the puzzle is re-vetted and its status
         follows the verdict. Returns the new verdict."""
         cp = self._stored(puzzle_id)
-        p = cp.puzzle
+        p = _glyph_puzzle(cp, "Replace foil")
         self._check_foil(p, answer_index)
         if glyph in p.all_keys():
             raise StudioError(f"{glyph} is already a frame of puzzle {puzzle_id}")
@@ -1022,7 +1124,7 @@ class Curator:
         (undoable), drawn by the split's generator from the same glyph hold-out with a new
         seed derived from the puzzle's id and how often it was regenerated. Keeps the id."""
         cp = self._stored(puzzle_id)
-        old = cp.puzzle
+        old = _glyph_puzzle(cp, "Regenerate")
         set_rec = self.current_set()
         assert set_rec is not None
         new = self._draw_again(old, set_rec)
@@ -1109,7 +1211,7 @@ class Curator:
         """The glyphs the puzzle's part may draw from under the split's hold-out (None when
         the set's generator cannot be rebuilt, e.g. a set imported from elsewhere)."""
         set_rec = self.project.puzzle_set(cp.set_id)
-        if set_rec is None:
+        if set_rec is None or not isinstance(cp.puzzle, Puzzle):
             return None
         try:
             gen = self._generator(set_rec, int(cp.puzzle.params.get("fold", 0)))
@@ -1149,7 +1251,10 @@ class Curator:
 
     # ---- evidence and statistics -------------------------------------------------------
     def evidence(self, cp: CuratedPuzzle) -> list[Evidence]:
-        """What to draw on the sheet for each finding, errors first."""
+        """What to draw on the sheet for each finding, errors first (a stimulus item's
+        checks name no frame: the board lists them with their measures instead)."""
+        if isinstance(cp.puzzle, StimulusPuzzle):
+            return []
         out = []
         feats: TagIndex | None = None
         numbers: dict[GlyphKey, Any] = {}
@@ -1180,11 +1285,16 @@ class Curator:
         if rec is None:
             raise StudioError(f"the project has no puzzle set {sid}")
         stored = [CuratedPuzzle.of(s) for s in self.project.stored_puzzles(sid)]
-        puzzles = [c.puzzle for c in stored]
-        out: dict[str, Any] = dict(split_stats(puzzles, self.annotations, self.project.schema))
+        items = [c.puzzle for c in stored if isinstance(c.puzzle, StimulusPuzzle)]
+        puzzles = [c.puzzle for c in stored if isinstance(c.puzzle, Puzzle)]
+        out: dict[str, Any] = (
+            stimulus_stats(items)
+            if items
+            else dict(split_stats(puzzles, self.annotations, self.project.schema))
+        )
         out["rejections"] = dict(rec.summary.get("rejections", {}))
         out["dry_tuples"] = dict(rec.summary.get("dry_tuples", {}))
-        if all(p.family == GLYPH_FAMILY for p in puzzles):
+        if puzzles and all(p.family == GLYPH_FAMILY for p in puzzles):
             from studio.vet.coverage import coverage_of_set
 
             out["coverage"] = coverage_of_set(puzzles, rec.params, out["dry_tuples"])
@@ -1200,6 +1310,74 @@ class Curator:
 
 
 # ---- helpers -----------------------------------------------------------------------------------
+def _glyph_puzzle(cp: CuratedPuzzle, what: str) -> Puzzle:
+    """The glyph puzzle an edit works on; a stimulus item says it has no such edit yet."""
+    if isinstance(cp.puzzle, StimulusPuzzle):
+        raise StudioError(
+            f"{what} works on glyph puzzles; {cp.puzzle.family} item {cp.id} is approved or "
+            "rejected as generated (generate again for other items)"
+        )
+    return cp.puzzle
+
+
+def stimulus_stats(items: Sequence[StimulusPuzzle]) -> dict[str, Any]:
+    """The statistics panel's figures for a set of stimulus items, in ``split_stats``' shape:
+    per part the items, per rule and concept (as the family reads them), the key's position,
+    and the family's answer-set audit with its partial-view floors where it has them."""
+    from studio.stimuli.symbolic import audit_stimulus_records
+    from studio.vet.balance import answer_positions
+
+    out: dict[str, Any] = {}
+    for part in ("train", "val", "test", "all"):
+        ps = [p for p in items if part == "all" or p.split == part]
+        d: dict[str, Any] = {
+            "puzzles": len(ps),
+            "per_rule": dict(Counter(p.rule for p in ps).most_common()),
+            "per_concept": dict(Counter(p.concept for p in ps).most_common()),
+            "per_layout": dict(Counter(p.layout for p in ps).most_common()),
+            "answer_position": answer_positions(ps),  # type: ignore[arg-type]
+        }
+        families = {p.family for p in ps}
+        if len(families) == 1:
+            audit = audit_stimulus_records(families.pop(), [p.record for p in ps])
+            if audit is not None:
+                d["audit"] = audit
+                if audit.get("partial_views"):
+                    d["partial_views"] = audit["partial_views"]
+        out[part] = d
+    return out
+
+
+def stimulus_new_puzzles(
+    records: Sequence[Mapping[str, Any]], verdicts: Sequence[Verdict] | None = None
+) -> list[NewPuzzle]:
+    """A stimulus split's items as puzzles to store (issue 27: every family on the board),
+    in order: the record whole, what the list shows read by the family, and the status its
+    verdict gives — the one each record carries from generation, or ``verdicts`` (a re-vetting,
+    aligned with the records) which then replace the records' own."""
+    out = []
+    for i, record in enumerate(records):
+        rec = dict(record)
+        if verdicts is not None:
+            v = verdicts[i]
+            if v.subject_id and v.subject_id != rec.get("id"):
+                raise StudioError(f"verdict of {v.subject_id!r} given for item {rec.get('id')!r}")
+            rec["verdict"] = v.to_item_json()
+        item = StimulusPuzzle.from_record(rec)
+        v = item.verdict()
+        out.append(
+            NewPuzzle(
+                record=rec,
+                record_text=json.dumps(rec, sort_keys=True, separators=(",", ":")),
+                status="flagged" if v.errors or v.warnings else "draft",
+                findings=[f.to_puzzle_json() for f in v.errors],
+                warnings=[f.to_puzzle_json() for f in v.warnings],
+                columns=(item.layout, item.rule, item.concept, item.split),
+            )
+        )
+    return out
+
+
 def _new_puzzle(p: Puzzle, v: Verdict) -> NewPuzzle:
     record = p.to_json()
     return NewPuzzle(

@@ -110,11 +110,28 @@ class Finding:
             "severity": self.severity,
         }
 
+    @classmethod
+    def from_item_json(cls, d: Mapping[str, Any]) -> Finding:
+        """The inverse of :meth:`to_item_json` (an item's check, read back from a record)."""
+        measure = d.get("measure")
+        return cls(
+            str(d["check"]),
+            bool(d.get("ok", False)),
+            None if measure is None else float(measure),
+            str(d.get("detail", "")),
+            WARNING if d.get("severity") == WARNING else ERROR,
+        )
+
     # ---- puzzle form ----------------------------------------------------------------------
     def to_puzzle_json(self) -> dict[str, Any]:
         """One entry of a puzzle verdict's ``findings`` or ``warnings``: the check as
         ``kind``, the empty glyph fields left out, the message spelled out."""
         d: dict[str, Any] = {"kind": self.check, "answer": self.answer, "source": self.source}
+        if self.answer is None:
+            # an item's check (a stimulus set on the board): its severity and measure are its
+            # own, not a source's (a glyph finding always names its answer, so its bytes stay)
+            d["severity"] = self.severity
+            d["measure"] = None if self.measure is None else round(float(self.measure), 6)
         if self.rule:
             d["rule"] = self.rule
         if self.concept:
@@ -131,11 +148,22 @@ class Finding:
         """The inverse of :meth:`to_puzzle_json` (the message is derived, so it is dropped;
         the severity follows from the source, see :func:`severity_of_source`)."""
         source = str(d.get("source", ANNOTATIONS))
+        answer = d.get("answer")
+        if answer is None:  # an item's check: its own severity and measure
+            severity: Severity = WARNING if d.get("severity") == WARNING else ERROR
+            measure = d.get("measure")
+            return cls(
+                str(d["kind"]),
+                measure=None if measure is None else float(measure),
+                detail=str(d.get("detail", "")),
+                severity=severity,
+                source=source,
+            )
         return cls(
             str(d["kind"]),
             detail=str(d.get("detail", "")),
             severity=severity_of_source(source),
-            answer=int(d["answer"]),
+            answer=int(answer),
             rule=str(d.get("rule", "")),
             concept=str(d.get("concept", "")),
             rows=tuple(tuple(str(v) for v in r) for r in d.get("rows", ())),
@@ -166,6 +194,14 @@ class Verdict:
     def to_item_json(self) -> dict[str, Any]:
         """``items.jsonl``'s ``verdict``: every check, passed ones too."""
         return {"valid": self.valid, "checks": [f.to_item_json() for f in self.findings]}
+
+    @classmethod
+    def from_item_json(cls, d: Mapping[str, Any], subject_id: str = "") -> Verdict:
+        """An item's verdict as ``items.jsonl`` holds it (every check, passed ones too)."""
+        checks = d.get("checks", [])
+        if not isinstance(checks, list):
+            raise ValueError("a verdict's checks must be a list")
+        return cls(tuple(Finding.from_item_json(c) for c in checks), subject_id)
 
     def to_puzzle_json(self) -> dict[str, Any]:
         """A glyph split's verdict: the id, the errors as ``findings``, then the warnings."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from PIL import Image
 
+from studio.core.errors import StudioError
 from studio.core.verdict import Verdict
 
 
@@ -38,3 +39,72 @@ class StimulusItem:
             "images": sorted(self.images),
             "verdict": self.verdict.to_item_json(),
         }
+
+
+@dataclass(frozen=True)
+class StimulusPuzzle:
+    """A stimulus item as a puzzle set holds it on the board (issue 27: curate every family):
+    its record as ``items.jsonl`` has it (``StimulusItem.to_json()``), with what a list shows
+    read through the family's own ``baseline_layout`` — the rule and concept it tests, its
+    layout and key — and its part as the split. No pictures: the family re-draws them from the
+    record (``Family.render_record``)."""
+
+    id: str
+    family: str
+    layout: str
+    rule: str
+    concept: str
+    split: str
+    key: int
+    answers: tuple[str, ...]
+    record: Mapping[str, Any]
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> StimulusPuzzle:
+        """Read through the family's definition; a StudioError names the item and what is
+        wrong (an unknown family, a record its family cannot lay out)."""
+        from studio.plugins import family, registry
+
+        rid = str(record.get("id", "?"))
+        fid = record.get("family")
+        if not isinstance(fid, str) or fid not in registry("families"):
+            raise StudioError(f"item {rid}: no stimulus family called {fid!r}")
+        fam = family(fid)
+        if fam.kind != "stimulus" or fam.baseline_layout is None:
+            raise StudioError(f"item {rid}: family {fid} has no layout to curate it by")
+        try:
+            lay = dict(fam.load("baseline_layout")(record))
+            key, answers = int(lay["key"]), tuple(str(a) for a in lay["answers"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise StudioError(f"item {rid}: its record does not read as a {fid} item ({e})") from e
+        return cls(
+            id=rid,
+            family=fid,
+            layout=str(lay.get("layout", "")),
+            rule=str(lay.get("rule", "")),
+            concept=str(lay.get("concept", "")),
+            split=str(record.get("part", "")),
+            key=key,
+            answers=answers,
+            record=record,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.record)
+
+    def all_keys(self) -> list[Any]:
+        """No glyphs: the image features of glyphs do not apply."""
+        return []
+
+    def verdict(self) -> Verdict:
+        """The checks generation (or the last re-vetting) recorded, passed ones too."""
+        return Verdict.from_item_json(self.record.get("verdict") or {}, self.id)
+
+
+def is_stimulus_record(record: Mapping[str, Any]) -> bool:
+    """Whether a stored puzzle record is a stimulus item (its family is a stimulus family)
+    rather than a glyph puzzle."""
+    from studio.plugins import family, registry
+
+    fid = record.get("family")
+    return isinstance(fid, str) and fid in registry("families") and family(fid).kind == "stimulus"

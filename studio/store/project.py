@@ -134,6 +134,20 @@ class NewPuzzle:
     findings: Sequence[Mapping[str, Any]] = ()
     warnings: Sequence[Mapping[str, Any]] = ()
     record_text: str | None = None
+    #: what the list shows (layout, rule, concept, split) when the record does not carry it
+    #: under those names (a stimulus item's: its family reads them); None: the record's own
+    columns: tuple[str, str, str, str] | None = None
+
+    def listed(self) -> tuple[str, str, str, str]:
+        if self.columns is not None:
+            return self.columns
+        r = self.record
+        return (
+            str(r.get("layout", "")),
+            str(r.get("rule", "")),
+            str(r.get("concept", "")),
+            str(r.get("split", "")),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -1006,10 +1020,10 @@ class Project(LabProjectMixin):
                             "pid": str(p.record["id"]),
                             "pos": i,
                             "rec": p.record_text or _dumps(dict(p.record)),
-                            "lay": str(p.record.get("layout", "")),
-                            "rule": str(p.record.get("rule", "")),
-                            "c": str(p.record.get("concept", "")),
-                            "sp": str(p.record.get("split", "")),
+                            "lay": p.listed()[0],
+                            "rule": p.listed()[1],
+                            "c": p.listed()[2],
+                            "sp": p.listed()[3],
                             "st": p.status,
                             "com": p.comment,
                             "f": _dumps(list(p.findings)),

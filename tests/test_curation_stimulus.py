@@ -1,0 +1,177 @@
+"""A stimulus family's split curated like a glyph set (issue 27): imported into a project as a
+puzzle set (every item vetted again by its family), listed by its family's rule and concept,
+approved, rejected and commented with undo, its statistics and audit computed, and the glyph
+edits (replace a foil, regenerate) refused with a reason. Real cube-net and KiVA splits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from studio.app import Studio
+from studio.core.errors import StudioError
+from studio.core.schema import bundled_schema_path, load_schema
+from studio.core.verdict import ERROR, WARNING, Finding, Verdict
+from studio.curation import Curator, PuzzleFilter
+from studio.stimuli.items import StimulusPuzzle
+from studio.stimuli.pictures import ItemSheets, record_digest
+from studio.stimuli.split import generate_stimulus_split
+from studio.store.project import Project
+
+N = 8
+
+
+@pytest.fixture(scope="module")
+def cube_split(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cube") / "split"
+    generate_stimulus_split("cube-net", out, N, seed=1)
+    return out
+
+
+@pytest.fixture
+def studio(tmp_path: Path):
+    s = Studio(
+        Project.create(tmp_path / "p.studio", load_schema(bundled_schema_path())), author="cur"
+    )
+    yield s
+    s.close()
+
+
+def records(folder: Path) -> list[dict]:
+    return [json.loads(x) for x in (folder / "items.jsonl").read_text("utf-8").splitlines()]
+
+
+def test_a_stimulus_split_becomes_a_puzzle_set(studio: Studio, cube_split: Path) -> None:
+    curator = Curator(studio)
+    prepared = curator.prepare_folder_import(cube_split, "cubes")
+    [sid] = curator.import_prepared(prepared)
+    assert curator.set_id == sid and curator.current_set().name == "cubes"
+    listed = curator.summaries()
+    want = records(cube_split)
+    assert [p.puzzle_id for p in listed] == [r["id"] for r in want]
+    # the list reads what the family's layout says: its rule, concept and part
+    assert {p.split for p in listed} <= {"train", "val", "test"}
+    assert [p.split for p in listed] == [r["part"] for r in want]
+    cp = curator.puzzle(want[0]["id"])
+    assert isinstance(cp.puzzle, StimulusPuzzle)
+    assert cp.puzzle.family == "cube-net" and cp.puzzle.key == want[0]["key"]
+    # every check the family ran is kept with its measure, passed ones too
+    checks = cp.puzzle.verdict().findings
+    assert checks and any(f.ok for f in checks)
+    assert all(p.status == "draft" for p in listed)  # generation's items are all valid
+    # the generating user's sheets are kept for the board: no drawing needed to show them
+    sheets = ItemSheets(studio.cache.root / "items")
+    assert all(sheets.cached(r) is not None for r in want)
+
+
+def test_a_damaged_item_is_flagged_by_its_family_checks(
+    studio: Studio, cube_split: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    folder = tmp_path / "damaged"
+    shutil.copytree(cube_split, folder)
+    lines = (folder / "items.jsonl").read_text("utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["key"] = (first["key"] + 1) % 4  # the key now points at a distractor
+    lines[0] = json.dumps(first, sort_keys=True)
+    (folder / "items.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(folder))
+    cp = curator.puzzle(first["id"])
+    assert cp.status == "flagged"
+    assert "key-matches-a-view" in {f.check for f in cp.findings}
+    assert all(f.is_error for f in cp.findings)
+    assert [p.puzzle_id for p in curator.summaries(PuzzleFilter(warning="errors"))] == [first["id"]]
+
+
+def test_decisions_on_items_go_through_the_undo_stack(studio: Studio, cube_split: Path) -> None:
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split))
+    ids = [p.puzzle_id for p in curator.summaries()]
+    curator.set_status([ids[0]], "approved", comment="clear net")
+    curator.set_status([ids[1]], "rejected")
+    assert curator.puzzle(ids[0]).status == "approved"
+    assert curator.puzzle(ids[0]).comment == "clear net"
+    assert curator.puzzle(ids[1]).status == "rejected"
+    studio.undo_stack.undo()
+    assert curator.puzzle(ids[1]).status == "draft"
+    kinds = [e.kind for e in curator.history(ids[0])]
+    assert "status" in kinds
+    stats = curator.stats()
+    assert stats["statuses"]["approved"] == 1
+    assert stats["all"]["puzzles"] == N
+    assert sum(stats[p]["puzzles"] for p in ("train", "val", "test")) == N
+    assert sum(stats["all"]["answer_position"]["histogram"]) == N
+    assert "audit" in stats["all"]  # the family's answer-set audit (answers alone)
+
+
+def test_glyph_edits_are_refused_on_items_with_the_reason(studio: Studio, cube_split: Path) -> None:
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split))
+    pid = curator.summaries()[0].puzzle_id
+    with pytest.raises(StudioError, match="Replace foil works on glyph puzzles; cube-net item"):
+        curator.replacement_candidates(pid, 0)
+    with pytest.raises(StudioError, match="Regenerate works on glyph puzzles"):
+        curator.regenerate(pid)
+
+
+def test_kiva_statistics_carry_the_partial_view_floors(studio: Studio, tmp_path: Path) -> None:
+    out = tmp_path / "kiva"
+    generate_stimulus_split("kiva", out, 6, seed=3)
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(out, "trials"))
+    stats = curator.stats()
+    views = stats["all"]["partial_views"]["views"]
+    assert set(views) == {"row1", "row2", "answers"}
+    assert set(stats["all"]["per_rule"]) <= {"color", "size", "rotation", "reflection", "number"}
+
+
+def test_an_item_finding_keeps_its_severity_and_measure_in_the_store() -> None:
+    """Stored in puzzle form, an item's check (no answer) keeps what a glyph finding's source
+    implies: before, a warning came back an error and the measure was lost."""
+    for severity in (ERROR, WARNING):
+        f = Finding("overlap", False, 0.25, "two pieces overlap", severity)
+        back = Finding.from_puzzle_json(f.to_puzzle_json())
+        assert (back.check, back.severity, back.measure, back.detail) == (
+            "overlap",
+            severity,
+            0.25,
+            "two pieces overlap",
+        )
+        assert back.message() == f.message()
+    v = Verdict((Finding("a", True, 1.0, "ok"), Finding("b", False, None, "no", WARNING)), "x")
+    again = Verdict.from_item_json(v.to_item_json(), "x")
+    assert again == v
+
+
+def test_the_sheet_digest_ignores_the_verdict_and_part() -> None:
+    r = {"id": "a", "family": "cube-net", "net": [1, 2], "verdict": {"valid": True}, "part": "val"}
+    assert record_digest(r) == record_digest({**r, "verdict": {"valid": False}, "part": "test"})
+    assert record_digest(r) != record_digest({**r, "net": [2, 1]})
+
+
+def test_import_split_on_the_command_line(tmp_path: Path, cube_split: Path) -> None:
+    project = tmp_path / "cli.studio"
+    Project.create(project, load_schema(bundled_schema_path())).close()
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "studio", *args], capture_output=True, text=True, timeout=300
+        )
+
+    done = run("import-split", str(project), str(cube_split), "--name", "nets")
+    assert done.returncode == 0, done.stderr
+    assert f"imported {N} puzzles of {cube_split} as set 1 “nets” (0 flagged)" in done.stdout
+    # a folder that is no split: a clear message naming it, exit 2, the project untouched
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    bad = run("import-split", str(project), str(empty))
+    assert bad.returncode == 2
+    assert str(empty) in bad.stderr and "internal error" not in bad.stderr
+    with Project.open(project) as p:
+        assert [s.name for s in p.puzzle_sets()] == ["nets"]
