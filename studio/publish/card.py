@@ -200,25 +200,7 @@ def card_text(
     out += [f"    {line}" for line in lines] or ["    (no answers to audit)"]
     out.append("")
 
-    out += ["## Baseline results", ""]
-    if baselines:
-        out.append(
-            f"The newest baseline job on this set in the project (job {baselines['job']}, "
-            f"finished {baselines['finished_at']}, on {baselines['device']}; part "
-            f"{baselines['eval_part']}, seeds {baselines['seeds']}, chance "
-            f"{_num(baselines['chance'])}). It ran on the whole set at the time, before this "
-            f"export's status filter; {baselines['flagged_puzzles']} puzzles were flagged "
-            "shortcut-prone."
-        )
-        out += ["", "| model | accuracy | 95% CI |", "|---|---:|---|"]
-        for model, acc in baselines["accuracy"].items():
-            ci = baselines["ci95"].get(model)
-            ci_text = f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "—"
-            out.append(f"| {model} | {_num(acc)} | {ci_text} |")
-    else:
-        out.append("No baseline has run on this set in the project.")
-    out.append("")
-
+    out += _baselines_section(baselines)
     out += _human_section(provenance.get("human"))
     out += _beside_section(baselines, provenance.get("human"))
     out += [
@@ -242,6 +224,29 @@ def card_text(
         "",
     ]
     return "\n".join(out)
+
+
+def _baselines_section(baselines: Mapping[str, Any] | None) -> list[str]:
+    """The newest baseline job's accuracies on the set, where one has run."""
+    out = ["## Baseline results", ""]
+    if baselines:
+        out.append(
+            f"The newest baseline job on this set in the project (job {baselines['job']}, "
+            f"finished {baselines['finished_at']}, on {baselines['device']}; part "
+            f"{baselines['eval_part']}, seeds {baselines['seeds']}, chance "
+            f"{_num(baselines['chance'])}). It ran on the whole set at the time, before this "
+            f"export's status filter; {baselines['flagged_puzzles']} puzzles were flagged "
+            "shortcut-prone."
+        )
+        out += ["", "| model | accuracy | 95% CI |", "|---|---:|---|"]
+        for model, acc in baselines["accuracy"].items():
+            ci = baselines["ci95"].get(model)
+            ci_text = f"[{_num(ci[0])}, {_num(ci[1])}]" if ci else "—"
+            out.append(f"| {model} | {_num(acc)} | {ci_text} |")
+    else:
+        out.append("No baseline has run on this set in the project.")
+    out.append("")
+    return out
 
 
 def _human_section(human: Mapping[str, Any] | None) -> list[str]:
@@ -359,4 +364,95 @@ def write_card(
     return path
 
 
-__all__ = ["README", "card_text", "write_card"]
+def stimulus_card_text(
+    items: Sequence[Any],
+    verdicts: Sequence[Verdict],
+    stats: Mapping[str, Any],
+    provenance: Mapping[str, Any],
+    baselines: Mapping[str, Any] | None,
+) -> str:
+    """The card of a curated stimulus set (KiVA trials, polycube, composition and cube-net
+    items, a plugin family's; issue 27): what a reader needs as for a glyph set — the files,
+    counts per part, rule and concept, the family's answer-set audit and partial-view floors,
+    the items left out, the baselines and people, the provenance and the generation options."""
+    s = provenance["set"]
+    parts = [p for p in SPLITS if stats.get(p, {}).get("puzzles")]
+    status = provenance["status"]
+    which = "every status" if status == "any" else f"status **{status}**"
+    family = provenance["family"]
+    out = [
+        f"# {s['name']}: a curated {family} benchmark",
+        "",
+        f"{len(items)} {family} items ({which}) of the puzzle set “{s['name']}” (set {s['id']}, "
+        f"{s['puzzles']} items) of the project `{provenance['project']['name']}`, exported by "
+        f"Analogy Studio {provenance['studio_version']}. Every item was re-drawn from its record "
+        "and vetted again by its family's checks at export: all pass "
+        f"({sum(1 for v in verdicts if v.warnings)} carry warnings).",
+        "",
+        *_about_section(provenance),
+        "## Files",
+        "",
+        "| file | what |",
+        "|---|---|",
+        "| `items.jsonl` | one item record per line with its verdict (every check and its "
+        "measure): the split format `analogy-studio vet` and `baseline` read |",
+        "| `puzzles.jsonl` | the same records with their `curation` (status, reviewer, "
+        "comments, the curation log) |",
+        "| `records.parquet` | the records as a table, one row per item |",
+        "| `croissant.json` | ML Commons Croissant 1.0 metadata |",
+        "| `sheets/<id>.png` | each item as people see it |",
+        "| `images/<id>/<name>.png` | each item's pictures, by the names its record gives |",
+        "| `report.json` | counts and the answer-set audit |",
+        "| `split.json` | the generation options and this export's provenance |",
+        "",
+        'Load it with `pandas.read_parquet("records.parquet")` or '
+        '`mlcroissant.Dataset(jsonld="croissant.json").records("puzzles")`.',
+        "",
+        "## Counts",
+        "",
+    ]
+    out += _table("part", {p: {"items": stats[p]["puzzles"]} for p in (*parts, "all")}, parts)
+    out += _table("rule", _per(stats, "per_rule"), parts)
+    out += _table("concept", _per(stats, "per_concept"), parts)
+    out += _partial_section(stats)
+    dropped = provenance.get("dropped") or []
+    out += ["## Left out at export", ""]
+    if dropped:
+        out += [f"{len(dropped)} items of that status no longer pass their checks:", ""]
+        out += [f"- `{d['id']}`: {'; '.join(d['reasons'])}" for d in dropped]
+    else:
+        out.append("None: every item of that status passes.")
+    out += ["", "## Answer-set audit", ""]
+    audit = stats.get("all", {}).get("audit")
+    out.append(
+        "Can the key be found from the answers alone? (Over the family's symbolic answer "
+        "attributes; see `studio/vet/audit.py`.)"
+    )
+    out.append("")
+    lines = audit_lines(audit) if audit else []
+    out += [f"    {line}" for line in lines] or ["    (this family has no symbolic answers)"]
+    out.append("")
+    out += _baselines_section(baselines)
+    out += _human_section(provenance.get("human"))
+    out += _beside_section(baselines, provenance.get("human"))
+    out += [
+        "## Provenance",
+        "",
+        f"- Analogy Studio {provenance['studio_version']}",
+        f"- project `{provenance['project']['name']}` (`{provenance['project']['path']}`)",
+        f"- puzzle set {s['id']} “{s['name']}”, created {s['created_at']} by {s['author']}",
+        f"- exported by {provenance['exported_by']}, status filter `{status}`",
+        "",
+        "## Generation",
+        "",
+        "The family, seed and options the items were generated with (`split.json` holds them too):",
+        "",
+        "```json",
+        json.dumps(provenance.get("generation") or {}, indent=1, sort_keys=True),
+        "```",
+        "",
+    ]
+    return "\n".join(out)
+
+
+__all__ = ["README", "card_text", "stimulus_card_text", "write_card"]

@@ -96,7 +96,10 @@ def _sha256(path: Path) -> str:
 
 
 def croissant_metadata(folder: Path, provenance: Mapping[str, Any], n: int) -> dict[str, Any]:
-    """The JSON-LD object (the files it names must already be in ``folder``)."""
+    """The JSON-LD object (the files it names must already be in ``folder``). A stimulus
+    set's (``provenance["kind"] == "stimulus"``) names its pictures and its own columns."""
+    if provenance.get("kind") == "stimulus":
+        return _stimulus_metadata(folder, provenance, n)
     s = provenance["set"]
     schema = provenance["schema"]
     parquet_id = "records-parquet"
@@ -194,6 +197,51 @@ def croissant_metadata(folder: Path, provenance: Mapping[str, Any], n: int) -> d
             }
         ],
     }
+
+
+def _stimulus_metadata(folder: Path, provenance: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """A curated stimulus set's Croissant: the glyph set's with the family's made-of, its
+    pictures instead of UA's arrays, and :data:`.parquet.STIMULUS_COLUMNS` as fields."""
+    from studio.publish.parquet import STIMULUS_COLUMNS
+
+    data = croissant_metadata(folder, {**provenance, "kind": "glyph"}, n)
+    s = provenance["set"]
+    made = (
+        f"{n} curated {provenance['family']} items (status {provenance['status']}) of the "
+        f"puzzle set “{s['name']}” of the Analogy Studio project "
+        f"{provenance['project']['name']}, re-drawn from their records and vetted again by "
+        "their family's checks at export."
+    )
+    info = DatasetInfo.from_json(provenance.get("dataset") or {})
+    data["description"] = f"{info.description}\n\n{made}" if info.description else made
+    data["keywords"] = ["visual analogy", "abstract reasoning", provenance["family"], "benchmark"]
+    files = [f for f in data["distribution"] if f["@id"] != "ua-arrays"]
+    files.append(
+        {
+            "@type": "cr:FileSet",
+            "@id": "pictures",
+            "name": "pictures",
+            "description": "Each item's pictures by the names its record gives.",
+            "encodingFormat": "image/png",
+            "includes": "images/*/*.png",
+        }
+    )
+    data["distribution"] = files
+    fields = data["recordSet"][0]["field"]
+    template = fields[0]["source"]
+    data["recordSet"][0]["description"] = "The exported items, one record each."
+    data["recordSet"][0]["field"] = [
+        {
+            "@type": "cr:Field",
+            "@id": f"{RECORD_SET}/{name}",
+            "name": name,
+            "description": what,
+            "dataType": data_type,
+            "source": {"fileObject": template["fileObject"], "extract": {"column": name}},
+        }
+        for name, _, data_type, what in STIMULUS_COLUMNS
+    ]
+    return data
 
 
 def write_croissant(folder: Path, provenance: Mapping[str, Any], n: int) -> Path:

@@ -57,6 +57,7 @@ from studio.families.glyph_pmp.split import SplitResult
 from studio.generate.params import SplitParams
 from studio.publish.info import DatasetInfo
 from studio.splits import Cancelled, feature_index, glyph_families, split_inputs, vet
+from studio.stimuli.split import stimulus_families
 from studio.vet.audit import audit_lines
 from studio.vet.balance import split_stats
 
@@ -373,6 +374,8 @@ def _check_status(status: str) -> None:
 
 def _check_family(rec: PuzzleSetRecord) -> str:
     family = str(rec.params.get("family", GLYPH_FAMILY))
+    if family in stimulus_families():
+        return family
     if family not in glyph_families():
         raise StudioError(
             f"puzzle set “{rec.name}” is of family {family!r}; only curated sets of the glyph "
@@ -436,6 +439,10 @@ def export_set(
     family = _check_family(rec)
     out = Path(out_dir).expanduser()
     check_target(out)  # a new or empty folder, before any work
+    if family in stimulus_families():
+        return _export_stimulus_set(
+            studio, rec, out, status, drop_invalid, progress, should_stop, info
+        )
     if progress is not None:
         progress(STAGE_READ, 0, 0)
     stored = project.stored_puzzles(rec.id, status=None if status == STATUS_ANY else status)
@@ -558,6 +565,208 @@ def export_set(
         dropped=tuple(rejected),
         with_warnings=sum(1 for v in kept_verdicts if v.warnings),
         annotation_hash=digest,
+        counts={
+            "rule": dict(counts.get("per_rule", {})),
+            "concept": dict(counts.get("per_concept", {})),
+            "layout": dict(counts.get("per_layout", {})),
+        },
+        audit_findings=tuple(audit_lines(audit, only_findings=True)) if audit else (),
+        license=(info or DatasetInfo()).license,
+    )
+
+
+def _provenance(
+    studio: Studio, rec: PuzzleSetRecord, family: str, status: str, info: DatasetInfo | None
+) -> dict[str, Any]:
+    project = studio.project
+    return {
+        "studio_version": __version__,
+        "project": (
+            {"name": project.location.rsplit("/", 1)[-1], "path": project.location}
+            if project.is_database
+            else {"name": project.path.name, "path": str(project.path.resolve())}
+        ),
+        "set": {
+            "id": rec.id,
+            "name": rec.name,
+            "created_at": rec.created_at,
+            "author": rec.author,
+            "puzzles": rec.count,
+        },
+        "family": family,
+        "status": status,
+        "exported_by": studio.author,
+        "dataset": (info or DatasetInfo()).to_json(),
+    }
+
+
+def _export_stimulus_set(
+    studio: Studio,
+    rec: PuzzleSetRecord,
+    out: Path,
+    status: str,
+    drop_invalid: bool,
+    progress: ExportProgress | None,
+    should_stop: ShouldStop | None,
+    info: DatasetInfo | None,
+) -> ExportSummary:
+    """A curated stimulus set (issue 27) as the split folder ``generate`` writes for its
+    family — ``items.jsonl``, ``sheets/``, ``images/``, ``report.json``, ``split.json``, read
+    unchanged by ``vet`` and ``baseline`` — plus the curation (``puzzles.jsonl``), the card,
+    Croissant and Parquet. Every item is re-drawn from its record by its family and vetted
+    again by its family's checks: a record changed in the project since it was approved, or a
+    studio whose drawing changed, is caught here."""
+    from studio.core.fileio import sync_tree
+    from studio.curation import stimulus_stats
+    from studio.plugins import family as family_of
+    from studio.publish.card import README, stimulus_card_text
+    from studio.publish.croissant import write_croissant
+    from studio.publish.parquet import stimulus_table, write_parquet
+    from studio.stimuli.items import StimulusItem, StimulusPuzzle
+    from studio.stimuli.split import (
+        ITEMS,
+        REPORT_JSON,
+        STIMULUS_SPLIT,
+        _write_item,
+        render_record,
+    )
+    from studio.stimuli.symbolic import audit_stimulus_records
+
+    project = studio.project
+    family = str(rec.params.get("family"))
+    if progress is not None:
+        progress(STAGE_READ, 0, 0)
+    stored = project.stored_puzzles(rec.id, status=None if status == STATUS_ANY else status)
+    if not stored:
+        which = "" if status == STATUS_ANY else f"{status} "
+        raise StudioError(f"puzzle set “{rec.name}” has no {which}items to export")
+    history = _events_by_puzzle(project.puzzle_events(rec.id))
+    vet_record = family_of(family).load("vet_record")
+    drawn: list[tuple[dict[str, Any], Verdict, Any, Any]] = []
+    for i, s in enumerate(stored):
+        _check_stop(should_stop)
+        record = {k: v for k, v in s.record.items() if k != "verdict"}
+        try:
+            verdict = vet_record(record)
+            images, sheet = render_record(record)
+        except StudioError:
+            raise
+        except Exception as e:  # a damaged record: named, never an internal error
+            raise StudioError(
+                f"item {s.puzzle_id}: its {family} record cannot be vetted or drawn "
+                f"({type(e).__name__}: {e})"
+            ) from None
+        drawn.append((record, verdict, images, sheet))
+        if progress is not None:
+            progress(STAGE_VET, i + 1, len(stored))
+    rejected = [
+        Rejected(str(r["id"]), tuple(f.message() for f in v.errors))
+        for r, v, _, _ in drawn
+        if not v.valid
+    ]
+    if rejected and not drop_invalid:
+        raise ExportRefused(rec.name, rejected)
+    keep = [i for i, (_, v, _, _) in enumerate(drawn) if v.valid]
+    if not keep:
+        raise StudioError(f"no item of “{rec.name}” is left to export: all fail their checks")
+    records = [{**drawn[i][0], "verdict": drawn[i][1].to_item_json()} for i in keep]
+    items = [StimulusPuzzle.from_record(r) for r in records]
+    verdicts = [drawn[i][1] for i in keep]
+    curation = {
+        stored[i].puzzle_id: curation_record(stored[i], history.get(stored[i].puzzle_id, []))
+        for i in keep
+    }
+    stats = stimulus_stats(items)
+    provenance = _provenance(studio, rec, family, status, info)
+    provenance |= {
+        "kind": "stimulus",
+        "exported": len(items),
+        "dropped": [r.to_json() for r in rejected],
+        "schema": {"id": project.schema.id, "version": project.schema.version},
+        "annotation_hash": "",
+        "generation": {k: v for k, v in rec.params.items() if k != "fold"},
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with staging_area(out.parent, f".{out.name}.", ".export") as staging:
+        try:
+            for n, i in enumerate(keep):
+                _check_stop(should_stop)
+                record, verdict, images, sheet = drawn[i]
+                _write_item(
+                    staging,
+                    StimulusItem(str(record["id"]), family, record, images, sheet, verdict),
+                )
+                if progress is not None:
+                    progress(STAGE_WRITE, n + 1, len(keep))
+            ordered = [json.dumps(r, sort_keys=True, ensure_ascii=False) for r in records]
+            atomic_write_text(staging / ITEMS, "".join(line + "\n" for line in ordered))
+            lines = [
+                json.dumps(
+                    {**r, "curation": curation[str(r["id"])]},
+                    sort_keys=True,
+                    separators=(",", ":"),
+                    ensure_ascii=True,
+                )
+                for r in records
+            ]
+            atomic_write_text(staging / PUZZLES, "".join(line + "\n" for line in lines))
+            audit = audit_stimulus_records(family, records)
+            report: dict[str, Any] = {
+                "family": family,
+                "items": len(records),
+                "parts": {p: stats[p]["puzzles"] for p in ("train", "val", "test")},
+            }
+            if audit is not None:
+                report["audit"] = audit
+            STIMULUS_SPLIT.write_json(staging / REPORT_JSON, report)
+            if progress is not None:
+                progress(STAGE_CARD, 0, 3)
+            write_parquet(
+                staging,
+                items,
+                [curation[p.id] for p in items],
+                lines,
+                table=stimulus_table(items, [curation[p.id] for p in items], lines),
+            )
+            baselines = baseline_results(project, rec.id)
+            provenance["human"] = human_results(project, rec.id, items)  # type: ignore[arg-type]
+            atomic_write_text(
+                staging / README,
+                stimulus_card_text(items, verdicts, stats, provenance, baselines),
+            )
+            if progress is not None:
+                progress(STAGE_CARD, 2, 3)
+            write_croissant(staging, provenance, len(items))
+            meta = {
+                "family": family,
+                "options": dict(rec.params.get("options") or {}),
+                "n": len(records),
+                "seed": rec.params.get("seed"),
+                "ratios": list(rec.params.get("ratios") or []),
+                "studio_version": __version__,
+                "summary": report,
+                "curated": provenance,
+            }
+            sync_tree(staging)  # the pictures were written plainly: durable before split.json
+            STIMULUS_SPLIT.finish(staging, meta)
+            if progress is not None:
+                progress(STAGE_CARD, 3, 3)
+            _check_stop(should_stop)
+            _move_into_place(staging, out)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    counts = stats["all"]
+    audit = counts.get("audit")
+    return ExportSummary(
+        out_dir=out,
+        set_id=rec.id,
+        set_name=rec.name,
+        status=status,
+        exported=len(items),
+        dropped=tuple(rejected),
+        with_warnings=sum(1 for v in verdicts if v.warnings),
+        annotation_hash="",
         counts={
             "rule": dict(counts.get("per_rule", {})),
             "concept": dict(counts.get("per_concept", {})),

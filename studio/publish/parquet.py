@@ -82,20 +82,67 @@ def records_table(
     return pa.Table.from_pydict(cols, schema=records_schema())
 
 
+#: A stimulus set's columns (issue 27): (name, pyarrow type name, Croissant type, what)
+STIMULUS_COLUMNS: tuple[tuple[str, str, str, str], ...] = (
+    ("id", "string", "sc:Text", "The item's id, unique in the set; names its pictures."),
+    ("family", "string", "sc:Text", "The stimulus family."),
+    ("layout", "string", "sc:Text", "analogy (A : A' :: B : ?) or question-candidates."),
+    ("rule", "string", "sc:Text", "What the item tests, as its family names it."),
+    ("concept", "string", "sc:Text", "The value of it the item uses."),
+    ("split", "string", "sc:Text", "train, val or test."),
+    ("key", "int64", "sc:Integer", "The index of the right option."),
+    ("status", "string", "sc:Text", "The curation status."),
+    ("reviewer", "string", "sc:Text", "Who set the curation status."),
+    ("comment", "string", "sc:Text", "The curator's comment."),
+    ("sheet", "string", "sc:Text", "The item's sheet, relative to this folder."),
+    ("record", "string", "sc:Text", "The whole puzzles.jsonl line (JSON), curation included."),
+)
+
+
+def stimulus_table(
+    items: Sequence[Any], curations: Sequence[Mapping[str, Any]], lines: Sequence[str]
+) -> Any:
+    """A stimulus set's table (``pyarrow.Table``): its items (``StimulusPuzzle``), their
+    curations and their JSONL lines."""
+    import pyarrow as pa
+
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind, _, _ in STIMULUS_COLUMNS])
+    cols: dict[str, list[Any]] = {name: [] for name in schema.names}
+    for p, c, line in zip(items, curations, lines, strict=True):
+        for name in ("id", "family", "layout", "rule", "concept", "split", "key"):
+            cols[name].append(getattr(p, name))
+        for name in ("status", "reviewer", "comment"):
+            cols[name].append(str(c.get(name, "")))
+        cols["sheet"].append(f"{SHEETS}/{p.id}.png")
+        cols["record"].append(line)
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
 def write_parquet(
     folder: Path,
-    puzzles: Sequence[Puzzle],
+    puzzles: Sequence[Any],
     curations: Sequence[Mapping[str, Any]],
     lines: Sequence[str],
+    table: Any = None,
 ) -> Path:
-    """Write ``records.parquet`` into the export folder (compressed with zstd); its path."""
+    """Write ``records.parquet`` into the export folder (compressed with zstd); its path.
+    ``table``: a table already made (a stimulus set's, :func:`stimulus_table`)."""
     import pyarrow.parquet as pq
 
     path = folder / RECORDS_PARQUET
     tmp = folder / f".{RECORDS_PARQUET}.tmp"
-    pq.write_table(records_table(puzzles, curations, lines), tmp, compression="zstd")
+    if table is None:
+        table = records_table(puzzles, curations, lines)
+    pq.write_table(table, tmp, compression="zstd")
     tmp.replace(path)
     return path
 
 
-__all__ = ["RECORDS_PARQUET", "records_schema", "records_table", "write_parquet"]
+__all__ = [
+    "RECORDS_PARQUET",
+    "STIMULUS_COLUMNS",
+    "records_schema",
+    "records_table",
+    "stimulus_table",
+    "write_parquet",
+]
