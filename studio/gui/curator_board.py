@@ -84,10 +84,13 @@ from studio.generate.params import (
 )
 from studio.gui.generate_dialog import FolderJob, GenerateSplitDialog
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
+from studio.gui.item_sheet import ItemSheetView
 from studio.gui.settings import StudioSettings
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
 from studio.gui.widgets import ThreadJob, cell_width, header_width, refill_combo
+from studio.stimuli.items import StimulusPuzzle
+from studio.stimuli.pictures import ItemSheets
 from studio.store.project import GlyphRecord, PuzzleSummary
 
 if TYPE_CHECKING:
@@ -737,6 +740,9 @@ class CuratorBoard(QWidget):
         self.sheet_scroll.setWidget(self.sheet)
         self.sheet_scroll.setWidgetResizable(True)
         self.sheet_scroll.setMinimumHeight(300)
+        # a stimulus item (KiVA, polycubes, a plugin's) is shown as its family draws it
+        self.item_sheet = ItemSheetView(ItemSheets(self.studio.cache.root / "items"))
+        self.item_sheet.setVisible(False)
         self.evidence_list = QListWidget(objectName="evidenceList")
         self.evidence_list.setWordWrap(True)
         self.evidence_list.installEventFilter(self)  # its height follows its wrapped rows
@@ -775,6 +781,7 @@ class CuratorBoard(QWidget):
         cl.setContentsMargins(0, 0, 0, 0)
         cl.addWidget(self.title)
         cl.addWidget(self.sheet_scroll, 1)
+        cl.addWidget(self.item_sheet, 1)
         cl.addWidget(self.evidence_list)
         dismiss_row = QHBoxLayout()
         dismiss_row.addWidget(self.dismiss_button)
@@ -978,7 +985,9 @@ class CuratorBoard(QWidget):
 
     def _refill_filters(self) -> None:
         puzzles = self.curator.summaries()
-        rules = [r for r in ALL_RULES if any(p.rule == r for p in puzzles)]
+        # the glyph rules in their order, then a family's own (KiVA's domains, say)
+        present = {p.rule for p in puzzles}
+        rules = [r for r in ALL_RULES if r in present] + sorted(present - set(ALL_RULES))
         concepts = sorted({p.concept for p in puzzles})
         refill_combo(self.rule_combo, "Any rule", rules)
         refill_combo(self.concept_combo, "Any concept", concepts)
@@ -1158,11 +1167,17 @@ class CuratorBoard(QWidget):
         if cp is None:
             self.title.setText("")
             self.sheet.set_puzzle(None)
+            self.item_sheet.show_item(None)
             self.evidence_list.clear()
             self._fit_evidence_list()
             self.comment_label.setText("")
             self._update_actions()
             return
+        if isinstance(cp.puzzle, StimulusPuzzle):
+            self._show_item(cp)
+            return
+        self.item_sheet.setVisible(False)
+        self.sheet_scroll.setVisible(True)
         pending = not self.curator.annotations_ready
         evidence = []
         if pending:  # the first look reads every annotation and render: not on this thread
@@ -1221,6 +1236,42 @@ class CuratorBoard(QWidget):
         who = f" — {cp.author}, {cp.updated_at}" if cp.author else ""
         self.comment_label.setText(f"Comment: {cp.comment}{who}" if cp.comment else "")
         self.comment_label.setVisible(bool(cp.comment))  # no empty line's room taken
+        self._update_dismiss_button()
+        self._update_actions()
+
+    def _show_item(self, cp: CuratedPuzzle) -> None:
+        """A stimulus item: its family's sheet, questions, key and checks in place of the
+        glyph sheet; the findings list names the checks that failed."""
+        item = cp.puzzle
+        assert isinstance(item, StimulusPuzzle)
+        self.sheet_scroll.setVisible(False)
+        self.item_sheet.setVisible(True)
+        self.sheet.set_puzzle(None)
+        self.item_sheet.show_item(item)
+        colour = STATUS_COLOURS.get(cp.status, QColor("#333")).name()
+        self.title.setText(
+            f"<b>{html.escape(item.id)}</b> · {html.escape(item.family)} · "
+            f"{html.escape(item.rule)} · <b>{html.escape(item.concept)}</b> · "
+            f"{html.escape(item.split)} · <span style='color:{colour}'><b>{cp.status}</b></span>"
+            + "".join(
+                f"<br><span style='color:{SHORTCUT.name()}'>⚠ {html.escape(line, quote=False)}"
+                "</span>"
+                for line in flag_lines(self.model.shortcuts.get(item.id, ()))
+            )
+        )
+        self.evidence_list.blockSignals(True)
+        self.evidence_list.clear()
+        for f in cp.problems:
+            entry = QListWidgetItem(f.message())
+            entry.setForeground(ERROR if f.is_error else WARNING)
+            self.evidence_list.addItem(entry)
+        if not cp.problems:
+            self.evidence_list.addItem("No findings: every check of the family passed.")
+        self.evidence_list.blockSignals(False)
+        self._fit_evidence_list()
+        who = f" — {cp.author}, {cp.updated_at}" if cp.author else ""
+        self.comment_label.setText(f"Comment: {cp.comment}{who}" if cp.comment else "")
+        self.comment_label.setVisible(bool(cp.comment))
         self._update_dismiss_button()
         self._update_actions()
 
@@ -1715,7 +1766,7 @@ class CuratorBoard(QWidget):
     def start_folder_job(self, request: dict[str, Any]) -> FolderJob:
         """A stimulus family's split folder, written in the background with a progress
         dialog; the status bar says where it went (the Preview tab shows single items)."""
-        job = FolderJob(request, self)
+        job = FolderJob(request, self, self.curator)
         progress = QProgressDialog(f"Generating {request['family']} items…", "Cancel", 0, 0, self)
         progress.setObjectName("folderProgress")
         progress.setWindowTitle(f"Generating {request['family']}")
@@ -1732,9 +1783,18 @@ class CuratorBoard(QWidget):
 
         def succeeded(summary: dict[str, Any]) -> None:
             progress.close()
+            prepared = summary.get("prepared")
+            ids = (
+                self._run("Cannot import the items", lambda: self.curator.import_prepared(prepared))
+                if prepared is not None
+                else []
+            )
+            flagged = sum(self.curator.flagged_share(sid)[0] for sid in ids) if ids else 0
+            on_board = f"; on the board as “{prepared.name}”, {flagged} flagged" if ids else ""
             self._status_bar_message(
                 f"Wrote {summary['items']} {summary['family']} items to {summary['out_dir']}: "
-                f"{summary['valid']} valid, {summary['invalid']} invalid"
+                f"{summary['valid']} valid, {summary['invalid']} invalid{on_board}",
+                20000,
             )
             self.folder_job_done.emit(True, summary["out_dir"])
 
@@ -1833,6 +1893,7 @@ class CuratorBoard(QWidget):
         if self.job is not None:
             self.job.cancel()
         self.loader.stop()
+        self.item_sheet.shutdown()
 
 
 def _values(rows: Sequence[Sequence[str]]) -> str:

@@ -8,7 +8,7 @@ folder, the same as ``analogy-studio generate --family …`` writes it, by :clas
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -140,10 +140,10 @@ class GenerateSplitDialog(QDialog):
             )
             form.setSizePolicy(policy, policy)
         self.stack.setCurrentWidget(self.form)
+        # every family's split becomes a set on the board (its name); a stimulus family's
+        # items are also written to a split folder (their pictures, for baselines and vet)
         for w in self._folder_widgets:
             w.setVisible(not glyph)
-        for w in self._name_widgets:
-            w.setVisible(glyph)
         self.error_label.clear()
         self.adjustSize()
 
@@ -182,6 +182,7 @@ class GenerateSplitDialog(QDialog):
 
         check_target(Path(folder))
         return {
+            "name": self.name(),
             "family": self.family.id,
             "out_dir": folder,
             "n": self.n_spin.value(),
@@ -207,16 +208,25 @@ class GenerateSplitDialog(QDialog):
 
 class FolderJob(ThreadJob):
     """Writes a stimulus family's split folder on a worker thread with
-    ``studio.stimuli.split.generate_stimulus_split`` (the function the CLI calls).
-    ``progressed(done, total)``; then one of ``succeeded(summary)``, ``failed(message)``."""
+    ``studio.stimuli.split.generate_stimulus_split`` (the function the CLI calls) and, given a
+    ``curator``, prepares its items as a puzzle set for the board
+    (:meth:`studio.curation.Curator.generate_stimulus_set`). ``progressed(done, total)``; then
+    one of ``succeeded(summary)`` (with ``prepared`` when a set was prepared),
+    ``failed(message)``."""
 
     progressed = Signal(int, int)
 
-    def _work(self) -> dict[str, Any]:
-        from studio.stimuli.split import generate_stimulus_split
+    def __init__(self, request: Mapping[str, Any], parent: Any = None, curator: Any = None) -> None:
+        super().__init__(request, parent)
+        self.curator = curator
 
+    def _work(self) -> dict[str, Any]:
         r = self.request
         progress: Callable[[int, int], None] = self.progressed.emit
+        if self.curator is not None:
+            return self.curator.generate_stimulus_set(r, progress, self._stop.is_set)
+        from studio.stimuli.split import generate_stimulus_split
+
         return generate_stimulus_split(
             r["family"],
             r["out_dir"],

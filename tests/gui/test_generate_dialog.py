@@ -56,7 +56,8 @@ def test_a_stimulus_family_gets_its_own_options_and_an_output_folder(qtbot, tmp_
     qtbot.addWidget(dlg)
     dlg.show()
     dlg.family_combo.setCurrentIndex(dlg.family_combo.findData("shape-composition"))
-    assert dlg.folder_edit.isVisible() and not dlg.name_edit.isVisible()
+    # its items become a set on the board (named) and a split folder (their pictures)
+    assert dlg.folder_edit.isVisible() and dlg.name_edit.isVisible()
     pieces = dlg.form.widget("pieces")
     assert (pieces.minimum(), pieces.maximum(), pieces.value()) == (2, 5, 3)
     assert dlg.form.widget("design").currentData() == "balanced"
@@ -66,3 +67,4 @@ def test_a_stimulus_family_gets_its_own_options_and_an_output_folder(qtbot, tmp_
     pieces.setValue(4)
     request = dlg.folder_request()
     assert request["family"] == "shape-composition" and request["options"]["pieces"] == 4
+    assert request["name"] == dlg.name_edit.text()

@@ -1,0 +1,133 @@
+"""A stimulus family's set on the curator's board, driven like a user (issue 27: generating
+KiVA or polycube items from the board wrote a folder and nothing appeared to curate): Ctrl+G,
+a family, a name and a folder; the items land on the board as a set; each shows its family's
+sheet, key, questions and checks; A, R and C decide with undo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QDialogButtonBox
+
+from studio.app import Studio
+from studio.core.schema import bundled_schema_path, load_schema
+from studio.gui.curator_board import COLUMNS, CuratorBoard
+from studio.gui.generate_dialog import GenerateSplitDialog
+from studio.gui.main_window import MainWindow
+from studio.gui.settings import StudioSettings
+from studio.stimuli.items import StimulusPuzzle
+from studio.store.project import Project
+
+pytestmark = pytest.mark.gui
+
+STATUS = COLUMNS.index("Status")
+WAIT_MS = 120_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):
+    studio = Studio(
+        Project.create(tmp_path / "items.studio", load_schema(bundled_schema_path())),
+        author="curator",
+    )
+    w = MainWindow(studio, StudioSettings())
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitActive(w):
+        w.activateWindow()
+    yield w
+    w.running_jobs = lambda: []  # type: ignore[method-assign]
+    w.close()
+    studio.close()
+
+
+def generate_items(qtbot, window: MainWindow, family: str, folder: Path, n: int) -> CuratorBoard:
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    board = window.board
+    qtbot.keyClick(window, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
+    dlg = next(d for d in window.findChildren(GenerateSplitDialog) if d.isVisible())
+    dlg.family_combo.setCurrentIndex(dlg.family_combo.findData(family))
+    dlg.name_edit.clear()
+    qtbot.keyClicks(dlg.name_edit, "nets to vet")
+    qtbot.keyClicks(dlg.folder_edit, str(folder))
+    dlg.n_spin.selectAll()
+    qtbot.keyClicks(dlg.n_spin, str(n))
+    with qtbot.waitSignal(board.folder_job_done, timeout=WAIT_MS) as done:
+        qtbot.mouseClick(
+            dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton
+        )
+    assert done.args[0] is True, done.args
+    # the progress dialog closed: the window has the keyboard again (a user would wait too)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
+    return board
+
+
+def test_generated_items_are_curated_on_the_board(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    folder = tmp_path / "nets"
+    board = generate_items(qtbot, window, "cube-net", folder, 6)
+    # the folder is written (pictures for vet and the baselines) and the set is on the board
+    assert (folder / "items.jsonl").is_file()
+    assert board.set_combo.currentText().startswith("nets to vet")
+    assert board.model.rowCount() == 6
+    assert "on the board as “nets to vet”" in window.statusBar().currentMessage()
+    # the first item: its family's sheet, its key and checks, not a glyph sheet
+    board.table.setFocus()
+    qtbot.keyClick(board.table, Qt.Key.Key_Home)
+    cp = board.current()
+    assert cp is not None and isinstance(cp.puzzle, StimulusPuzzle)
+    assert board.item_sheet.isVisible() and not board.sheet_scroll.isVisible()
+    qtbot.waitUntil(lambda: board.item_sheet.picture.original is not None, timeout=WAIT_MS)
+    assert board.item_sheet.key_label.text().startswith("Key: ")
+    assert board.item_sheet.checks.topLevelItemCount() >= 3
+    assert "cube-net" in board.title.text()
+    first = cp.id
+    # C, a comment, Enter; A approves it and opens the next item
+    qtbot.keyClick(board.table, Qt.Key.Key_C)
+    qtbot.keyClicks(board.comment_field, "net reads well")
+    qtbot.keyClick(board.comment_field, Qt.Key.Key_Return)
+    qtbot.keyClick(board.table, Qt.Key.Key_A)
+    project = window.studio.project
+    stored = {s.puzzle_id: s for s in project.stored_puzzles(board.curator.set_id)}
+    assert stored[first].status == "approved" and stored[first].comment == "net reads well"
+    assert board.current().id != first
+    second = board.current().id
+    qtbot.keyClick(board.table, Qt.Key.Key_R)
+    assert {s.puzzle_id: s for s in project.stored_puzzles(board.curator.set_id)}[
+        second
+    ].status == "rejected"
+    # Ctrl+Z takes the rejection back
+    qtbot.keyClick(window, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert {s.puzzle_id: s for s in project.stored_puzzles(board.curator.set_id)}[
+        second
+    ].status == "draft"
+    # the statistics are the family's: six items over the parts, the key's position
+    assert board.wait_for_stats(WAIT_MS)
+    assert board.stats_panel.summary.text().startswith("6 puzzles shown")
+    # Ctrl+Shift+B publishes the approved item as a split folder with its card
+    from studio.gui.export_dialog import ExportDialog
+    from studio.stimuli.split import is_stimulus_split, read_stimulus_split
+
+    qtbot.keyClick(
+        window,
+        Qt.Key.Key_B,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    dlg = window.findChild(ExportDialog)
+    assert dlg is not None and dlg.isVisible()
+    assert dlg.set_combo.currentText().startswith("nets to vet")
+    published = tmp_path / "published"
+    dlg.folder_edit.setText(str(published))
+    with qtbot.waitSignal(dlg.finished_export, timeout=WAIT_MS) as finished:
+        qtbot.mouseClick(dlg.export_button, Qt.MouseButton.LeftButton)
+    assert finished.args == [True], dlg.result_label.text()
+    assert "Exported 1 approved" in dlg.result_label.text()
+    assert is_stimulus_split(published)
+    assert [r["id"] for r in read_stimulus_split(published)[1]] == [first]
+    assert (published / "README.md").read_text("utf-8").startswith("# nets to vet")
+    dlg.reject()
