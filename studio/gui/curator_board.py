@@ -154,6 +154,8 @@ STATUS_COLOURS = {
     "approved": KEY,
     "rejected": QColor("#7b1fa2"),
 }
+#: Puzzle actions that edit a glyph puzzle's frames (not offered for a stimulus item)
+GLYPH_EDITS = ("puzzle.replace_foil", "puzzle.regenerate")
 #: The buttons under the sheet: the action each triggers, and its text (with the key).
 BUTTONS = (
     ("puzzle.approve", "Approve (A)"),
@@ -1394,21 +1396,30 @@ class CuratorBoard(QWidget):
                 self.evidence_list.setCurrentRow(i)
                 return
 
+    def _enabled(self, action_id: str) -> bool:
+        """Whether a puzzle action can act on the puzzle shown: any needs one; the glyph edits
+        (replace a foil, regenerate) need a glyph puzzle, not a stimulus item."""
+        if not self.table.currentIndex().isValid():
+            return False
+        if action_id in GLYPH_EDITS:
+            cp = self.current()
+            return cp is not None and not isinstance(cp.puzzle, StimulusPuzzle)
+        return True
+
     def _update_actions(self) -> None:
-        has_current = self.table.currentIndex().isValid()
         if not self.isVisible():
             return
         for action_id in PUZZLE_ACTIONS:
             action = self._actions.get(action_id)
-            if action is not None and action.isEnabled() != has_current:
-                action.setEnabled(has_current)
+            if action is not None and action.isEnabled() != self._enabled(action_id):
+                action.setEnabled(self._enabled(action_id))
 
     def set_active(self, active: bool) -> None:
         """The main window shows (True) or hides the board: its puzzle keys act only then."""
         for action_id in PUZZLE_ACTIONS:
             action = self._actions.get(action_id)
             if action is not None:
-                action.setEnabled(active and self.table.currentIndex().isValid())
+                action.setEnabled(active and self._enabled(action_id))
 
     # ---- thumbnails ------------------------------------------------------------------------------
     def _glyph_sources(self) -> tuple[dict[GlyphKey, GlyphRecord], dict[str, FontSource]]:

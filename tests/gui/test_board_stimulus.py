@@ -86,6 +86,11 @@ def test_generated_items_are_curated_on_the_board(
     assert board.item_sheet.key_label.text().startswith("Key: ")
     assert board.item_sheet.checks.topLevelItemCount() >= 3
     assert "cube-net" in board.title.text()
+    # the glyph edits are not offered for an item (their buttons and keys are off)
+    assert not window.actions["puzzle.replace_foil"].isEnabled()
+    assert not window.actions["puzzle.regenerate"].isEnabled()
+    assert not board.buttons["puzzle.replace_foil"].isEnabled()
+    assert window.actions["puzzle.approve"].isEnabled()
     first = cp.id
     # C, a comment, Enter; A approves it and opens the next item
     qtbot.keyClick(board.table, Qt.Key.Key_C)
