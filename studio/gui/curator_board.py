@@ -1235,11 +1235,7 @@ class CuratorBoard(QWidget):
             self.evidence_list.addItem("No findings: every foil is wrong for every rule.")
         self.evidence_list.blockSignals(False)
         self._fit_evidence_list()
-        who = f" — {cp.author}, {cp.updated_at}" if cp.author else ""
-        self.comment_label.setText(f"Comment: {cp.comment}{who}" if cp.comment else "")
-        self.comment_label.setVisible(bool(cp.comment))  # no empty line's room taken
-        self._update_dismiss_button()
-        self._update_actions()
+        self._finish_showing(cp)
 
     def _show_item(self, cp: CuratedPuzzle) -> None:
         """A stimulus item: its family's sheet, questions, key and checks in place of the
@@ -1271,9 +1267,13 @@ class CuratorBoard(QWidget):
             self.evidence_list.addItem("No findings: every check of the family passed.")
         self.evidence_list.blockSignals(False)
         self._fit_evidence_list()
+        self._finish_showing(cp)
+
+    def _finish_showing(self, cp: CuratedPuzzle) -> None:
+        """What every puzzle shown ends with: its comment, and the buttons and keys it allows."""
         who = f" — {cp.author}, {cp.updated_at}" if cp.author else ""
         self.comment_label.setText(f"Comment: {cp.comment}{who}" if cp.comment else "")
-        self.comment_label.setVisible(bool(cp.comment))
+        self.comment_label.setVisible(bool(cp.comment))  # no empty line's room taken
         self._update_dismiss_button()
         self._update_actions()
 

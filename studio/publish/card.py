@@ -188,28 +188,14 @@ def card_text(
         out.append("None: every puzzle of that status passes.")
     out.append("")
 
-    out += ["## Answer-set audit", ""]
-    audit = stats.get("all", {}).get("audit")
-    out.append(
-        "Can the key be found from the answers alone? (Key rate per value against the answer "
-        "rate, answers sharing the key's value, and the key's position; see "
-        "`studio/vet/audit.py`.)"
+    out += _audit_section(
+        stats,
+        "(Key rate per value against the answer rate, answers sharing the key's value, and the "
+        "key's position; see `studio/vet/audit.py`.)",
+        "(no answers to audit)",
     )
-    out.append("")
-    lines = audit_lines(audit) if audit else []
-    out += [f"    {line}" for line in lines] or ["    (no answers to audit)"]
-    out.append("")
-
-    out += _baselines_section(baselines)
-    out += _human_section(provenance.get("human"))
-    out += _beside_section(baselines, provenance.get("human"))
+    out += _results_sections(baselines, provenance)
     out += [
-        "## Provenance",
-        "",
-        f"- Analogy Studio {provenance['studio_version']}",
-        f"- project `{provenance['project']['name']}` (`{provenance['project']['path']}`)",
-        f"- puzzle set {s['id']} “{s['name']}”, created {s['created_at']} by {s['author']}",
-        f"- exported by {provenance['exported_by']}, status filter `{status}`",
         f"- schema `{provenance['schema']['id']}` version {provenance['schema']['version']}",
         f"- annotation hash `sha256:{provenance['annotation_hash']}`: the sha256 of the data "
         "lines of `annotations.csv` (header left out), sorted, each ending in a newline",
@@ -224,6 +210,34 @@ def card_text(
         "",
     ]
     return "\n".join(out)
+
+
+def _audit_section(stats: Mapping[str, Any], how: str, none: str) -> list[str]:
+    """The answer-set audit of the whole set, as ``vet`` prints it."""
+    audit = stats.get("all", {}).get("audit")
+    out = ["## Answer-set audit", "", f"Can the key be found from the answers alone? {how}", ""]
+    out += [f"    {line}" for line in (audit_lines(audit) if audit else [])] or [f"    {none}"]
+    return [*out, ""]
+
+
+def _results_sections(
+    baselines: Mapping[str, Any] | None, provenance: Mapping[str, Any]
+) -> list[str]:
+    """The models, the people, the two side by side, and the provenance's first lines (where
+    the set came from and who exported it)."""
+    s = provenance["set"]
+    out = _baselines_section(baselines)
+    out += _human_section(provenance.get("human"))
+    out += _beside_section(baselines, provenance.get("human"))
+    return [
+        *out,
+        "## Provenance",
+        "",
+        f"- Analogy Studio {provenance['studio_version']}",
+        f"- project `{provenance['project']['name']}` (`{provenance['project']['path']}`)",
+        f"- puzzle set {s['id']} “{s['name']}”, created {s['created_at']} by {s['author']}",
+        f"- exported by {provenance['exported_by']}, status filter `{provenance['status']}`",
+    ]
 
 
 def _baselines_section(baselines: Mapping[str, Any] | None) -> list[str]:
@@ -422,26 +436,14 @@ def stimulus_card_text(
         out += [f"- `{d['id']}`: {'; '.join(d['reasons'])}" for d in dropped]
     else:
         out.append("None: every item of that status passes.")
-    out += ["", "## Answer-set audit", ""]
-    audit = stats.get("all", {}).get("audit")
-    out.append(
-        "Can the key be found from the answers alone? (Over the family's symbolic answer "
-        "attributes; see `studio/vet/audit.py`.)"
+    out.append("")
+    out += _audit_section(
+        stats,
+        "(Over the family's symbolic answer attributes; see `studio/vet/audit.py`.)",
+        "(this family has no symbolic answers)",
     )
-    out.append("")
-    lines = audit_lines(audit) if audit else []
-    out += [f"    {line}" for line in lines] or ["    (this family has no symbolic answers)"]
-    out.append("")
-    out += _baselines_section(baselines)
-    out += _human_section(provenance.get("human"))
-    out += _beside_section(baselines, provenance.get("human"))
+    out += _results_sections(baselines, provenance)
     out += [
-        "## Provenance",
-        "",
-        f"- Analogy Studio {provenance['studio_version']}",
-        f"- project `{provenance['project']['name']}` (`{provenance['project']['path']}`)",
-        f"- puzzle set {s['id']} “{s['name']}”, created {s['created_at']} by {s['author']}",
-        f"- exported by {provenance['exported_by']}, status filter `{status}`",
         "",
         "## Generation",
         "",

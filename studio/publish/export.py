@@ -439,17 +439,19 @@ def export_set(
     family = _check_family(rec)
     out = Path(out_dir).expanduser()
     check_target(out)  # a new or empty folder, before any work
-    if family in stimulus_families():
-        return _export_stimulus_set(
-            studio, rec, out, status, drop_invalid, progress, should_stop, info
-        )
+    stimulus = family in stimulus_families()
     if progress is not None:
         progress(STAGE_READ, 0, 0)
     stored = project.stored_puzzles(rec.id, status=None if status == STATUS_ANY else status)
     if not stored:
         which = "" if status == STATUS_ANY else f"{status} "
-        raise StudioError(f"puzzle set “{rec.name}” has no {which}puzzles to export")
+        noun = "items" if stimulus else "puzzles"
+        raise StudioError(f"puzzle set “{rec.name}” has no {which}{noun} to export")
     history = _events_by_puzzle(project.puzzle_events(rec.id))
+    if stimulus:
+        return _export_stimulus_set(
+            studio, rec, stored, history, out, status, drop_invalid, progress, should_stop, info
+        )
     with lock if lock is not None else contextlib.nullcontext():
         inputs = split_inputs(studio)
     _check_stop(should_stop)
@@ -488,28 +490,11 @@ def export_set(
     )
     stats = split_stats(kept, inputs.annotations, inputs.schema)
     digest = annotation_hash(inputs.rows)
-    provenance: dict[str, Any] = {
-        "studio_version": __version__,
-        "project": (
-            {"name": project.location.rsplit("/", 1)[-1], "path": project.location}
-            if project.is_database
-            else {"name": project.path.name, "path": str(project.path.resolve())}
-        ),
-        "set": {
-            "id": rec.id,
-            "name": rec.name,
-            "created_at": rec.created_at,
-            "author": rec.author,
-            "puzzles": rec.count,
-        },
-        "family": family,
-        "status": status,
+    provenance = _provenance(studio, rec, family, status, info) | {
         "exported": len(kept),
         "dropped": [r.to_json() for r in rejected],
         "schema": {"id": inputs.schema.id, "version": inputs.schema.version},
         "annotation_hash": digest,
-        "exported_by": studio.author,
-        "dataset": (info or DatasetInfo()).to_json(),
     }
 
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -554,6 +539,20 @@ def export_set(
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+    return _summary(out, rec, status, stats, rejected, kept_verdicts, digest, info)
+
+
+def _summary(
+    out: Path,
+    rec: PuzzleSetRecord,
+    status: str,
+    stats: Mapping[str, Any],
+    rejected: Sequence[Rejected],
+    verdicts: Sequence[Verdict],
+    digest: str,
+    info: DatasetInfo | None,
+) -> ExportSummary:
+    """What an export wrote (either kind of set), for the CLI and the dialog."""
     counts = stats["all"]
     audit = counts.get("audit")
     return ExportSummary(
@@ -561,9 +560,9 @@ def export_set(
         set_id=rec.id,
         set_name=rec.name,
         status=status,
-        exported=len(kept),
+        exported=len(verdicts),
         dropped=tuple(rejected),
-        with_warnings=sum(1 for v in kept_verdicts if v.warnings),
+        with_warnings=sum(1 for v in verdicts if v.warnings),
         annotation_hash=digest,
         counts={
             "rule": dict(counts.get("per_rule", {})),
@@ -603,6 +602,8 @@ def _provenance(
 def _export_stimulus_set(
     studio: Studio,
     rec: PuzzleSetRecord,
+    stored: Sequence[StoredPuzzle],
+    history: Mapping[str, Sequence[PuzzleEvent]],
     out: Path,
     status: str,
     drop_invalid: bool,
@@ -634,13 +635,6 @@ def _export_stimulus_set(
 
     project = studio.project
     family = str(rec.params.get("family"))
-    if progress is not None:
-        progress(STAGE_READ, 0, 0)
-    stored = project.stored_puzzles(rec.id, status=None if status == STATUS_ANY else status)
-    if not stored:
-        which = "" if status == STATUS_ANY else f"{status} "
-        raise StudioError(f"puzzle set “{rec.name}” has no {which}items to export")
-    history = _events_by_puzzle(project.puzzle_events(rec.id))
     vet_record = family_of(family).load("vet_record")
     drawn: list[tuple[dict[str, Any], Verdict, Any, Any]] = []
     for i, s in enumerate(stored):
@@ -756,25 +750,7 @@ def _export_stimulus_set(
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    counts = stats["all"]
-    audit = counts.get("audit")
-    return ExportSummary(
-        out_dir=out,
-        set_id=rec.id,
-        set_name=rec.name,
-        status=status,
-        exported=len(items),
-        dropped=tuple(rejected),
-        with_warnings=sum(1 for v in verdicts if v.warnings),
-        annotation_hash="",
-        counts={
-            "rule": dict(counts.get("per_rule", {})),
-            "concept": dict(counts.get("per_concept", {})),
-            "layout": dict(counts.get("per_layout", {})),
-        },
-        audit_findings=tuple(audit_lines(audit, only_findings=True)) if audit else (),
-        license=(info or DatasetInfo()).license,
-    )
+    return _summary(out, rec, status, stats, rejected, verdicts, "", info)
 
 
 def _move_into_place(staging: Path, out: Path) -> None:
