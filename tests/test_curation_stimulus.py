@@ -175,3 +175,47 @@ def test_import_split_on_the_command_line(tmp_path: Path, cube_split: Path) -> N
     assert str(empty) in bad.stderr and "internal error" not in bad.stderr
     with Project.open(project) as p:
         assert [s.name for s in p.puzzle_sets()] == ["nets"]
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"id": "../../evil"}, "its id and images must be plain names"),
+        ({"images": ["../sheet"]}, "its id and images must be plain names"),
+        ({"family": "no-such-family"}, "which this studio does not have"),
+        ({"verdict": {"checks": [{"nocheck": 1}]}}, "its recorded verdict is damaged"),
+        ({"key": "first"}, "does not read as a cube-net item"),
+    ],
+)
+def test_a_hostile_record_in_the_store_is_named_not_followed(
+    studio: Studio, cube_split: Path, change: dict, said: str, tmp_path: Path
+) -> None:
+    """A record edited in the database (a lab's, say) never becomes a path outside the export
+    or the cache, nor an internal error: the board, the statistics and export-set name it."""
+    import sqlite3
+
+    from studio.publish import export_set
+
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split))
+    pid = curator.summaries()[0].puzzle_id
+    curator.set_status([pid], "approved")
+    path = studio.project.path
+    with sqlite3.connect(path) as db:
+        (text,) = db.execute("SELECT record FROM puzzles WHERE puzzle_id = ?", (pid,)).fetchone()
+        db.execute(
+            "UPDATE puzzles SET record = ? WHERE puzzle_id = ?",
+            (json.dumps({**json.loads(text), **change}), pid),
+        )
+    fresh = Curator(studio)
+    fresh.open_set(curator.set_id)
+    if "verdict" in change:  # shown on the board; export vets every item again instead
+        with pytest.raises(StudioError, match=said):
+            fresh.puzzle(pid).puzzle.verdict()  # type: ignore[union-attr]
+        assert export_set(studio, curator.set_id, tmp_path / "out").exported == 1
+        return
+    with pytest.raises(StudioError, match=said):
+        fresh.stats()
+    with pytest.raises(StudioError, match=said):
+        export_set(studio, curator.set_id, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "evil").exists()

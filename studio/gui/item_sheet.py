@@ -11,13 +11,13 @@ dropped.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from PIL import Image
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from studio.core.errors import StudioError
 from studio.gui.preview.common import (
     FittedImage,
     RenderService,
@@ -40,13 +40,16 @@ class ItemSheetView(QWidget):
         self.service.finished.connect(self._drawn)
         self.service.failed.connect(self._failed)
         self._latest = 0
+        self._note = ""  # what is wrong with the item's record, said beside its sheet
         self.item: StimulusPuzzle | None = None
         #: sheets drawn this session, by item id and record digest (the board re-shows them)
         self._shown: dict[str, Image.Image] = {}
         self.picture = FittedImage("itemSheet")
         self.picture.setMinimumSize(240, 160)
         self.state = QLabel(objectName="itemSheetState", wordWrap=True)
+        self.state.setTextFormat(Qt.TextFormat.PlainText)  # record text is never markup
         self.key_label = QLabel(objectName="itemKey")
+        self.key_label.setTextFormat(Qt.TextFormat.PlainText)
         self.questions = QLabel(objectName="itemQuestions", wordWrap=True)
         self.questions.setTextFormat(Qt.TextFormat.RichText)
         self.checks = _checks_tree("itemChecks")
@@ -71,14 +74,21 @@ class ItemSheetView(QWidget):
         record = dict(item.record)
         self.key_label.setText(key_text(item.family, record))
         self.questions.setText(questions_html(record))
-        fill_checks(self.checks, item.verdict())
+        self._note = ""
+        try:
+            fill_checks(self.checks, item.verdict())
+        except StudioError as e:  # a record damaged in the store: said, the rest still shown
+            self.checks.clear()
+            self._note = str(e)
         cached = self._shown.get(self._cache_key(item))
         if cached is not None:
             self._set_sheet(cached)
             return
         self.picture.clear()
         self.picture.original = None
-        self.state.setText(f"Drawing {html.escape(item.id)} ({item.family})…")
+        self.state.setText(
+            " ".join(x for x in (f"Drawing {item.id} ({item.family})…", self._note) if x)
+        )
         self._latest = self.service.next_seq()
         self.service.submit(self.sheets.sheet, record)
 
@@ -105,7 +115,7 @@ class ItemSheetView(QWidget):
         self.state.setText(f"The item could not be drawn: {last}")
 
     def _set_sheet(self, sheet: Image.Image) -> None:
-        self.state.setText("")
+        self.state.setText(self._note)
         self.picture.set_image(pil_to_pixmap(sheet))
 
     def shutdown(self) -> None:

@@ -640,6 +640,7 @@ def _export_stimulus_set(
     for i, s in enumerate(stored):
         _check_stop(should_stop)
         record = {k: v for k, v in s.record.items() if k != "verdict"}
+        StimulusPuzzle.from_record(record)  # plain names, a family here, a record it reads
         try:
             verdict = vet_record(record)
             images, sheet = render_record(record)

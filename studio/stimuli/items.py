@@ -19,6 +19,10 @@ from PIL import Image
 from studio.core.errors import StudioError
 from studio.core.verdict import Verdict
 
+#: What a damaged record makes a family's reader raise (a key of the wrong type, a list where
+#: a number was, a value out of range)
+RECORD_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError)
+
 
 @dataclass
 class StimulusItem:
@@ -63,19 +67,25 @@ class StimulusPuzzle:
     def from_record(cls, record: Mapping[str, Any]) -> StimulusPuzzle:
         """Read through the family's definition; a StudioError names the item and what is
         wrong (an unknown family, a record its family cannot lay out)."""
-        from studio.plugins import family, registry
+        from studio.plugins import family
 
         rid = str(record.get("id", "?"))
+        names = record.get("images", [])
+        if not plain_name(record.get("id")) or not (
+            isinstance(names, list) and all(plain_name(n) for n in names)
+        ):
+            # an id and picture names become file names on export and in the board's cache
+            raise StudioError(f"item {rid[:80]!r}: its id and images must be plain names")
         fid = record.get("family")
-        if not isinstance(fid, str) or fid not in registry("families"):
-            raise StudioError(f"item {rid}: no stimulus family called {fid!r}")
+        if not is_stimulus_record(record):
+            raise StudioError(f"item {rid}: {str(fid)[:80]!r} is no stimulus family")
         fam = family(fid)
         if fam.kind != "stimulus" or fam.baseline_layout is None:
             raise StudioError(f"item {rid}: family {fid} has no layout to curate it by")
         try:
             lay = dict(fam.load("baseline_layout")(record))
             key, answers = int(lay["key"]), tuple(str(a) for a in lay["answers"])
-        except (KeyError, TypeError, ValueError) as e:
+        except RECORD_ERRORS as e:
             raise StudioError(f"item {rid}: its record does not read as a {fid} item ({e})") from e
         return cls(
             id=rid,
@@ -98,13 +108,32 @@ class StimulusPuzzle:
 
     def verdict(self) -> Verdict:
         """The checks generation (or the last re-vetting) recorded, passed ones too."""
-        return Verdict.from_item_json(self.record.get("verdict") or {}, self.id)
+        try:
+            return Verdict.from_item_json(self.record.get("verdict") or {}, self.id)
+        except RECORD_ERRORS as e:
+            raise StudioError(f"item {self.id}: its recorded verdict is damaged ({e})") from e
+
+
+def plain_name(name: object) -> bool:
+    """A plain file name: no folder part, not ``.`` or ``..``, no NUL (as a split's reader
+    asks of them: :func:`studio.stimuli.split.read_stimulus_split`)."""
+    return (
+        isinstance(name, str) and name not in ("", ".", "..") and not set(name) & {"/", "\\", "\0"}
+    )
 
 
 def is_stimulus_record(record: Mapping[str, Any]) -> bool:
     """Whether a stored puzzle record is a stimulus item (its family is a stimulus family)
-    rather than a glyph puzzle."""
+    rather than a glyph puzzle. A family this studio does not have (a plugin not installed
+    here) is a StudioError naming it: neither reading would be right."""
     from studio.plugins import family, registry
 
     fid = record.get("family")
-    return isinstance(fid, str) and fid in registry("families") and family(fid).kind == "stimulus"
+    if not isinstance(fid, str):
+        return False
+    if fid not in registry("families"):
+        raise StudioError(
+            f"puzzle {str(record.get('id', '?'))[:80]!r} is of family {fid[:80]!r}, which this "
+            "studio does not have (a plugin not installed here?)"
+        )
+    return family(fid).kind == "stimulus"

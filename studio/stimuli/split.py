@@ -37,7 +37,7 @@ from studio.core.fileio import sync_tree, write_file
 from studio.core.splitdir import SPLIT_JSON, SplitFormat, check_target, json_object, read_records
 from studio.core.verdict import Verdict
 from studio.plugins import families, family
-from studio.stimuli.items import StimulusItem
+from studio.stimuli.items import RECORD_ERRORS, StimulusItem, plain_name
 
 FORMAT = "analogy-studio.stimulus-split"
 FORMAT_VERSION = 1
@@ -196,17 +196,7 @@ def is_stimulus_split(folder: str | Path) -> bool:
     return STIMULUS_SPLIT.is_split(folder)
 
 
-#: What a damaged record makes a family's code raise when it reads it (a key of the wrong type,
-#: a list where a number was, a value out of range).
-RECORD_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError)
 PARTS = ("train", "val", "test")
-
-
-def _plain(name: object) -> bool:
-    """A plain file name: no folder part, not ``.`` or ``..``, no NUL."""
-    return (
-        isinstance(name, str) and name not in ("", ".", "..") and not set(name) & {"/", "\\", "\0"}
-    )
 
 
 def read_stimulus_split(folder: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -228,7 +218,7 @@ def read_stimulus_split(folder: str | Path) -> tuple[dict[str, Any], list[dict[s
             raise StudioError(f"{where}: the id is used twice", path)
         seen.add(rid)
         names = r.get("images", [])
-        if not (isinstance(names, list) and all(map(_plain, names)) and _plain(rid)):
+        if not (isinstance(names, list) and all(map(plain_name, names)) and plain_name(rid)):
             raise StudioError(f"{where}: its id and images must be plain names", path)
         if r.get("part") not in PARTS:
             raise StudioError(f"{where}: part {r.get('part')!r} is not train, val or test", path)
