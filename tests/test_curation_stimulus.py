@@ -219,3 +219,35 @@ def test_a_hostile_record_in_the_store_is_named_not_followed(
     with pytest.raises(StudioError, match=said):
         export_set(studio, curator.set_id, tmp_path / "out")
     assert not (tmp_path / "out").exists() and not (tmp_path.parent / "evil").exists()
+
+
+def test_a_stimulus_set_on_a_lab_database_keeps_its_roles(pg_server, cube_split: Path) -> None:  # type: ignore[no-untyped-def]
+    """On a lab's PostgreSQL database a stimulus set is curated under the same server-enforced
+    roles as a glyph set: a curator imports and decides, an annotator reads and is refused."""
+    from studio.store.lab import RightsError
+
+    url = pg_server.fresh_database("labitems")
+    with Project.create(url, load_schema(bundled_schema_path()), author="admin") as admin:
+        admin.add_person("ann", "annotator")
+        admin.add_person("cy", "curator")
+    cy = Studio(Project.open(url.replace("//postgres@", "//cy@")), author="cy")
+    ann = Studio(Project.open(url.replace("//postgres@", "//ann@")), author="ann")
+    try:
+        curator = Curator(cy)
+        [sid] = curator.import_prepared(curator.prepare_folder_import(cube_split, "nets"))
+        ids = [p.puzzle_id for p in curator.summaries()]
+        curator.set_status([ids[0]], "approved", comment="clear")
+        reader = Curator(ann)
+        reader.open_set(sid)
+        shown = reader.puzzle(ids[0])
+        assert isinstance(shown.puzzle, StimulusPuzzle) and shown.status == "approved"
+        assert shown.puzzle.verdict().findings  # the checks, read back from the server
+        with pytest.raises(RightsError, match="ann is an annotator"):
+            reader.set_status([ids[1]], "rejected")
+        with pytest.raises(RightsError, match="only a curator or above may add the puzzle set"):
+            reader.import_prepared(reader.prepare_folder_import(cube_split, "mine"))
+        assert [s.name for s in ann.project.puzzle_sets()] == ["nets"]
+        assert reader.puzzle(ids[1]).status == "draft"
+    finally:
+        ann.close()
+        cy.close()

@@ -987,6 +987,8 @@ class Project(LabProjectMixin):
             _check_status(p.status)
         t = now_iso()
         with self._tx() as conn:
+            if self.is_database:
+                lab.require_role(conn, self.user, "curator", f"add the puzzle set “{name}”")
             columns = "name, params, summary, created_at, author"
             values = ":n, :p, :s, :t, :a"
             if set_id is not None:  # a redone import keeps its id
@@ -1228,6 +1230,8 @@ class Project(LabProjectMixin):
                 _check_status(ch.status)
         t = now_iso()
         with self._tx() as conn:
+            if self.is_database and changes:  # said in words before the server refuses it
+                lab.require_role(conn, self.user, "curator", "decide or edit puzzles")
             for ch in changes:
                 sets = ["updated_at=:t", "author=:a"]
                 params: dict[str, Any] = {"t": t, "a": author, "s": set_id, "p": ch.puzzle_id}
