@@ -49,7 +49,7 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
 from studio.core.verdict import Finding, Verdict
-from studio.stimuli.items import StimulusPuzzle, is_stimulus_record
+from studio.stimuli.items import RECORD_ERRORS, StimulusPuzzle, is_stimulus_record
 from studio.stimuli.pictures import ItemSheets
 from studio.store.migrations import PUZZLE_STATUSES
 from studio.store.project import (
@@ -170,6 +170,17 @@ class CuratedPuzzle:
 
     @classmethod
     def of(cls, s: StoredPuzzle) -> CuratedPuzzle:
+        """The stored row read back; a record or finding damaged in the store (edited in a
+        lab's database, say) is a StudioError naming the puzzle, never an internal error."""
+        try:
+            return cls._of(s)
+        except StudioError:
+            raise
+        except RECORD_ERRORS as e:
+            raise StudioError(f"puzzle {s.puzzle_id[:80]!r} is damaged in the store ({e})") from e
+
+    @classmethod
+    def _of(cls, s: StoredPuzzle) -> CuratedPuzzle:
         return cls(
             set_id=s.set_id,
             puzzle=(
@@ -813,9 +824,9 @@ class Curator:
         folder = Path(folder)
         name = name or folder.name
         if is_stimulus_split(folder):
+            # the folder's sheets are not taken on trust: the board draws each item itself
             meta, records = read_stimulus_split(folder)
             verdicts = vet_stimulus_split(folder)
-            self.adopt_sheets(folder, records)
             if progress is not None:
                 progress(len(records), len(records))
             return self.prepare_stimulus_import(name, meta, records, verdicts)
@@ -1287,6 +1298,10 @@ class Curator:
         stored = [CuratedPuzzle.of(s) for s in self.project.stored_puzzles(sid)]
         items = [c.puzzle for c in stored if isinstance(c.puzzle, StimulusPuzzle)]
         puzzles = [c.puzzle for c in stored if isinstance(c.puzzle, Puzzle)]
+        if items and puzzles:  # generation never mixes them; an edited store might
+            raise StudioError(
+                f"puzzle set “{rec.name}” mixes glyph puzzles and stimulus items: no statistics"
+            )
         out: dict[str, Any] = (
             stimulus_stats(items)
             if items

@@ -63,9 +63,31 @@ def test_a_stimulus_split_becomes_a_puzzle_set(studio: Studio, cube_split: Path)
     checks = cp.puzzle.verdict().findings
     assert checks and any(f.ok for f in checks)
     assert all(p.status == "draft" for p in listed)  # generation's items are all valid
-    # the generating user's sheets are kept for the board: no drawing needed to show them
+    # a folder's sheets are not taken on trust: the board draws each item itself
     sheets = ItemSheets(studio.cache.root / "items")
-    assert all(sheets.cached(r) is not None for r in want)
+    assert all(sheets.cached(r) is None for r in want)
+
+
+def test_the_board_s_own_generation_keeps_its_sheets(studio: Studio, tmp_path: Path) -> None:
+    curator = Curator(studio)
+    request = {
+        "name": "fresh nets",
+        "family": "cube-net",
+        "out_dir": str(tmp_path / "fresh"),
+        "n": 4,
+        "seed": 2,
+        "options": {},
+        "ratios": (0.5, 0.25, 0.25),
+    }
+    summary = curator.generate_stimulus_set(request)
+    assert summary["items"] == 4 and summary["prepared"].name == "fresh nets"
+    [sid] = curator.import_prepared(summary["prepared"])
+    sheets = ItemSheets(studio.cache.root / "items")
+    for r in records(tmp_path / "fresh"):
+        kept = sheets.cached(r)  # what generation drew, so shown without drawing
+        assert kept is not None
+        assert kept.tobytes() == sheets.sheet(r).tobytes()
+    assert curator.project.puzzle_set(sid).params["family"] == "cube-net"
 
 
 def test_a_damaged_item_is_flagged_by_its_family_checks(
@@ -185,6 +207,10 @@ def test_import_split_on_the_command_line(tmp_path: Path, cube_split: Path) -> N
         ({"family": "no-such-family"}, "which this studio does not have"),
         ({"verdict": {"checks": [{"nocheck": 1}]}}, "its recorded verdict is damaged"),
         ({"key": "first"}, "does not read as a cube-net item"),
+        ({"key": 7}, "its key 7 is not one of its 4 options"),
+        ({"part": "../x"}, "is not train, val or test"),
+        ({"size": 20000}, "size 20000 is not 8 to 4096 pixels"),
+        ({"id": "cube-net-1-00001"}, "its record is of another item"),
     ],
 )
 def test_a_hostile_record_in_the_store_is_named_not_followed(
@@ -209,6 +235,10 @@ def test_a_hostile_record_in_the_store_is_named_not_followed(
         )
     fresh = Curator(studio)
     fresh.open_set(curator.set_id)
+    if change.get("id") == "cube-net-1-00001":  # a plain id, of another item: export says so
+        with pytest.raises(StudioError, match=said):
+            export_set(studio, curator.set_id, tmp_path / "out")
+        return
     if "verdict" in change:  # shown on the board; export vets every item again instead
         with pytest.raises(StudioError, match=said):
             fresh.puzzle(pid).puzzle.verdict()  # type: ignore[union-attr]
@@ -251,3 +281,31 @@ def test_a_stimulus_set_on_a_lab_database_keeps_its_roles(pg_server, cube_split:
     finally:
         ann.close()
         cy.close()
+
+
+def test_a_damaged_stored_finding_and_a_missing_plugin_are_named(
+    studio: Studio, cube_split: Path, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from studio.publish import export_set
+
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split))
+    pid = curator.summaries()[0].puzzle_id
+    path = studio.project.path
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "UPDATE puzzles SET findings = ? WHERE puzzle_id = ?",
+            (json.dumps([{"kind": "x", "answer": None, "measure": "abc"}]), pid),
+        )
+    with pytest.raises(StudioError, match=f"puzzle '{pid}' is damaged in the store"):
+        Curator(studio).puzzle(pid)
+    with sqlite3.connect(path) as db:  # the set's family is a plugin this studio lacks
+        (params,) = db.execute("SELECT params FROM puzzle_sets").fetchone()
+        db.execute(
+            "UPDATE puzzle_sets SET params = ?",
+            (json.dumps({**json.loads(params), "family": "gone-plugin"}),),
+        )
+    with pytest.raises(StudioError, match="'gone-plugin', which this studio does not have"):
+        export_set(studio, curator.set_id, tmp_path / "out", status="any")

@@ -73,13 +73,17 @@ class ItemSheetView(QWidget):
             return
         record = dict(item.record)
         self.key_label.setText(key_text(item.family, record))
-        self.questions.setText(questions_html(record))
         self._note = ""
+        try:
+            self.questions.setText(questions_html(record))
+        except (TypeError, ValueError, AttributeError, KeyError) as e:  # edited in the store
+            self.questions.setText("")
+            self._note = f"Its questions cannot be read ({type(e).__name__}: {e})."
         try:
             fill_checks(self.checks, item.verdict())
         except StudioError as e:  # a record damaged in the store: said, the rest still shown
             self.checks.clear()
-            self._note = str(e)
+            self._note = f"{self._note} {e}".strip()
         cached = self._shown.get(self._cache_key(item))
         if cached is not None:
             self._set_sheet(cached)

@@ -55,9 +55,10 @@ class RefocusAfterDialogs(QObject):
 
     A window manager hands focus back to a closed dialog's parent; without one (a bare X
     server such as Xvfb, a kiosk session) nothing does, and the window's shortcuts are dead
-    until a click. Checked a moment after the dialog hides, and only when no window of the
-    application is active, so a window manager's own choice (or another application the user
-    went to) is never overridden."""
+    until a click. Only a dialog that had the keyboard as it closed counts (one closing in the
+    background while the user is in another application does not), and the check comes a
+    moment later, only when no window of the application is active: a window manager's own
+    choice is never overridden."""
 
     #: milliseconds after a dialog hides before the check: a window manager answers in less
     DELAY_MS = 50
@@ -75,6 +76,8 @@ class RefocusAfterDialogs(QObject):
             and isinstance(watched, QDialog)
             and watched.parentWidget() is not None
             and watched.parentWidget().window() is self._window
+            # the user was in the studio as it closed, not in another application
+            and QApplication.applicationState() == Qt.ApplicationState.ApplicationActive
         ):
             QTimer.singleShot(self.DELAY_MS, self, self._refocus)
         return False

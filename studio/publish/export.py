@@ -373,9 +373,16 @@ def _check_status(status: str) -> None:
 
 
 def _check_family(rec: PuzzleSetRecord) -> str:
+    from studio.plugins import registry
+
     family = str(rec.params.get("family", GLYPH_FAMILY))
     if family in stimulus_families():
         return family
+    if family not in registry("families"):
+        raise StudioError(
+            f"puzzle set “{rec.name}” is of family {family[:80]!r}, which this studio does not "
+            "have (a plugin not installed here?)"
+        )
     if family not in glyph_families():
         raise StudioError(
             f"puzzle set “{rec.name}” is of family {family!r}; only curated sets of the glyph "
@@ -641,6 +648,8 @@ def _export_stimulus_set(
         _check_stop(should_stop)
         record = {k: v for k, v in s.record.items() if k != "verdict"}
         StimulusPuzzle.from_record(record)  # plain names, a family here, a record it reads
+        if record.get("id") != s.puzzle_id:
+            raise StudioError(f"item {s.puzzle_id}: its record is of another item ({record['id']})")
         try:
             verdict = vet_record(record)
             images, sheet = render_record(record)

@@ -19,6 +19,9 @@ from PIL import Image
 from studio.core.errors import StudioError
 from studio.core.verdict import Verdict
 
+#: The largest picture side a stored item may ask to be drawn at (the families' options stop
+#: at 1,024; a split's pictures at 4,096 — ``studio.stimuli.split.MAX_PICTURE_PIXELS``)
+MAX_SIZE = 4096
 #: What a damaged record makes a family's reader raise (a key of the wrong type, a list where
 #: a number was, a value out of range)
 RECORD_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError)
@@ -87,6 +90,17 @@ class StimulusPuzzle:
             key, answers = int(lay["key"]), tuple(str(a) for a in lay["answers"])
         except RECORD_ERRORS as e:
             raise StudioError(f"item {rid}: its record does not read as a {fid} item ({e})") from e
+        if not 0 <= key < len(answers):
+            raise StudioError(f"item {rid}: its key {key} is not one of its {len(answers)} options")
+        part = record.get("part")
+        if part not in ("train", "val", "test"):
+            raise StudioError(f"item {rid}: part {str(part)[:40]!r} is not train, val or test")
+        size = record.get("size")
+        if size is not None and not (
+            isinstance(size, int) and not isinstance(size, bool) and 8 <= size <= MAX_SIZE
+        ):
+            # drawn from the record: a size no generator makes would take any memory there is
+            raise StudioError(f"item {rid}: size {str(size)[:40]} is not 8 to {MAX_SIZE} pixels")
         return cls(
             id=rid,
             family=fid,

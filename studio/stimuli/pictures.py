@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,12 @@ NOT_DRAWN = frozenset({"verdict", "part"})
 
 
 def record_digest(record: Mapping[str, Any]) -> str:
-    """What an item's pictures depend on, as a hex digest: the record less :data:`NOT_DRAWN`."""
+    """What an item's pictures depend on, as a hex digest: the record less :data:`NOT_DRAWN`,
+    and the studio's version (a new studio may draw differently: its sheets are drawn anew)."""
+    from studio import __version__
+
     drawn = {k: v for k, v in record.items() if k not in NOT_DRAWN}
+    drawn["\0studio"] = __version__
     text = json.dumps(drawn, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -57,7 +62,7 @@ class ItemSheets:
     def put(self, record: Mapping[str, Any], sheet: Image.Image) -> None:
         path = self.path(record)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         sheet.save(tmp, format="PNG")
         os.replace(tmp, path)
 

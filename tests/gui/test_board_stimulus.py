@@ -136,3 +136,27 @@ def test_generated_items_are_curated_on_the_board(
     assert [r["id"] for r in read_stimulus_split(published)[1]] == [first]
     assert (published / "README.md").read_text("utf-8").startswith("# nets to vet")
     dlg.reject()
+
+
+def test_an_item_damaged_in_the_store_is_shown_with_what_is_wrong(qtbot, tmp_path: Path) -> None:
+    """Hostile fields of a stored record (a lab's database edited by hand) never raise out of
+    the item view: what cannot be read is said beside the sheet."""
+    import json
+
+    from studio.gui.item_sheet import ItemSheetView
+    from studio.stimuli.pictures import ItemSheets
+    from studio.stimuli.split import generate_stimulus_split
+
+    out = tmp_path / "nets"
+    generate_stimulus_split("cube-net", out, 1, seed=3)
+    record = json.loads((out / "items.jsonl").read_text("utf-8").splitlines()[0])
+    record |= {"questions": [{"options": 5}], "verdict": "zz"}
+    view = ItemSheetView(ItemSheets(tmp_path / "cache"))
+    qtbot.addWidget(view)
+    view.show()
+    view.show_item(StimulusPuzzle.from_record(record))
+    qtbot.waitUntil(lambda: view.picture.original is not None, timeout=WAIT_MS)
+    said = view.state.text()
+    assert "questions cannot be read" in said and "recorded verdict is damaged" in said
+    assert view.checks.topLevelItemCount() == 0
+    view.shutdown()
