@@ -280,7 +280,7 @@ def menu_title(menu: str) -> str:
 
 def build_actions(
     parent: QWidget,
-    handlers: Mapping[str, Callable[[], None]],
+    handlers: Mapping[str, Callable[[], object]],
     specs: Iterable[ActionSpec] = ACTIONS,
 ) -> dict[str, QAction]:
     """Create one QAction per spec, owned by and added to ``parent``, keyed by id.

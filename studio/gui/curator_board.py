@@ -811,6 +811,21 @@ class CuratorBoard(QWidget):
         lay.addLayout(top)
         lay.addWidget(self.splitter, 1)
 
+    def action_handlers(self) -> dict[str, Callable[[], object]]:
+        """What the board's own actions do, by id (issue 27: each page registers its
+        actions; the window builds them all from ``ACTIONS`` and asks each page)."""
+        return {
+            "puzzle.approve": self.approve,
+            "puzzle.reject": self.reject,
+            "puzzle.draft": self.mark_draft,
+            "puzzle.comment": self.edit_comment,
+            "puzzle.next_flagged": self.next_flagged,
+            "puzzle.prev_flagged": self.prev_flagged,
+            "puzzle.approve_clean": self.approve_clean,
+            "puzzle.replace_foil": self.replace_foil,
+            "puzzle.regenerate": self.regenerate,
+        }
+
     def bind_actions(self, actions: Mapping[str, QAction]) -> None:
         """Use the window's actions (declared in ``ACTIONS``) for the buttons."""
         self._actions = actions

@@ -760,6 +760,11 @@ class LabPanel(QWidget):
             if box is not None and box.data(Qt.ItemDataRole.UserRole) == (concept, value):
                 box.setCheckState(Qt.CheckState.Checked if on else Qt.CheckState.Unchecked)
 
+    def action_handlers(self) -> dict[str, Callable[[], object]]:
+        """What the Lab tab's own actions do, by id (issue 27: each page registers its
+        actions)."""
+        return {"lab.settle": self.settle}
+
     def settle(self) -> None:
         """Settle the selected glyph: the ticked values of the disputed concepts, with the
         values everyone agreed on for its other concepts, become its consensus."""

@@ -179,7 +179,7 @@ class MainWindow(QMainWindow):
         self._show_annotator()
 
     def _build_actions(self) -> None:
-        handlers: dict[str, Callable[[], None]] = {
+        handlers: dict[str, Callable[[], object]] = {
             "file.new_project": self.new_project,
             "file.open_project": self.open_project,
             "file.open_lab": self.open_lab_database,
@@ -207,38 +207,28 @@ class MainWindow(QMainWindow):
             "tag.prev_untagged": lambda: self._say(self.grid.step_untagged(-1)),
             "tag.next_glyph": lambda: self._say(self.grid.step_glyph(+1)),
             "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
-            "view.find": self.tagger.focus_search,
-            "view.only_untagged": self.tagger.toggle_only_untagged,
             "view.my_assignment": self._assignment_changed,
             "view.held_out": self._apply_filter,
             "tag.mark_done": self.mark_selected_done,
-            "view.inspector": self.tagger.toggle_inspector,
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
             "puzzle.export": self.export_benchmark,
             "puzzle.pilot_export": self.pilot_study,
             "puzzle.pilot_import": self.import_pilot,
-            "puzzle.approve": self.board.approve,
-            "puzzle.reject": self.board.reject,
-            "puzzle.draft": self.board.mark_draft,
-            "puzzle.comment": self.board.edit_comment,
-            "puzzle.next_flagged": self.board.next_flagged,
-            "puzzle.prev_flagged": self.board.prev_flagged,
-            "puzzle.approve_clean": self.board.approve_clean,
-            "puzzle.replace_foil": self.board.replace_foil,
-            "puzzle.regenerate": self.board.regenerate,
             "view.annotator": self.show_annotator,
             "view.preview": self.show_preview,
             "view.baselines": self.show_baselines,
             "view.lab": self.show_lab,
             "view.hide_others": self._toggle_hide_others,
             "lab.agreement": self.compute_agreement,
-            "lab.settle": self.lab.settle,
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
         for n in range(1, 10):
             handlers[f"tag.value_{n}"] = lambda n=n: self.tag_with_nth_value(n)
+        # the pages' own actions, each page saying what its ids do
+        for page in (self.tagger, self.board, self.lab):
+            handlers.update(page.action_handlers())
         self.actions = build_actions(self, handlers)
         self.tagger.bind_actions(self.actions)
         self.menus = build_menus(self.menuBar(), self.actions)

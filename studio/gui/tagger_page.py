@@ -169,6 +169,15 @@ class TaggerPage(QSplitter):
         self.setStretchFactor(1, 1)
         self.setSizes([320, 680, 280])
 
+    def action_handlers(self) -> dict[str, Callable[[], object]]:
+        """What the page's own view actions do, by id (issue 27: each page registers its
+        actions; tagging itself goes through the window's gate on a lab's writes)."""
+        return {
+            "view.find": self.focus_search,
+            "view.only_untagged": self.toggle_only_untagged,
+            "view.inspector": self.toggle_inspector,
+        }
+
     def bind_actions(self, actions: Mapping[str, QAction]) -> None:
         """The window's actions the page reads: View ▸ Only untagged, Only my assignment,
         Held out, Inspector, Hide others' tags."""
