@@ -77,13 +77,28 @@ from PySide6.QtWidgets import (
 from sqlalchemy.exc import SQLAlchemyError
 from superqt.utils import create_worker
 
-from studio.baselines import DEFAULT_MODELS, MODEL_GROUPS
+from studio.baselines import DEFAULT_MODELS
 from studio.baselines.params import DEFAULT_SEEDS, BaselineJobParams
+from studio.baselines.present import (
+    baseline_groups,
+    flag_reason,
+    group_flag_reason,
+    is_report,
+)
 from studio.core.errors import StudioError
 from studio.core.progress import UNIT_SHARE
 from studio.core.progress import time_left_text as seconds_text
 from studio.gui.job_controller import JOB_ERRORS, JobController, report_set_id
 from studio.gui.settings import StudioSettings
+from studio.worker.jobtext import (
+    THIS_COMPUTER,
+    duration_text,
+    job_machine_text,
+    job_seconds,
+    job_seconds_left,
+    local_time,
+    time_left_text,
+)
 
 if TYPE_CHECKING:
     from studio.app import Studio
@@ -104,7 +119,6 @@ __all__ = [
     "time_left_text",
 ]
 
-REPORT_FORMAT = "analogy-studio.baseline-report"
 #: Columns of the job list, in order ("Machine": which worker's machine ran the job).
 JOB_COLUMNS = ("ID", "Title", "Status", "Progress", "Device", "Machine", "Started", "Duration")
 (
@@ -118,13 +132,11 @@ JOB_COLUMNS = ("ID", "Title", "Status", "Progress", "Device", "Machine", "Starte
     COL_DURATION,
 ) = range(8)
 #: What the Machine column says for a job this computer ran.
-THIS_COMPUTER = "this computer"
 #: Devices a job may ask for (see ``studio.worker.device.choose_device``).
 DEVICES = ("auto", "cpu", "cuda")
 #: Model groups in the order the new-job dialog lists them, and those ticked by default (the
 #: spatial models apply to the polycube and shape-composition families only).
 #: the model groups in report order, and those a new job ticks: studio.baselines' own
-GROUP_ORDER: tuple[str, ...] = tuple(MODEL_GROUPS)
 DEFAULT_GROUPS: tuple[str, ...] = DEFAULT_MODELS
 #: Roles of the job list's cells.
 JOB_ROLE = Qt.ItemDataRole.UserRole + 1  # the JobRecord
@@ -144,133 +156,6 @@ _LOG_LINES = 1000  # log lines kept in the view
 _FIGURE_CACHE = 6  # finished jobs whose charts stay built
 
 
-# ---- formatting ----------------------------------------------------------------------------------
-def _parse_time(stamp: str | None) -> datetime | None:
-    if not stamp:
-        return None
-    try:
-        t = datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=UTC)
-
-
-def local_time(stamp: str | None, now: datetime | None = None) -> str:
-    """A stored UTC time as the user reads it: ``14:03:22`` today, ``3 Nov 14:03`` before."""
-    t = _parse_time(stamp)
-    if t is None:
-        return ""
-    t = t.astimezone()
-    today = (now or datetime.now(UTC)).astimezone().date()
-    return t.strftime("%H:%M:%S") if t.date() == today else t.strftime("%-d %b %H:%M")
-
-
-def duration_text(seconds: float | None) -> str:
-    """``0.6 s``, ``42 s``, ``3 min 05 s``, ``1 h 02 min``."""
-    if seconds is None or seconds < 0 or math.isnan(seconds):
-        return ""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    s = round(seconds)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
-
-
-def job_seconds(job: Any, now: datetime | None = None) -> float | None:
-    """How long the job ran (so far, while it runs)."""
-    start = _parse_time(job.started_at)
-    if start is None:
-        return None
-    end = _parse_time(job.finished_at)
-    if end is None:
-        if job.status != "running":
-            return None
-        end = now or datetime.now(UTC)
-    return (end - start).total_seconds()
-
-
-#: Below this share done, a job's rate says too little to tell the time left.
-_MIN_SHARE_FOR_ESTIMATE = 0.01
-
-
-def job_seconds_left(
-    job: Any, now: datetime | None = None, first_message: str | None = None
-) -> float | None:
-    """The time a running job still needs, from its rate so far (its share done over the
-    time it has run); None before there is a rate to go by, and for a job not running.
-    ``first_message``: the job's message when it was first seen running; while it still says
-    that and less than a tenth is done, no unit has finished and the rate is start-up, so no
-    estimate (as the CLI's, :mod:`studio.core.progress`)."""
-    if job.status != "running" or job.cancel_requested:
-        return None
-    fraction = float(job.progress or 0.0)
-    if not _MIN_SHARE_FOR_ESTIMATE <= fraction < 1.0:
-        return None
-    if first_message is not None and job.message == first_message and fraction < UNIT_SHARE:
-        return None
-    seconds = job_seconds(job, now)
-    if seconds is None or seconds <= 0:
-        return None
-    return seconds * (1.0 - fraction) / fraction
-
-
-def time_left_text(job: Any, now: datetime | None = None, first_message: str | None = None) -> str:
-    """``3 min 05 s left`` for a running job with a rate to go by, else ``""``."""
-    left = job_seconds_left(job, now, first_message)
-    if left is None:
-        return ""
-    return f"{seconds_text(left)} left"
-
-
-def job_machine_text(job: Any, here: str | None = None) -> str:
-    """The machine that claimed a job (``jobs.worker``, "gpu-box-1 · pid 4242"):
-    :data:`THIS_COMPUTER` for this one (``here``: its name, by default the host name), ``""``
-    for a job no worker claimed."""
-    worker = str(getattr(job, "worker", "") or "")
-    if not worker:
-        return ""
-    machine = worker.rsplit(" · pid ", 1)[0]
-    if here is None:
-        import socket
-
-        here = socket.gethostname()
-    return THIS_COMPUTER if machine == here else machine
-
-
-def is_report(result: Any) -> bool:
-    """Whether a job's result is a baseline report (the dashboard shows its charts)."""
-    return isinstance(result, Mapping) and result.get("format") == REPORT_FORMAT
-
-
-def baseline_groups() -> dict[str, list[tuple[str, str, str]]]:
-    """Model group -> ``[(model id, label, recipe)]``: from ``REGISTRIES["baselines"]`` (meta
-    ``group``) when the baselines are registered, else the built-in groups of
-    :data:`studio.baselines.MODEL_GROUPS` (ids only)."""
-    groups: dict[str, list[tuple[str, str, str]]] = {}
-    try:
-        from studio.plugins import registry
-
-        reg = registry("baselines")
-        for model in reg.ids():
-            meta = reg.meta(model)
-            group = str(meta.get("group") or model)
-            groups.setdefault(group, []).append(
-                (model, str(meta.get("label") or model), str(meta.get("recipe") or ""))
-            )
-    except StudioError:
-        groups = {}
-    if not groups:
-        from studio.baselines import MODEL_GROUPS
-
-        groups = {g: [(m, m, "") for m in ids] for g, ids in MODEL_GROUPS.items()}
-    order = {g: i for i, g in enumerate(GROUP_ORDER)}
-    return dict(sorted(groups.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
-
-
-# ---- the job list --------------------------------------------------------------------------------
 class JobTableModel(QAbstractTableModel):
     """The jobs, newest first. :meth:`set_jobs` replaces them; rows whose record did not
     change are not touched, so a refresh every 250 ms repaints only what moved."""
@@ -663,24 +548,6 @@ def _p_text(p: Any) -> QStandardItem:
     item = _item("< 0.0001" if p < 1e-4 else f"{p:.4f}", p)
     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     return item
-
-
-def flag_reason(flag: Mapping[str, Any]) -> str:
-    """Why a puzzle is flagged, in words, for a model that gives no reason of its own (the
-    trained partial-input CNNs; the probes name their features)."""
-    model = str(flag.get("model", "a model"))
-    right, seeds = flag.get("seeds_correct", "?"), flag.get("seeds", "?")
-    conf = flag.get("confidence")
-    sure = f", mean confidence {float(conf):.2f}" if conf is not None else ""
-    return f"{model} chose the key in {right} of {seeds} seeds without the whole context{sure}"
-
-
-def group_flag_reason(group: Mapping[str, Any]) -> str:
-    """Why a rule or concept is flagged, in words, where the model gave no reason."""
-    model = str(group.get("model", "a model"))
-    excess = group.get("excess_points")
-    by = f" by {float(excess):.1f} points" if excess is not None else ""
-    return f"{model} beats chance{by} here without the whole context"
 
 
 def _table(name: str, headers: Sequence[str]) -> tuple[QTableView, QStandardItemModel]:

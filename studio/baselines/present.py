@@ -1,0 +1,77 @@
+"""How a baseline job's report reads to people: whether a result is a report, the model
+groups with their labels and recipes, and why a puzzle or a group was flagged in words. Below
+the GUI (issue 27: the dashboard's pure helpers), so a card or a CLI can say the same."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from studio.baselines import MODEL_GROUPS
+from studio.core.errors import StudioError
+
+#: The format of a baseline job's report (``report["format"]``)
+REPORT_FORMAT = "analogy-studio.baseline-report"
+#: The model groups in the order the dialog and the charts list them
+GROUP_ORDER: tuple[str, ...] = tuple(MODEL_GROUPS)
+
+
+def is_report(result: Any) -> bool:
+    """Whether a job's result is a baseline report (the dashboard shows its charts)."""
+    return isinstance(result, Mapping) and result.get("format") == REPORT_FORMAT
+
+
+def baseline_groups() -> dict[str, list[tuple[str, str, str]]]:
+    """Model group -> ``[(model id, label, recipe)]``: from ``REGISTRIES["baselines"]`` (meta
+    ``group``) when the baselines are registered, else the built-in groups of
+    :data:`studio.baselines.MODEL_GROUPS` (ids only)."""
+    groups: dict[str, list[tuple[str, str, str]]] = {}
+    try:
+        from studio.plugins import registry
+
+        reg = registry("baselines")
+        for model in reg.ids():
+            meta = reg.meta(model)
+            group = str(meta.get("group") or model)
+            groups.setdefault(group, []).append(
+                (model, str(meta.get("label") or model), str(meta.get("recipe") or ""))
+            )
+    except StudioError:
+        groups = {}
+    if not groups:
+        from studio.baselines import MODEL_GROUPS
+
+        groups = {g: [(m, m, "") for m in ids] for g, ids in MODEL_GROUPS.items()}
+    order = {g: i for i, g in enumerate(GROUP_ORDER)}
+    return dict(sorted(groups.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
+# ---- the job list --------------------------------------------------------------------------------
+
+
+def flag_reason(flag: Mapping[str, Any]) -> str:
+    """Why a puzzle is flagged, in words, for a model that gives no reason of its own (the
+    trained partial-input CNNs; the probes name their features)."""
+    model = str(flag.get("model", "a model"))
+    right, seeds = flag.get("seeds_correct", "?"), flag.get("seeds", "?")
+    conf = flag.get("confidence")
+    sure = f", mean confidence {float(conf):.2f}" if conf is not None else ""
+    return f"{model} chose the key in {right} of {seeds} seeds without the whole context{sure}"
+
+
+def group_flag_reason(group: Mapping[str, Any]) -> str:
+    """Why a rule or concept is flagged, in words, where the model gave no reason."""
+    model = str(group.get("model", "a model"))
+    excess = group.get("excess_points")
+    by = f" by {float(excess):.1f} points" if excess is not None else ""
+    return f"{model} beats chance{by} here without the whole context"
+
+
+__all__ = [
+    "GROUP_ORDER",
+    "REPORT_FORMAT",
+    "baseline_groups",
+    "flag_reason",
+    "group_flag_reason",
+    "is_report",
+]
