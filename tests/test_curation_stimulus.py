@@ -309,3 +309,22 @@ def test_a_damaged_stored_finding_and_a_missing_plugin_are_named(
         )
     with pytest.raises(StudioError, match="'gone-plugin', which this studio does not have"):
         export_set(studio, curator.set_id, tmp_path / "out", status="any")
+
+
+def test_baselines_run_on_a_project_s_stimulus_set(studio: Studio, cube_split: Path) -> None:
+    """A baseline job over a set on the board (issue 27: 'see its baseline flags') reads a
+    stimulus set as it reads the split folder: its items drawn again from their records."""
+    from studio.baselines.data import load_source
+    from studio.baselines.run import run_baselines
+
+    curator = Curator(studio)
+    [sid] = curator.import_prepared(curator.prepare_folder_import(cube_split, "nets"))
+    source = {"kind": "project-set", "project": str(studio.project.path), "set_id": sid}
+    from_set = load_source(source)
+    from_folder = load_source(cube_split)
+    assert from_set.ids == from_folder.ids and from_set.family == "cube-net"
+    assert (from_set.context_u8 == from_folder.context_u8).all()
+    assert (from_set.answers_u8 == from_folder.answers_u8).all()
+    assert from_set.source["kind"] == "project-set" and from_set.source["set_id"] == sid
+    report = run_baselines(source, ["blind"], seeds=1, epochs=1, device="cpu")
+    assert "blind" in report["models"] and report["source"]["set_id"] == sid

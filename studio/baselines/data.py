@@ -670,6 +670,7 @@ def load_project_set(
     from studio.core.keys import GlyphKey
     from studio.families.glyph_pmp.export import puzzle_frames, ua_frame
     from studio.splits import annotation_index, glyph_images
+    from studio.stimuli.items import is_stimulus_record
     from studio.store.dbfile import is_database_url, safe_location
     from studio.store.project import Project
 
@@ -682,6 +683,8 @@ def load_project_set(
             known = ", ".join(str(s.id) for s in project.puzzle_sets()) or "none"
             raise StudioError(f"has no puzzle set {set_id} (sets: {known})", path)
         stored = project.stored_puzzles(int(set_id))
+        if stored and is_stimulus_record(stored[0].record):
+            return _load_project_items(project_path, int(set_id), stored, path, progress)
         puzzles = []
         for s in stored:
             try:
@@ -704,6 +707,35 @@ def load_project_set(
     where = safe_location(project_path) if url else str(path.resolve())
     source = {"kind": "project-set", "path": where, "set_id": int(set_id)}
     return _from_puzzles(puzzles, frames, path, source, attributes, context)
+
+
+def _load_project_items(
+    project_path: str | Path,
+    set_id: int,
+    stored: Sequence[Any],
+    path: Path,
+    progress: Progress | None,
+) -> PuzzleArrays:
+    """A project's stimulus set (issue 27): its items drawn again from their stored records
+    into a temporary split folder, read as any stimulus split is."""
+    import dataclasses
+    import tempfile
+
+    from studio.stimuli.items import StimulusPuzzle
+    from studio.stimuli.split import write_drawn_split
+    from studio.store.dbfile import is_database_url, safe_location
+
+    items = [StimulusPuzzle.from_record(s.record) for s in stored]  # checked: names, family
+    families = {p.family for p in items}
+    if len(families) != 1:
+        raise StudioError(f"set {set_id} mixes families ({', '.join(sorted(families))})", path)
+    with tempfile.TemporaryDirectory(prefix="analogy-studio-set-") as tmp:
+        folder = Path(tmp) / "split"
+        write_drawn_split(folder, families.pop(), [dict(p.record) for p in items], progress)
+        data = load_stimulus_split(folder)
+    where = safe_location(project_path) if is_database_url(project_path) else str(path.resolve())
+    source = {**data.source, "kind": "project-set", "path": where, "set_id": set_id}
+    return dataclasses.replace(data, source=source)
 
 
 # ---- dispatch ------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import io
 import json
 import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -189,6 +189,31 @@ def render_record(record: Mapping[str, Any]) -> tuple[dict[str, Image.Image], Im
         )
     images, sheet = fam.load("render_record")(record)
     return dict(images), sheet
+
+
+def write_drawn_split(
+    folder: str | Path,
+    family_id: str,
+    records: Sequence[Mapping[str, Any]],
+    progress: Progress | None = None,
+) -> None:
+    """Stored item records (a project's stimulus set) as a split folder with their pictures
+    drawn again from the records: what a baseline job over a project's set reads, as it reads
+    a split ``generate`` wrote. ``folder`` must be new or empty."""
+    out = Path(folder)
+    check_target(out)
+    out.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i, record in enumerate(records):
+        images, sheet = render_record(record)
+        item = StimulusItem(str(record["id"]), family_id, dict(record), images, sheet)
+        _write_item(out, item)
+        lines.append(json.dumps(dict(record), sort_keys=True, ensure_ascii=False))
+        if progress is not None:
+            progress(i + 1, len(records))
+    write_file(out / ITEMS, ("\n".join(lines) + "\n").encode("utf-8"))
+    sync_tree(out)
+    STIMULUS_SPLIT.finish(out, {"family": family_id, "n": len(records), "drawn_from": "records"})
 
 
 def is_stimulus_split(folder: str | Path) -> bool:
