@@ -101,6 +101,10 @@ _FEATURE_NUMBERS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 MAX_REGENERATION_DRAWS = 400
+#: A stimulus item is regenerated from batches of this many items of its family, at most this
+#: many batches (KiVA: five domains, a few changes each)
+ITEM_BATCH = 12
+ITEM_REGENERATION_BATCHES = 8
 #: People fail a puzzle when fewer than this share of at least PEOPLE_MIN_ANSWERS answers in
 #: its pilots chose the key (issue 29; KiVA: a set is valid when 2 of 3 adults solve it)
 PEOPLE_PASS = 2 / 3
@@ -1135,6 +1139,8 @@ class Curator:
         (undoable), drawn by the split's generator from the same glyph hold-out with a new
         seed derived from the puzzle's id and how often it was regenerated. Keeps the id."""
         cp = self._stored(puzzle_id)
+        if isinstance(cp.puzzle, StimulusPuzzle):
+            return self._regenerate_item(cp)  # type: ignore[return-value]
         old = _glyph_puzzle(cp, "Regenerate")
         set_rec = self.current_set()
         assert set_rec is not None
@@ -1148,10 +1154,57 @@ class Curator:
         self._push_edit(cp, new, verdict, "regenerate", detail, f"Regenerate puzzle {puzzle_id}")
         return new
 
+    def _regenerate_item(self, cp: CuratedPuzzle) -> StimulusPuzzle:
+        """A stimulus item replaced by a fresh valid one of its family testing the same rule
+        and concept (its family's reading: KiVA's domain and change), drawn by the set's
+        generator with its options and seeds derived from the item's id and how often it was
+        regenerated; the id and part stay (undoable). Items are drawn in small batches, so a
+        3D family makes its renderer once per batch."""
+        import contextlib
+
+        from studio.stimuli.pictures import record_digest
+        from studio.stimuli.split import make_generator
+
+        old = cp.puzzle
+        assert isinstance(old, StimulusPuzzle)
+        set_rec = self.project.puzzle_set(cp.set_id)
+        assert set_rec is not None
+        gen = make_generator(old.family, dict(set_rec.params.get("options") or {}))
+        count = int(old.record.get("regenerated", 0)) + 1
+        seed = _derived_seed(set_rec.params.get("seed", 0), 0, old.id, count) % (2**31)
+        reasons: Counter[str] = Counter()
+        for batch in range(ITEM_REGENERATION_BATCHES):
+            with contextlib.closing(gen.items(ITEM_BATCH, seed + batch)) as drawn:
+                for item in drawn:
+                    record = {
+                        **item.to_json(),
+                        "id": old.id,
+                        "part": old.split,
+                        "regenerated": count,
+                    }
+                    new = StimulusPuzzle.from_record(record)
+                    if (new.rule, new.concept) != (old.rule, old.concept):
+                        reasons["another rule or concept"] += 1
+                    elif not item.verdict.valid:
+                        reasons["invalid"] += 1
+                    elif record_digest(record) == record_digest(old.record):
+                        reasons["the same item"] += 1
+                    else:
+                        detail = {"seed": seed + batch, "old": dict(old.record)}
+                        self._push_edit(
+                            cp, new, item.verdict, "regenerate", detail, f"Regenerate item {old.id}"
+                        )
+                        return new
+        drawn_n = ITEM_REGENERATION_BATCHES * ITEM_BATCH
+        why = ", ".join(f"{k} {n}" for k, n in reasons.most_common(3))
+        raise StudioError(
+            f"no new {old.family} item of {old.rule} / {old.concept} in {drawn_n} draws ({why})"
+        )
+
     def _push_edit(
         self,
         cp: CuratedPuzzle,
-        new: Puzzle,
+        new: Puzzle | StimulusPuzzle,
         verdict: Verdict,
         kind: str,
         detail: dict[str, Any],

@@ -138,8 +138,26 @@ def test_glyph_edits_are_refused_on_items_with_the_reason(studio: Studio, cube_s
     pid = curator.summaries()[0].puzzle_id
     with pytest.raises(StudioError, match="Replace foil works on glyph puzzles; cube-net item"):
         curator.replacement_candidates(pid, 0)
-    with pytest.raises(StudioError, match="Regenerate works on glyph puzzles"):
-        curator.regenerate(pid)
+
+
+def test_regenerate_draws_a_fresh_item_of_the_same_rule_and_concept(
+    studio: Studio, cube_split: Path
+) -> None:
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split))
+    before = curator.puzzle(curator.summaries()[2].puzzle_id)
+    old = before.puzzle
+    assert isinstance(old, StimulusPuzzle)
+    new = curator.regenerate(old.id)
+    assert isinstance(new, StimulusPuzzle)
+    assert (new.id, new.split, new.rule, new.concept) == (old.id, old.split, old.rule, old.concept)
+    assert new.record != old.record and new.record["regenerated"] == 1
+    assert new.verdict().valid
+    after = curator.puzzle(old.id)
+    assert after.puzzle.to_json() == dict(new.record) and after.status == "draft"
+    assert [e.kind for e in curator.history(old.id)][-1] == "regenerate"
+    studio.undo_stack.undo()
+    assert curator.puzzle(old.id).puzzle.to_json() == dict(old.record)
 
 
 def test_kiva_statistics_carry_the_partial_view_floors(studio: Studio, tmp_path: Path) -> None:

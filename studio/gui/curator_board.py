@@ -38,6 +38,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QColor, QIcon, QImage, QKeyEvent, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -155,7 +156,7 @@ STATUS_COLOURS = {
     "rejected": QColor("#7b1fa2"),
 }
 #: Puzzle actions that edit a glyph puzzle's frames (not offered for a stimulus item)
-GLYPH_EDITS = ("puzzle.replace_foil", "puzzle.regenerate")
+GLYPH_EDITS = ("puzzle.replace_foil",)
 #: The buttons under the sheet: the action each triggers, and its text (with the key).
 BUTTONS = (
     ("puzzle.approve", "Approve (A)"),
@@ -1576,8 +1577,6 @@ class CuratorBoard(QWidget):
         """For tests and the screenshot: block until no statistics are being computed."""
         import time
 
-        from PySide6.QtWidgets import QApplication
-
         deadline = time.monotonic() + timeout_ms / 1000
         while time.monotonic() < deadline:
             QApplication.processEvents()
@@ -1727,8 +1726,14 @@ class CuratorBoard(QWidget):
 
     def regenerate(self) -> None:
         cp = self.current()
-        if cp is not None:
+        if cp is None:
+            return
+        # a stimulus item is drawn anew by its family: a second or two for a 3D one
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
             self._run("Cannot regenerate", lambda: self.curator.regenerate(cp.id))
+        finally:
+            QApplication.restoreOverrideCursor()
 
     def replace_foil(self) -> ReplaceFoilDialog | None:
         cp = self.current()

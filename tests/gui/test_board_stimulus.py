@@ -86,11 +86,16 @@ def test_generated_items_are_curated_on_the_board(
     assert board.item_sheet.key_label.text().startswith("Key: ")
     assert board.item_sheet.checks.topLevelItemCount() >= 3
     assert "cube-net" in board.title.text()
-    # the glyph edits are not offered for an item (their buttons and keys are off)
+    # Replace foil is a glyph edit (its button and key are off); G draws the item anew
     assert not window.actions["puzzle.replace_foil"].isEnabled()
-    assert not window.actions["puzzle.regenerate"].isEnabled()
     assert not board.buttons["puzzle.replace_foil"].isEnabled()
     assert window.actions["puzzle.approve"].isEnabled()
+    before = dict(cp.puzzle.record)
+    qtbot.keyClick(board.table, Qt.Key.Key_G)
+    again = board.current()
+    assert again is not None and again.id == cp.id and again.puzzle.record != before
+    assert again.puzzle.concept == cp.puzzle.concept
+    qtbot.waitUntil(lambda: board.item_sheet.picture.original is not None, timeout=WAIT_MS)
     first = cp.id
     # C, a comment, Enter; A approves it and opens the next item
     qtbot.keyClick(board.table, Qt.Key.Key_C)
