@@ -177,11 +177,16 @@ class CuratedPuzzle:
         """The stored row read back; a record or finding damaged in the store (edited in a
         lab's database, say) is a StudioError naming the puzzle, never an internal error."""
         try:
-            return cls._of(s)
+            cp = cls._of(s)
         except StudioError:
             raise
         except RECORD_ERRORS as e:
             raise StudioError(f"puzzle {s.puzzle_id[:80]!r} is damaged in the store ({e})") from e
+        if cp.id != s.puzzle_id:  # an edit would then go to that other puzzle
+            raise StudioError(
+                f"puzzle {s.puzzle_id[:80]!r}: its stored record is of another one ({cp.id[:80]!r})"
+            )
+        return cp
 
     @classmethod
     def _of(cls, s: StoredPuzzle) -> CuratedPuzzle:
@@ -1137,7 +1142,8 @@ class Curator:
     def regenerate(self, puzzle_id: str) -> Puzzle:
         """Replace a puzzle by a fresh one of the same rule, concept, shift, layout and split
         (undoable), drawn by the split's generator from the same glyph hold-out with a new
-        seed derived from the puzzle's id and how often it was regenerated. Keeps the id."""
+        seed derived from the puzzle's id and how often it was regenerated. Keeps the id. A
+        stimulus item is drawn anew by its family (:meth:`_regenerate_item`)."""
         cp = self._stored(puzzle_id)
         if isinstance(cp.puzzle, StimulusPuzzle):
             return self._regenerate_item(cp)  # type: ignore[return-value]
@@ -1162,15 +1168,21 @@ class Curator:
         3D family makes its renderer once per batch."""
         import contextlib
 
-        from studio.stimuli.pictures import record_digest
         from studio.stimuli.split import make_generator
 
         old = cp.puzzle
         assert isinstance(old, StimulusPuzzle)
         set_rec = self.project.puzzle_set(cp.set_id)
         assert set_rec is not None
-        gen = make_generator(old.family, dict(set_rec.params.get("options") or {}))
-        count = int(old.record.get("regenerated", 0)) + 1
+        options = set_rec.params.get("options") or {}
+        done = old.record.get("regenerated", 0)
+        if not isinstance(options, Mapping) or not isinstance(done, int) or done < 0:
+            raise StudioError(
+                f"item {old.id}: its set's options or its regeneration count are damaged in the "
+                "store; it cannot be drawn anew"
+            )
+        gen = make_generator(old.family, dict(options))
+        count = done + 1
         seed = _derived_seed(set_rec.params.get("seed", 0), 0, old.id, count) % (2**31)
         reasons: Counter[str] = Counter()
         for batch in range(ITEM_REGENERATION_BATCHES):
@@ -1187,7 +1199,7 @@ class Curator:
                         reasons["another rule or concept"] += 1
                     elif not item.verdict.valid:
                         reasons["invalid"] += 1
-                    elif record_digest(record) == record_digest(old.record):
+                    elif _drawn(record) == _drawn(old.record):
                         reasons["the same item"] += 1
                     else:
                         detail = {"seed": seed + batch, "old": dict(old.record)}
@@ -1220,6 +1232,7 @@ class Curator:
             status=status,
             findings=[f.to_puzzle_json() for f in verdict.errors],
             warnings=[f.to_puzzle_json() for f in verdict.warnings],
+            columns=_listed(new),
         )
         backward = PuzzleChange(
             cp.id,
@@ -1229,6 +1242,7 @@ class Curator:
             status=cp.status,
             findings=[f.to_puzzle_json() for f in cp.findings],
             warnings=[f.to_puzzle_json() for f in cp.warnings],
+            columns=_listed(cp.puzzle),
         )
         self._push_changes(label, cp.set_id, [forward], [backward])
 
@@ -1378,12 +1392,27 @@ class Curator:
 
 
 # ---- helpers -----------------------------------------------------------------------------------
+def _drawn(record: Mapping[str, Any]) -> str:
+    """What an item is, whatever its regeneration count: the same draw is the same item."""
+    from studio.stimuli.pictures import record_digest
+
+    return record_digest({k: v for k, v in record.items() if k != "regenerated"})
+
+
+def _listed(p: Puzzle | StimulusPuzzle) -> tuple[str, str, str, str] | None:
+    """What the list shows of a stimulus item (its family reads it); None for a glyph
+    puzzle, whose record carries it under those names."""
+    if isinstance(p, StimulusPuzzle):
+        return (p.layout, p.rule, p.concept, p.split)
+    return None
+
+
 def _glyph_puzzle(cp: CuratedPuzzle, what: str) -> Puzzle:
     """The glyph puzzle an edit works on; a stimulus item says it has no such edit yet."""
     if isinstance(cp.puzzle, StimulusPuzzle):
         raise StudioError(
-            f"{what} works on glyph puzzles; {cp.puzzle.family} item {cp.id} is approved or "
-            "rejected as generated (generate again for other items)"
+            f"{what} works on glyph puzzles; {cp.puzzle.family} item {cp.id} is approved, "
+            "rejected or drawn anew whole (Regenerate, G)"
         )
     return cp.puzzle
 

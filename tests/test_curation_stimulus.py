@@ -151,13 +151,25 @@ def test_regenerate_draws_a_fresh_item_of_the_same_rule_and_concept(
     new = curator.regenerate(old.id)
     assert isinstance(new, StimulusPuzzle)
     assert (new.id, new.split, new.rule, new.concept) == (old.id, old.split, old.rule, old.concept)
-    assert new.record != old.record and new.record["regenerated"] == 1
+    assert new.record["regenerated"] == 1
+    drawn = {k: v for k, v in new.record.items() if k not in ("regenerated", "verdict")}
+    assert drawn != {k: v for k, v in old.record.items() if k != "verdict"}  # another item
     assert new.verdict().valid
     after = curator.puzzle(old.id)
     assert after.puzzle.to_json() == dict(new.record) and after.status == "draft"
     assert [e.kind for e in curator.history(old.id)][-1] == "regenerate"
+
+    def listed() -> tuple[str, str, str, str]:
+        [row] = [p for p in curator.summaries() if p.puzzle_id == old.id]
+        return (row.layout, row.rule, row.concept, row.split)
+
+    # the list still shows what the family reads, after the edit and after its undo
+    assert listed() == (old.layout, old.rule, old.concept, old.split)
     studio.undo_stack.undo()
     assert curator.puzzle(old.id).puzzle.to_json() == dict(old.record)
+    assert listed() == (old.layout, old.rule, old.concept, old.split)
+    studio.undo_stack.redo()
+    assert listed() == (old.layout, old.rule, old.concept, old.split)
 
 
 def test_kiva_statistics_carry_the_partial_view_floors(studio: Studio, tmp_path: Path) -> None:
@@ -253,9 +265,14 @@ def test_a_hostile_record_in_the_store_is_named_not_followed(
         )
     fresh = Curator(studio)
     fresh.open_set(curator.set_id)
-    if change.get("id") == "cube-net-1-00001":  # a plain id, of another item: export says so
+    if change.get("id") == "cube-net-1-00001":  # a plain id, of another item: never edited
+        with pytest.raises(StudioError, match="its stored record is of another one"):
+            fresh.puzzle(pid)
+        with pytest.raises(StudioError, match="its stored record is of another one"):
+            fresh.regenerate(pid)
         with pytest.raises(StudioError, match=said):
             export_set(studio, curator.set_id, tmp_path / "out")
+        assert fresh.puzzle("cube-net-1-00001").puzzle.record.get("regenerated") is None
         return
     if "verdict" in change:  # shown on the board; export vets every item again instead
         with pytest.raises(StudioError, match=said):
@@ -266,7 +283,9 @@ def test_a_hostile_record_in_the_store_is_named_not_followed(
         fresh.stats()
     with pytest.raises(StudioError, match=said):
         export_set(studio, curator.set_id, tmp_path / "out")
-    assert not (tmp_path / "out").exists() and not (tmp_path.parent / "evil").exists()
+    # an id "../../evil" would have put its sheet and pictures beside the export folder
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "evil.png").exists() and not (tmp_path / "evil").exists()
 
 
 def test_a_stimulus_set_on_a_lab_database_keeps_its_roles(pg_server, cube_split: Path) -> None:  # type: ignore[no-untyped-def]
@@ -346,3 +365,15 @@ def test_baselines_run_on_a_project_s_stimulus_set(studio: Studio, cube_split: P
     assert from_set.source["kind"] == "project-set" and from_set.source["set_id"] == sid
     report = run_baselines(source, ["blind"], seeds=1, epochs=1, device="cpu")
     assert "blind" in report["models"] and report["source"]["set_id"] == sid
+    # a record damaged in the store is named, never drawn into a crash
+    import sqlite3
+
+    pid = from_set.ids[0]
+    with sqlite3.connect(studio.project.path) as db:
+        (text,) = db.execute("SELECT record FROM puzzles WHERE puzzle_id = ?", (pid,)).fetchone()
+        db.execute(
+            "UPDATE puzzles SET record = ? WHERE puzzle_id = ?",
+            (json.dumps({**json.loads(text), "marks": "x"}), pid),
+        )
+    with pytest.raises(StudioError, match=f"item {pid}: its cube-net record cannot be drawn"):
+        load_source(source)

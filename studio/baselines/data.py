@@ -726,6 +726,11 @@ def _load_project_items(
     from studio.store.dbfile import is_database_url, safe_location
 
     items = [StimulusPuzzle.from_record(s.record) for s in stored]  # checked: names, family
+    for s, item in zip(stored, items, strict=True):
+        if item.id != s.puzzle_id:
+            raise StudioError(
+                f"set {set_id}, puzzle {s.puzzle_id}: its record is {item.id}'s", path
+            )
     families = {p.family for p in items}
     if len(families) != 1:
         raise StudioError(f"set {set_id} mixes families ({', '.join(sorted(families))})", path)

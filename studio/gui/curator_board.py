@@ -1413,8 +1413,8 @@ class CuratorBoard(QWidget):
                 return
 
     def _enabled(self, action_id: str) -> bool:
-        """Whether a puzzle action can act on the puzzle shown: any needs one; the glyph edits
-        (replace a foil, regenerate) need a glyph puzzle, not a stimulus item."""
+        """Whether a puzzle action can act on the puzzle shown: any needs one; a glyph edit
+        (replace a foil) needs a glyph puzzle, not a stimulus item."""
         if not self.table.currentIndex().isValid():
             return False
         if action_id in GLYPH_EDITS:

@@ -205,7 +205,13 @@ def write_drawn_split(
     out.mkdir(parents=True, exist_ok=True)
     lines = []
     for i, record in enumerate(records):
-        images, sheet = render_record(record)
+        try:
+            images, sheet = render_record(record)
+        except RECORD_ERRORS as e:  # a record damaged in the store: named, not a crash
+            raise StudioError(
+                f"item {record.get('id', '?')}: its {family_id} record cannot be drawn "
+                f"({type(e).__name__}: {e})"
+            ) from None
         item = StimulusItem(str(record["id"]), family_id, dict(record), images, sheet)
         _write_item(out, item)
         lines.append(json.dumps(dict(record), sort_keys=True, ensure_ascii=False))

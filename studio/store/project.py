@@ -213,6 +213,9 @@ class PuzzleChange:
     comment: str | None = None
     findings: Sequence[Mapping[str, Any]] | None = None
     warnings: Sequence[Mapping[str, Any]] | None = None
+    #: with ``record``: what the list shows (layout, rule, concept, split) when the record
+    #: does not carry it under those names (a stimulus item's; see :class:`NewPuzzle`)
+    columns: tuple[str, str, str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1242,13 +1245,8 @@ class Project(LabProjectMixin):
                             f"record id {rec.get('id')!r} differs from puzzle {ch.puzzle_id!r}"
                         )
                     sets += ["record=:rec", "layout=:lay", "rule=:rule", "concept=:c", "split=:sp"]
-                    params.update(
-                        rec=_dumps(rec),
-                        lay=str(rec.get("layout", "")),
-                        rule=str(rec.get("rule", "")),
-                        c=str(rec.get("concept", "")),
-                        sp=str(rec.get("split", "")),
-                    )
+                    lay, rule, concept, split = NewPuzzle(rec, columns=ch.columns).listed()
+                    params.update(rec=_dumps(rec), lay=lay, rule=rule, c=concept, sp=split)
                 if ch.status is not None:
                     sets.append("status=:st")
                     params["st"] = ch.status
