@@ -848,6 +848,50 @@ class Curator:
         summary = {"flagged": sum(1 for x in rows if x.status == "flagged")}
         return PreparedImport(name, len(rows), ((name, params.to_json(), summary, rows),))
 
+    @staticmethod
+    def generate_glyph_set(
+        studio: Studio,
+        name: str,
+        params: Any,
+        lock: threading.RLock,
+        progress: Callable[[str, int, int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> tuple[PreparedImport, TagIndex, list[dict[str, Any]]]:
+        """The board's generation for a glyph family, without Qt (issue 27: the GUI assembled
+        it): the annotations and renders read under the render ``lock``, the split generated
+        and vetted by the functions ``generate`` runs, its puzzles prepared as sets for
+        :meth:`import_prepared` (on the GUI thread). Returns them with the annotations read and
+        what each fold covers. ``progress(text, done, total)`` in words; ``should_stop``
+        raises :class:`studio.splits.Cancelled` at the next step. Safe on a worker thread."""
+        from studio import splits
+
+        def say(text: str, done: int, total: int) -> None:
+            if progress is not None:
+                progress(text, done, total)
+
+        def check() -> None:
+            if should_stop is not None and should_stop():
+                raise splits.Cancelled()
+
+        texts = {splits.STAGE_GENERATE: "Generating puzzles…", splits.STAGE_VET: "Vetting puzzles…"}
+        say("Reading annotations and renders…", 0, 0)
+        with lock:
+            inputs = splits.split_inputs(studio)
+        check()
+        vetted = splits.generate_and_vet(
+            studio,
+            params,
+            lambda stage, done, total: say(texts[stage], done, total),
+            should_stop,
+            inputs,
+        )
+        check()
+        total = sum(len(r.puzzles) for r in vetted.results)
+        say("Preparing the import…", total, total)
+        prepared = Curator.prepare_import(name, params, vetted.results, vetted.all_verdicts)
+        check()
+        return prepared, inputs.annotations, splits.split_coverage(vetted.results)
+
     def generate_stimulus_set(
         self,
         request: Mapping[str, Any],

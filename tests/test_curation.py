@@ -492,3 +492,25 @@ def test_warnings_are_listed_by_grade_high_first() -> None:
     assert (feature_warning_grade(low), feature_warning_grade(high)) == ("low", "high")
     cp = CuratedPuzzle(1, puzzle, "flagged", "", (), (low, high), "", "")
     assert cp.problems == (high, low)
+
+
+def test_the_board_s_glyph_generation_runs_without_qt(studio: Studio) -> None:
+    """Generation for the board is the curator's (issue 27: the GUI's job assembled it):
+    generate, vet and prepare, with progress in words and a stop that stops it."""
+    import threading
+
+    said: list[str] = []
+    prepared, annotations, covered = Curator.generate_glyph_set(
+        studio, "small", PARAMS, threading.RLock(), lambda text, d, t: said.append(text)
+    )
+    assert prepared.total == PARAMS.n and prepared.name == "small"
+    assert annotations.by_glyph and covered
+    assert said[0] == "Reading annotations and renders…" and said[-1] == "Preparing the import…"
+    assert "Vetting puzzles…" in said
+    curator = Curator(studio)
+    [sid] = curator.import_prepared(prepared)
+    assert curator.project.puzzle_set(sid).count == PARAMS.n
+    with pytest.raises(splits.Cancelled):
+        Curator.generate_glyph_set(
+            studio, "stopped", PARAMS, threading.RLock(), should_stop=lambda: True
+        )

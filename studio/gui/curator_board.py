@@ -533,33 +533,11 @@ class GenerationJob(ThreadJob):
             super()._errored(e)
 
     def _work(self) -> tuple[PreparedImport, TagIndex, list[dict[str, Any]]]:
-        """Runs on the worker thread; signals it emits are queued to the GUI thread."""
-        from studio import splits
-
-        stop = self._stop.is_set
-
-        def check() -> None:
-            if stop():
-                raise splits.Cancelled()
-
-        texts = {splits.STAGE_GENERATE: "Generating puzzles…", splits.STAGE_VET: "Vetting puzzles…"}
-
-        def stage(name: str, done: int, total: int) -> None:
-            self.progressed.emit(texts[name], done, total)
-
-        self.progressed.emit("Reading annotations and renders…", 0, 0)
-        with self._lock:
-            inputs = splits.split_inputs(self.studio)
-        check()
-        vetted = splits.generate_and_vet(self.studio, self.params, stage, stop, inputs)
-        check()
-        total = sum(len(r.puzzles) for r in vetted.results)
-        self.progressed.emit("Preparing the import…", total, total)
-        prepared = Curator.prepare_import(
-            self.name, self.params, vetted.results, vetted.all_verdicts
+        """Runs on the worker thread; signals it emits are queued to the GUI thread. The work
+        is the curator's, without Qt (:meth:`Curator.generate_glyph_set`)."""
+        return Curator.generate_glyph_set(
+            self.studio, self.name, self.params, self._lock, self.progressed.emit, self._stop.is_set
         )
-        check()
-        return (prepared, inputs.annotations, splits.split_coverage(vetted.results))
 
 
 class ActionButton(QPushButton):
