@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 from psygnal import Signal, SignalGroup
@@ -104,6 +105,10 @@ class StudioEvents(SignalGroup):
     puzzles_changed = Signal(PuzzlesChanged)
     #: a baseline job stored shortcut flags for a puzzle set (its id)
     baseline_flags_changed = Signal(int)
+    #: another client changed the project (a lab's database): the tables it touched
+    #: (``frozenset[str]``; ``"*"``: unknown, after a reconnection), for the views to refresh
+    #: what they show of them (tag changes also come as ``tags_changed`` / ``glyphs_changed``)
+    changed_elsewhere = Signal(object)
 
 
 @dataclass
@@ -217,6 +222,48 @@ class Studio:
             FunctionCommand(f"Tag {_glyphs(len(keys))} {concept} = {label_value}", do, undo)
         )
         return len(added)
+
+    # ---- a lab's work: every write goes through here, and the views hear of it -----------
+    def settle(self, key: GlyphKey, tags: Sequence[tuple[str, str]], note: str = "") -> None:
+        """A curator settles a glyph's tags (they become its consensus), as the signed-in
+        person (``project.user``) or the author."""
+        self.project.adjudicate(key, tags, self.project.user or self.author, note)
+        self.events.tags_changed.emit([key])
+
+    def mark_done(self, keys: Sequence[GlyphKey], done: bool = True) -> int:
+        """Mark glyphs of the person's assignment done (or not): a glyph done without a tag of
+        a concept says "none" for it, so what the views show may change."""
+        n = self.project.mark_done(list(keys), self.project.user or self.author, done=done)
+        self.events.tags_changed.emit(list(keys))
+        return n
+
+    def assign(self, annotators: Sequence[str], **options: Any) -> Any:
+        """Divide the project's glyphs among ``annotators`` (:meth:`Project.assign`'s options):
+        the consensus of every assigned glyph is recomputed, so the views read them again."""
+        summary = self.project.assign(
+            None, list(annotators), by=self.project.user or self.author, **options
+        )
+        self.events.glyphs_changed.emit()
+        return summary
+
+    def add_person(self, name: str, role: str, **options: Any) -> None:
+        """An admin adds a person of the lab (:meth:`Project.add_person`'s options)."""
+        self.project.add_person(name, role, **options)
+
+    def external_change(
+        self, tables: Iterable[str], keys: Sequence[GlyphKey] | None = None
+    ) -> None:
+        """Another client committed changes to ``tables`` (a lab database's live
+        notifications; ``"*"`` when what happened is unknown): the views hear it as the
+        studio's own events — ``tags_changed`` for the glyphs named, ``glyphs_changed`` when
+        tags changed on glyphs not named or anything may have — then ``changed_elsewhere``."""
+        touched = frozenset(tables)
+        tag_tables = {"tags", "annotator_tags", "adjudications", "assignment_items"}
+        if "*" in touched or (touched & tag_tables and not keys):
+            self.events.glyphs_changed.emit()
+        elif touched & tag_tables and keys:
+            self.events.tags_changed.emit(list(keys))
+        self.events.changed_elsewhere.emit(touched)
 
     def untag(self, keys: Sequence[GlyphKey], concept: str, value: str) -> int:
         """Remove a tag (undoable; the undo restores the original author and time)."""

@@ -190,3 +190,38 @@ def test_studio_closes_as_a_context_manager_even_after_an_error(
         assert studio.project is project
         raise RuntimeError("boom")
     assert closed == [True]
+
+
+def test_other_clients_changes_reach_the_views_as_the_studio_s_events(tmp_path: Path) -> None:
+    """Issue 27: live changes and the lab's writes go through the studio, which tells every
+    view; the window no longer emits the studio's events itself."""
+    from studio.core.keys import GlyphKey
+    from studio.core.schema import bundled_schema_path, load_schema
+
+    studio = Studio(Project.create(tmp_path / "p.studio", load_schema(bundled_schema_path())))
+    heard: list[tuple[str, object]] = []
+    ev = studio.events
+    ev.tags_changed.connect(lambda keys: heard.append(("tags", list(keys))))
+    ev.glyphs_changed.connect(lambda: heard.append(("glyphs", None)))
+    ev.changed_elsewhere.connect(lambda tables: heard.append(("elsewhere", set(tables))))
+    key = GlyphKey(0x25CB, "symbola")
+    try:
+        studio.external_change({"tags"}, [key])
+        assert heard == [("tags", [key]), ("elsewhere", {"tags"})]
+        heard.clear()
+        studio.external_change({"annotator_tags"}, [])  # glyphs this client does not show
+        assert heard == [("glyphs", None), ("elsewhere", {"annotator_tags"})]
+        heard.clear()
+        studio.external_change({"*"})  # reconnected: anything may have changed
+        assert heard == [("glyphs", None), ("elsewhere", {"*"})]
+        heard.clear()
+        studio.external_change({"puzzles"})
+        assert heard == [("elsewhere", {"puzzles"})]
+        heard.clear()
+        studio.add_glyphs([key])
+        heard.clear()
+        studio.settle(key, [("closure", "circle")], "clearly closed")  # a file: a lab of one
+        assert heard == [("tags", [key])]
+        assert ("closure", "circle") in {(t.concept, t.value) for t in studio.project.tags_of(key)}
+    finally:
+        studio.close()

@@ -611,6 +611,7 @@ class CuratorBoard(QWidget):
         events.baseline_flags_changed.connect(self._on_baseline_flags_changed)
         for signal in (events.glyphs_changed, events.tags_changed, events.schema_changed):
             signal.connect(self._on_glyphs_or_tags_changed)
+        events.changed_elsewhere.connect(self._on_changed_elsewhere)
 
     # ---- construction --------------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -956,6 +957,11 @@ class CuratorBoard(QWidget):
         self._refill_filters()
         self.apply_filter()
         self._schedule_stats()
+
+    def _on_changed_elsewhere(self, tables: frozenset[str]) -> None:
+        """Another client's commits (a lab's database): its puzzles and sets read again."""
+        if "*" in tables or tables & {"puzzles", "puzzle_sets"}:
+            self.project_switched()
 
     def project_switched(self) -> None:
         if self.job is not None:

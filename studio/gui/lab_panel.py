@@ -127,12 +127,12 @@ class _Snapshot:
 class LabPanel(QWidget):
     """People, Assignments, Agreement, Disagreements and Audit of the open project.
 
-    ``go_to_glyph(key)`` asks the window to show a glyph in the annotator; ``tags_settled(keys)``
-    says a curator changed those glyphs' consensus (the window's views refresh);
-    ``error(title, exception)`` reports a refused or failed action."""
+    ``go_to_glyph(key)`` asks the window to show a glyph in the annotator; ``error(title,
+    exception)`` reports a refused or failed action. Its writes go through the studio
+    (:meth:`Studio.settle` & co.), whose events refresh every view; other clients' changes
+    arrive as :attr:`StudioEvents.changed_elsewhere`."""
 
     go_to_glyph = Signal(object)
-    tags_settled = Signal(list)
     error = Signal(str, object)
 
     def __init__(self, studio: Studio, parent: QWidget | None = None) -> None:
@@ -148,6 +148,7 @@ class LabPanel(QWidget):
         self._queue: list[tuple[GlyphKey, Disagreement]] = []
         self._loaded = False
         self.report: AgreementReport | None = None
+        studio.events.changed_elsewhere.connect(self._on_changed_elsewhere)
 
         self.header = QLabel(objectName="labHeader")
         self.header.setWordWrap(True)
@@ -443,6 +444,11 @@ class LabPanel(QWidget):
                 self._summary_text(self.report) + "  <i>Tags changed since: compute again.</i>"
             )
 
+    def _on_changed_elsewhere(self, tables: frozenset[str]) -> None:
+        lab_tables = {"tags", "annotator_tags", "adjudications", "assignment_items", "people"}
+        if "*" in tables or tables & (lab_tables | {"assignments"}):
+            self.changed_elsewhere()
+
     def changed_elsewhere(self) -> None:
         """Another client changed tags or assignments: refresh what is cheap to read."""
         self._agreement_stale = self.report is not None
@@ -482,7 +488,7 @@ class LabPanel(QWidget):
         password = self.person_password.text() or None
         role = self.person_role.currentText()
         try:
-            self.studio.project.add_person(
+            self.studio.add_person(
                 name, role, full_name=self.person_full.text().strip(), password=password
             )
         except Exception as e:
@@ -549,19 +555,16 @@ class LabPanel(QWidget):
     def assign(self) -> None:
         people = self.checked_annotators()
         try:
-            summary = self.studio.project.assign(
-                None,
+            summary = self.studio.assign(
                 people,
                 overlap=self.overlap.value(),
                 per_overlap_glyph=self.per_glyph.value(),
                 seed=self.seed.value(),
-                by=self.user,
             )
         except Exception as e:
             self._report("Not assigned", e)
             return
         self.refresh()
-        self.tags_settled.emit([])  # the consensus of the assigned glyphs was recomputed
         per = ", ".join(f"{n} {c}" for n, c in sorted(summary.per_person.items()))
         self._status(f"Assigned: {per}; {summary.overlap} glyphs to several people")
 
@@ -569,11 +572,10 @@ class LabPanel(QWidget):
         key = item.data(Qt.ItemDataRole.UserRole)
         done = item.checkState() == Qt.CheckState.Checked
         try:
-            self.studio.project.mark_done([key], self.user, done=done)
+            self.studio.mark_done([key], done=done)
         except Exception as e:
             self._report("Not marked", e)
         self.refresh()
-        self.tags_settled.emit([key])
 
     # ---- agreement -------------------------------------------------------------------------------
     def computing(self) -> bool:
@@ -786,13 +788,12 @@ class LabPanel(QWidget):
         agreed = set.intersection(*by_person.values()) if by_person else set()
         tags = sorted(agreed | set(self.settle_choice()))
         try:
-            project.adjudicate(key, tags, self.user, self.note.text().strip())
+            self.studio.settle(key, tags, self.note.text().strip())
         except Exception as e:
             self._report("Not settled", e)
             return
         self.note.clear()
         self.refresh()
-        self.tags_settled.emit([key])
         shown = ", ".join(f"{c}={v}" for c, v in tags) or "no tags"
         self._status(f"Settled {key}: {shown}")
 

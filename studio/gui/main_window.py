@@ -145,7 +145,6 @@ class MainWindow(QMainWindow):
         # the lab: people, assignments, agreement, disagreements, audit (a file: a lab of one)
         self.lab = LabPanel(self.studio)
         self.lab.go_to_glyph.connect(self.go_to_glyph)
-        self.lab.tags_settled.connect(self._on_lab_tags_changed)
         self.lab.error.connect(self.show_error)
         self.tabs.addTab(self.lab, "Lab")
         self.live = LiveChanges(self)
@@ -822,32 +821,13 @@ class MainWindow(QMainWindow):
         self._show_annotator()
 
     def _on_live_changes(self, glyph_ids: set[int], tables: set[str]) -> None:
-        """Another client's commits (coalesced), on the GUI thread: refresh what they touch."""
-        if "*" in tables:  # reconnected: whatever happened meanwhile is unknown
-            self.reload()
-            self.board.project_switched()
-            self.lab.changed_elsewhere()
-            return
-        if tables & {"tags", "annotator_tags", "adjudications", "assignment_items"}:
-            if glyph_ids:
-                ids = set(glyph_ids)
-                keys = [g.key for g in self.model.glyphs if g.id in ids]
-                self._on_lab_tags_changed(keys)
-            else:
-                self.reload()
-            self.lab.changed_elsewhere()
-        if tables & {"puzzles", "puzzle_sets"}:
-            self.board.project_switched()
-        if tables & {"people", "assignments"}:
-            self.lab.changed_elsewhere()
+        """Another client's commits (coalesced), on the GUI thread: the studio tells every
+        view (:meth:`Studio.external_change`); the window keeps only the assignment filter."""
+        ids = set(glyph_ids)
+        keys = [g.key for g in self.model.glyphs if g.id in ids] if ids else None
+        self.studio.external_change(tables, keys)
         if "assignment_items" in tables and self.actions["view.my_assignment"].isChecked():
             self._assignment_changed()  # a curator gave me more glyphs (or took some back)
-
-    def _on_lab_tags_changed(self, keys: list[GlyphKey]) -> None:
-        if keys:
-            self.studio.events.tags_changed.emit(list(keys))
-        else:
-            self.reload()
 
     def _on_live_state(self, text: str) -> None:
         """The listener lost its connection, or found it again: say so where it stays seen."""
