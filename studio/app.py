@@ -227,13 +227,13 @@ class Studio:
     def settle(self, key: GlyphKey, tags: Sequence[tuple[str, str]], note: str = "") -> None:
         """A curator settles a glyph's tags (they become its consensus), as the signed-in
         person (``project.user``) or the author."""
-        self.project.adjudicate(key, tags, self.project.user or self.author, note)
+        self.project.adjudicate(key, tags, self.project.author_for(self.author), note)
         self.events.tags_changed.emit([key])
 
     def mark_done(self, keys: Sequence[GlyphKey], done: bool = True) -> int:
         """Mark glyphs of the person's assignment done (or not): a glyph done without a tag of
         a concept says "none" for it, so what the views show may change."""
-        n = self.project.mark_done(list(keys), self.project.user or self.author, done=done)
+        n = self.project.mark_done(list(keys), self.project.author_for(self.author), done=done)
         self.events.tags_changed.emit(list(keys))
         return n
 
@@ -241,7 +241,7 @@ class Studio:
         """Divide the project's glyphs among ``annotators`` (:meth:`Project.assign`'s options):
         the consensus of every assigned glyph is recomputed, so the views read them again."""
         summary = self.project.assign(
-            None, list(annotators), by=self.project.user or self.author, **options
+            None, list(annotators), by=self.project.author_for(self.author), **options
         )
         self.events.glyphs_changed.emit()
         return summary

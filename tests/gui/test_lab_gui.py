@@ -354,9 +354,12 @@ def test_an_annotator_works_through_her_assignment(
     shown = {window.model.record(r).key for r in range(window.model.rowCount())}
     assert shown == mine
     window.grid.selectAll()
+    heard: list[list[GlyphKey]] = []  # the mark goes through the studio: every view hears it
+    window.studio.events.tags_changed.connect(heard.append)
     qtbot.keyClick(window.grid, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
     assert all(done is not None for _, done in window.studio.project.assigned("ann"))
     assert "marked done" in window.statusBar().currentMessage()
+    assert heard and set(heard[-1]) == mine
     _, annotated = window.studio.project.ratings()
     assert {a for _, a in annotated} >= {"ann"}  # done marks count as annotated
     qtbot.keyClick(window.grid, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
