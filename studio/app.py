@@ -105,6 +105,8 @@ class StudioEvents(SignalGroup):
     puzzles_changed = Signal(PuzzlesChanged)
     #: a baseline job stored shortcut flags for a puzzle set (its id)
     baseline_flags_changed = Signal(int)
+    #: the undo stack changed (a push, an undo, a redo, a clear): what Undo and Redo say
+    undo_changed = Signal()
     #: another client changed the project (a lab's database): the tables it touched
     #: (``frozenset[str]``; ``"*"``: unknown, after a reconnection), for the views to refresh
     #: what they show of them (tag changes also come as ``tags_changed`` / ``glyphs_changed``)
@@ -157,6 +159,8 @@ class Studio:
         self.cache = cache if cache is not None else RenderCache()
         self.author = author or "unknown"
         self.undo_stack = UndoStack()
+        # the views hear of every push, undo, redo or clear as they hear of every change
+        self.undo_stack.subscribe(lambda: self.events.undo_changed.emit())
         self._renderers: dict[tuple[str, int], GlyphRenderer] = {}
         self._font_files: dict[str, tuple[Path, str]] = {}
         self._font_records: dict[str, FontRecord] | None = None  # read once per change

@@ -225,3 +225,22 @@ def test_other_clients_changes_reach_the_views_as_the_studio_s_events(tmp_path: 
         assert ("closure", "circle") in {(t.concept, t.value) for t in studio.project.tags_of(key)}
     finally:
         studio.close()
+
+
+def test_the_undo_stack_speaks_through_the_studio_s_events(tmp_path: Path) -> None:
+    """Issue 27: a view hears of a push, an undo, a redo or a clear as of any other change."""
+    from studio.core.schema import bundled_schema_path, load_schema
+
+    studio = Studio(Project.create(tmp_path / "p.studio", load_schema(bundled_schema_path())))
+    heard: list[str | None] = []
+    studio.events.undo_changed.connect(lambda: heard.append(studio.undo_stack.undo_label))
+    key = GlyphKey(0x25CB, "symbola")
+    try:
+        studio.add_glyphs([key])
+        studio.tag([key], "closure", "circle")
+        studio.undo_stack.undo()
+        studio.undo_stack.redo()
+        studio.undo_stack.clear()
+        assert len(heard) == 4 and heard[0] == heard[2] and heard[0] and heard[1] != heard[0]
+    finally:
+        studio.close()

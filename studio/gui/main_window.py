@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
         studio.events.tags_changed.connect(self._on_tags_changed)
         studio.events.schema_changed.connect(self._on_schema_changed)
         studio.events.glyphs_changed.connect(self.reload)
-        studio.undo_stack.subscribe(self._update_undo_actions)
+        studio.events.undo_changed.connect(self._update_undo_actions)
         self.reload()
         self.tagger.open_on_start_block()
         self._restore_state()
