@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from studio.app import Studio
     from studio.gui.settings import StudioSettings
     from studio.publish import ExportSummary
+    from studio.store.project import PuzzleSetRecord
 
 #: the status choices, in the order shown (approved first: the default)
 STATUS_CHOICES: tuple[tuple[str, str], ...] = (
@@ -147,7 +149,106 @@ class SetFolderChoice:
         self.folder_edit.setText(str(path))
 
 
-class ExportDialog(SetFolderChoice, QDialog):
+class SetJobDialog(SetFolderChoice):
+    """The job half the same dialogs share (the review of issue 27: the pilot dialog had a
+    copy of the export's): the sets listed for choosing, the progress bar and the result
+    line, a cancel on Close or Esc while the job runs (closing waits for it to stop), and
+    Open folder. The dialog has ``job``, ``summary``, ``_close_when_done``, ``progress``,
+    ``result_label``, ``close_button`` and ``_set_inputs_enabled``; it says "Cancelling…"
+    where it shows its stage (:meth:`_say_cancelling`) and where its result went
+    (:meth:`_out_dir`)."""
+
+    job: Any
+    summary: Any
+    _close_when_done: bool
+    progress: QProgressBar
+    result_label: QLabel
+
+    def _make_result_area(self, prefix: str) -> None:
+        self.progress = QProgressBar(objectName=f"{prefix}Progress")
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.result_label = QLabel("", objectName=f"{prefix}Result")
+        self.result_label.setWordWrap(True)
+        self.result_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def _fill_sets(
+        self,
+        set_id: int | None,
+        describe: Callable[[PuzzleSetRecord], str],
+        action: QPushButton,
+        none_yet: str,
+    ) -> None:
+        """The project's sets to choose from, ``set_id`` chosen; with none, ``none_yet`` is
+        said and ``action`` is off."""
+        sets = self.studio.project.puzzle_sets()
+        for s in sets:
+            self.set_combo.addItem(describe(s), s.id)
+        if set_id is not None:
+            i = self.set_combo.findData(set_id)
+            if i >= 0:
+                self.set_combo.setCurrentIndex(i)
+        if not sets:
+            self.result_label.setText(none_yet)
+            action.setEnabled(False)
+
+    def _show_result(self, text: str, error: bool = False, warn: bool = False) -> None:
+        style = "color: #b00020;" if error else ("color: #8a4b00;" if warn else "")
+        self.result_label.setStyleSheet(style)
+        self.result_label.setText(text)
+
+    def _show_progress(self, done: int, total: int) -> None:
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(min(done, total))
+        else:
+            self.progress.setRange(0, 0)
+
+    def _set_inputs_enabled(self, enabled: bool) -> None:
+        raise NotImplementedError
+
+    def _after_job(self) -> None:
+        """What the dialog does again once its job ended (before it closes, if asked to)."""
+
+    def _finish(self) -> None:
+        self.job = None
+        self._set_inputs_enabled(True)
+        self._after_job()
+        if self._close_when_done:
+            QDialog.reject(self)  # type: ignore[arg-type]
+
+    def _say_cancelling(self, closing: bool) -> None:
+        """Say that the job is being cancelled (``closing``: the window is closing)."""
+
+    def _out_dir(self) -> Path | None:
+        raise NotImplementedError
+
+    def open_folder(self) -> None:
+        out = self._out_dir()
+        if out is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(out)))
+
+    def reject(self) -> None:
+        """Close; while the job runs (the button reads Cancel, or Esc): cancel it."""
+        if self.job is not None:
+            self.job.cancel()
+            self._say_cancelling(closing=False)
+            return
+        QDialog.reject(self)  # type: ignore[arg-type]
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing the window while the job runs cancels it, and closes once it stopped."""
+        if self.job is not None:
+            self._close_when_done = True
+            self.job.cancel()
+            self._say_cancelling(closing=True)
+            event.ignore()
+            return
+        QDialog.closeEvent(self, event)  # type: ignore[arg-type]
+
+
+class ExportDialog(SetJobDialog, QDialog):
     """Choose what to export and where, run it, show what happened (see the module)."""
 
     #: the export ended: True when a folder was written
@@ -232,14 +333,8 @@ class ExportDialog(SetFolderChoice, QDialog):
         form.addRow("Cite as:", self.cite_edit)
 
         self.stage_label = QLabel("", objectName="exportStage")
-        self.progress = QProgressBar(objectName="exportProgress")
-        self.progress.setRange(0, 1)
-        self.progress.setValue(0)
+        self._make_result_area("export")
         self.progress.setTextVisible(True)
-        self.result_label = QLabel("", objectName="exportResult")
-        self.result_label.setWordWrap(True)
-        self.result_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.buttons = QDialogButtonBox()
         self.export_button = self.buttons.addButton(
@@ -265,28 +360,20 @@ class ExportDialog(SetFolderChoice, QDialog):
         layout.addWidget(self.result_label, 1)
         layout.addWidget(self.buttons)
 
-        self._fill_sets(set_id)
+        self._fill_sets(
+            set_id,
+            self._describe_set,
+            self.export_button,
+            "The project has no puzzle sets yet: generate a split on the curator's board and "
+            "approve its puzzles first.",
+        )
         self.set_combo.currentIndexChanged.connect(self._suggest_folder)
         self._suggest_folder()
 
     # ---- choices -----------------------------------------------------------------------------
-    def _fill_sets(self, set_id: int | None) -> None:
-        sets = self.studio.project.puzzle_sets()
-        for s in sets:
-            approved = len(self.studio.project.puzzle_summaries(s.id, status="approved"))
-            self.set_combo.addItem(
-                f"{s.name} — {s.count} puzzles, {approved} approved (set {s.id})", s.id
-            )
-        if set_id is not None:
-            i = self.set_combo.findData(set_id)
-            if i >= 0:
-                self.set_combo.setCurrentIndex(i)
-        if not sets:
-            self.result_label.setText(
-                "The project has no puzzle sets yet: generate a split on the curator's board "
-                "and approve its puzzles first."
-            )
-            self.export_button.setEnabled(False)
+    def _describe_set(self, s: PuzzleSetRecord) -> str:
+        approved = len(self.studio.project.puzzle_summaries(s.id, status="approved"))
+        return f"{s.name} — {s.count} puzzles, {approved} approved (set {s.id})"
 
     # ---- the export ----------------------------------------------------------------------------
     @property
@@ -343,17 +430,7 @@ class ExportDialog(SetFolderChoice, QDialog):
         if self.job is None:
             return
         self.stage_label.setText(STAGE_TEXT.get(stage, stage))
-        if total > 0:
-            self.progress.setRange(0, total)
-            self.progress.setValue(min(done, total))
-        else:
-            self.progress.setRange(0, 0)
-
-    def _finish(self) -> None:
-        self.job = None
-        self._set_inputs_enabled(True)
-        if self._close_when_done:
-            super().reject()
+        self._show_progress(done, total)
 
     def _on_success(self, summary: ExportSummary) -> None:
         self.summary = summary
@@ -389,11 +466,6 @@ class ExportDialog(SetFolderChoice, QDialog):
         self._finish()
         self.finished_export.emit(False)
 
-    def _show_result(self, text: str, error: bool = False, warn: bool = False) -> None:
-        style = "color: #b00020;" if error else ("color: #8a4b00;" if warn else "")
-        self.result_label.setStyleSheet(style)
-        self.result_label.setText(text)
-
     def _set_inputs_enabled(self, enabled: bool) -> None:
         for w in (
             self.set_combo,
@@ -410,27 +482,11 @@ class ExportDialog(SetFolderChoice, QDialog):
             w.setEnabled(enabled)
         self.close_button.setText("Close" if enabled else "Cancel")
 
-    def open_folder(self) -> None:
-        if self.summary is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.summary.out_dir)))
+    def _out_dir(self) -> Path | None:
+        return Path(self.summary.out_dir) if self.summary is not None else None
 
-    def reject(self) -> None:
-        """Close; while exporting (the button reads Cancel, or Esc): cancel the export."""
-        if self.job is not None:
-            self.job.cancel()
-            self.stage_label.setText("Cancelling…")
-            return
-        super().reject()
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window while exporting cancels, and closes once the export stopped."""
-        if self.job is not None:
-            self._close_when_done = True
-            self.job.cancel()
-            self.stage_label.setText("Cancelling…")
-            event.ignore()
-            return
-        super().closeEvent(event)
+    def _say_cancelling(self, closing: bool) -> None:
+        self.stage_label.setText("Cancelling…")
 
 
 def _free(path: Path) -> Path:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
@@ -55,6 +55,8 @@ from studio.store.dbfile import is_database_url
 from studio.store.project import Project, TagChange
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
+#: a dialog on a puzzle set (:meth:`MainWindow._open_set_dialog`)
+D = TypeVar("D", ExportDialog, PilotDialog)
 #: Actions that act on the glyph grid: active only while the annotator is shown.
 ANNOTATOR_ACTIONS = (
     "edit.select_all",
@@ -293,8 +295,12 @@ class MainWindow(QMainWindow):
 
     def pilot_study(self) -> PilotDialog:
         """Puzzles ▸ Pilot study…: the pilot dialog, on the board's open set."""
+        return self._open_set_dialog(PilotDialog)
+
+    def _open_set_dialog(self, cls: type[D]) -> D:
+        """A dialog that writes the board's open set somewhere (pilot, export), opened."""
         curator = self.board.curator
-        dlg = PilotDialog(
+        dlg = cls(
             self.studio, self.settings, set_id=curator.set_id, lock=curator.render_lock, parent=self
         )
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -344,13 +350,7 @@ class MainWindow(QMainWindow):
 
     def export_benchmark(self) -> ExportDialog:
         """Puzzles ▸ Export benchmark…: the export dialog, on the board's open set."""
-        curator = self.board.curator
-        dlg = ExportDialog(
-            self.studio, self.settings, set_id=curator.set_id, lock=curator.render_lock, parent=self
-        )
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.open()
-        return dlg
+        return self._open_set_dialog(ExportDialog)
 
     def _on_mode_changed(self) -> None:
         """Keys act on what is shown: tagging keys in the annotator, puzzle keys on the board."""

@@ -15,8 +15,8 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
-from PySide6.QtGui import QCloseEvent, QDesktopServices
+from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -26,14 +26,13 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from studio.gui.export_dialog import STATUS_CHOICES, SetFolderChoice
+from studio.gui.export_dialog import STATUS_CHOICES, SetJobDialog
 from studio.gui.widgets import ThreadJob
 from studio.pilot.export import PilotOptions
 
@@ -85,7 +84,7 @@ class PilotJob(ThreadJob):
         )
 
 
-class PilotDialog(SetFolderChoice, QDialog):
+class PilotDialog(SetJobDialog, QDialog):
     """Choose what to pilot, with whom and where; write it; show the plan (see the module)."""
 
     #: the export ended: True when a pilot folder was written
@@ -208,13 +207,7 @@ class PilotDialog(SetFolderChoice, QDialog):
 
         self.coverage_label = QLabel("", objectName="pilotCoverage")
         self.coverage_label.setWordWrap(True)
-        self.progress = QProgressBar(objectName="pilotProgress")
-        self.progress.setRange(0, 1)
-        self.progress.setValue(0)
-        self.result_label = QLabel("", objectName="pilotResult")
-        self.result_label.setWordWrap(True)
-        self.result_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._make_result_area("pilot")
 
         self.buttons = QDialogButtonBox()
         self.pilot_button = self.buttons.addButton(
@@ -246,7 +239,12 @@ class PilotDialog(SetFolderChoice, QDialog):
         layout.addWidget(self.result_label, 1)
         layout.addWidget(self.buttons)
 
-        self._fill_sets(set_id)
+        self._fill_sets(
+            set_id,
+            lambda s: f"{s.name} — {s.count} puzzles (set {s.id})",
+            self.pilot_button,
+            "The project has no puzzle sets yet: generate a split on the curator's board first.",
+        )
         self.set_combo.currentIndexChanged.connect(self._suggest_folder)
         self.set_combo.currentIndexChanged.connect(self._update_coverage)
         self.status_combo.currentIndexChanged.connect(self._update_coverage)
@@ -254,20 +252,6 @@ class PilotDialog(SetFolderChoice, QDialog):
         self._update_coverage()
 
     # ---- choices -----------------------------------------------------------------------------
-    def _fill_sets(self, set_id: int | None) -> None:
-        sets = self.studio.project.puzzle_sets()
-        for s in sets:
-            self.set_combo.addItem(f"{s.name} — {s.count} puzzles (set {s.id})", s.id)
-        if set_id is not None:
-            i = self.set_combo.findData(set_id)
-            if i >= 0:
-                self.set_combo.setCurrentIndex(i)
-        if not sets:
-            self.result_label.setText(
-                "The project has no puzzle sets yet: generate a split on the curator's board first."
-            )
-            self.pilot_button.setEnabled(False)
-
     def parts(self) -> tuple[str, ...]:
         return tuple(p for p in PARTS if self.part_checks[p].isChecked())
 
@@ -351,16 +335,11 @@ class PilotDialog(SetFolderChoice, QDialog):
 
     def _on_progress(self, done: int, total: int) -> None:
         if total > 0:
-            self.progress.setRange(0, total)
-            self.progress.setValue(min(done, total))
+            self._show_progress(done, total)
             self._show_result(f"Writing the pictures: {done} of {total} puzzles")
 
-    def _finish(self) -> None:
-        self.job = None
-        self._set_inputs_enabled(True)
+    def _after_job(self) -> None:
         self._update_coverage()
-        if self._close_when_done:
-            super().reject()
 
     def _on_success(self, summary: dict[str, Any]) -> None:
         self.summary = summary
@@ -394,10 +373,6 @@ class PilotDialog(SetFolderChoice, QDialog):
         self._finish()
         self.finished_pilot.emit(False)
 
-    def _show_result(self, text: str, error: bool = False) -> None:
-        self.result_label.setStyleSheet("color: #b00020;" if error else "")
-        self.result_label.setText(text)
-
     def _set_inputs_enabled(self, enabled: bool) -> None:
         for w in (
             self.set_combo,
@@ -416,30 +391,17 @@ class PilotDialog(SetFolderChoice, QDialog):
             w.setEnabled(enabled)
         self.close_button.setText("Close" if enabled else "Cancel")
 
-    def open_folder(self) -> None:
-        if self.summary is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.summary["out_dir"])))
+    def _out_dir(self) -> Path | None:
+        return Path(self.summary["out_dir"]) if self.summary is not None else None
 
     def open_page(self) -> None:
         if self.summary is not None:
             page = Path(self.summary["out_dir"]) / "index.html"
             QDesktopServices.openUrl(QUrl.fromLocalFile(str(page)))
 
-    def reject(self) -> None:
-        """Close; while writing (the button reads Cancel, or Esc): stop at the next step."""
-        if self.job is not None:
-            self.job.cancel()
+    def _say_cancelling(self, closing: bool) -> None:
+        if not closing:  # the window stays open: say why it has not closed
             self._show_result("Cancelling…")
-            return
-        super().reject()
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        if self.job is not None:
-            self._close_when_done = True
-            self.job.cancel()
-            event.ignore()
-            return
-        super().closeEvent(event)
 
 
 __all__ = ["PilotDialog", "PilotJob"]

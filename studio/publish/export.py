@@ -38,7 +38,7 @@ import json
 import os
 import shutil
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -504,48 +504,41 @@ def export_set(
         "annotation_hash": digest,
     }
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with staging_area(out.parent, f".{out.name}.", ".export") as staging:
-        try:
+    with _built(out, should_stop) as staging:
 
-            def write_progress(done: int, total: int) -> None:
-                _check_stop(should_stop)
-                if progress is not None:
-                    progress(STAGE_WRITE, done, total)
-
-            write_split(
-                staging,
-                [result],
-                params,
-                inputs.rows,
-                inputs.image_of,
-                [kept_verdicts],
-                [stats],
-                write_progress,
-                schema=inputs.schema,
-                extra={"curated": provenance, "glyphs_without_image": len(inputs.without_image)},
-            )
+        def write_progress(done: int, total: int) -> None:
             _check_stop(should_stop)
             if progress is not None:
-                progress(STAGE_CARD, 0, 3)
-            lines = [exported_line(p, curation[p.id]) for p in kept]
-            atomic_write_text(staging / PUZZLES, "".join(line + "\n" for line in lines))
-            write_parquet(staging, kept, [curation[p.id] for p in kept], lines)
-            if progress is not None:
-                progress(STAGE_CARD, 1, 3)
-            baselines = baseline_results(project, rec.id)
-            provenance["human"] = human_results(project, rec.id, kept)
-            write_card(staging, kept, kept_verdicts, stats, params, provenance, baselines)
-            if progress is not None:
-                progress(STAGE_CARD, 2, 3)
-            write_croissant(staging, provenance, len(kept))
-            if progress is not None:
-                progress(STAGE_CARD, 3, 3)
-            _check_stop(should_stop)
-            _move_into_place(staging, out)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+                progress(STAGE_WRITE, done, total)
+
+        write_split(
+            staging,
+            [result],
+            params,
+            inputs.rows,
+            inputs.image_of,
+            [kept_verdicts],
+            [stats],
+            write_progress,
+            schema=inputs.schema,
+            extra={"curated": provenance, "glyphs_without_image": len(inputs.without_image)},
+        )
+        _check_stop(should_stop)
+        if progress is not None:
+            progress(STAGE_CARD, 0, 3)
+        lines = [exported_line(p, curation[p.id]) for p in kept]
+        atomic_write_text(staging / PUZZLES, "".join(line + "\n" for line in lines))
+        write_parquet(staging, kept, [curation[p.id] for p in kept], lines)
+        if progress is not None:
+            progress(STAGE_CARD, 1, 3)
+        baselines = baseline_results(project, rec.id)
+        provenance["human"] = human_results(project, rec.id, kept)
+        write_card(staging, kept, kept_verdicts, stats, params, provenance, baselines)
+        if progress is not None:
+            progress(STAGE_CARD, 2, 3)
+        write_croissant(staging, provenance, len(kept))
+        if progress is not None:
+            progress(STAGE_CARD, 3, 3)
     return _summary(out, rec, status, stats, rejected, kept_verdicts, digest, info)
 
 
@@ -690,77 +683,86 @@ def _export_stimulus_set(
         "annotation_hash": "",
         "generation": {k: v for k, v in rec.params.items() if k != "fold"},
     }
+    with _built(out, should_stop) as staging:
+        for n, i in enumerate(keep):
+            _check_stop(should_stop)
+            record, verdict, images, sheet = drawn[i]
+            _write_item(
+                staging,
+                StimulusItem(str(record["id"]), family, record, images, sheet, verdict),
+            )
+            if progress is not None:
+                progress(STAGE_WRITE, n + 1, len(keep))
+        ordered = [json.dumps(r, sort_keys=True, ensure_ascii=False) for r in records]
+        atomic_write_text(staging / ITEMS, "".join(line + "\n" for line in ordered))
+        lines = [
+            json.dumps(
+                {**r, "curation": curation[str(r["id"])]},
+                sort_keys=True,
+                separators=(",", ":"),
+                ensure_ascii=True,
+            )
+            for r in records
+        ]
+        atomic_write_text(staging / PUZZLES, "".join(line + "\n" for line in lines))
+        audit = audit_stimulus_records(family, records)
+        report: dict[str, Any] = {
+            "family": family,
+            "items": len(records),
+            "parts": {p: stats[p]["puzzles"] for p in ("train", "val", "test")},
+        }
+        if audit is not None:
+            report["audit"] = audit
+        STIMULUS_SPLIT.write_json(staging / REPORT_JSON, report)
+        if progress is not None:
+            progress(STAGE_CARD, 0, 3)
+        write_parquet(
+            staging,
+            items,
+            [curation[p.id] for p in items],
+            lines,
+            table=stimulus_table(items, [curation[p.id] for p in items], lines),
+        )
+        baselines = baseline_results(project, rec.id)
+        provenance["human"] = human_results(project, rec.id, items)  # type: ignore[arg-type]
+        atomic_write_text(
+            staging / README,
+            stimulus_card_text(items, verdicts, stats, provenance, baselines),
+        )
+        if progress is not None:
+            progress(STAGE_CARD, 2, 3)
+        write_croissant(staging, provenance, len(items))
+        meta = {
+            "family": family,
+            "options": dict(rec.params.get("options") or {}),
+            "n": len(records),
+            "seed": rec.params.get("seed"),
+            "ratios": list(rec.params.get("ratios") or []),
+            "studio_version": __version__,
+            "summary": report,
+            "curated": provenance,
+        }
+        sync_tree(staging)  # the pictures were written plainly: durable before split.json
+        STIMULUS_SPLIT.finish(staging, meta)
+        if progress is not None:
+            progress(STAGE_CARD, 3, 3)
+    return _summary(out, rec, status, stats, rejected, verdicts, "", info)
+
+
+@contextlib.contextmanager
+def _built(out: Path, should_stop: ShouldStop | None) -> Iterator[Path]:
+    """A staging folder beside ``out`` to write the export into, moved into place when the
+    block ends well (a last stop check first); removed on an error or a cancel, so nothing
+    is half-written."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with staging_area(out.parent, f".{out.name}.", ".export") as staging:
         try:
-            for n, i in enumerate(keep):
-                _check_stop(should_stop)
-                record, verdict, images, sheet = drawn[i]
-                _write_item(
-                    staging,
-                    StimulusItem(str(record["id"]), family, record, images, sheet, verdict),
-                )
-                if progress is not None:
-                    progress(STAGE_WRITE, n + 1, len(keep))
-            ordered = [json.dumps(r, sort_keys=True, ensure_ascii=False) for r in records]
-            atomic_write_text(staging / ITEMS, "".join(line + "\n" for line in ordered))
-            lines = [
-                json.dumps(
-                    {**r, "curation": curation[str(r["id"])]},
-                    sort_keys=True,
-                    separators=(",", ":"),
-                    ensure_ascii=True,
-                )
-                for r in records
-            ]
-            atomic_write_text(staging / PUZZLES, "".join(line + "\n" for line in lines))
-            audit = audit_stimulus_records(family, records)
-            report: dict[str, Any] = {
-                "family": family,
-                "items": len(records),
-                "parts": {p: stats[p]["puzzles"] for p in ("train", "val", "test")},
-            }
-            if audit is not None:
-                report["audit"] = audit
-            STIMULUS_SPLIT.write_json(staging / REPORT_JSON, report)
-            if progress is not None:
-                progress(STAGE_CARD, 0, 3)
-            write_parquet(
-                staging,
-                items,
-                [curation[p.id] for p in items],
-                lines,
-                table=stimulus_table(items, [curation[p.id] for p in items], lines),
-            )
-            baselines = baseline_results(project, rec.id)
-            provenance["human"] = human_results(project, rec.id, items)  # type: ignore[arg-type]
-            atomic_write_text(
-                staging / README,
-                stimulus_card_text(items, verdicts, stats, provenance, baselines),
-            )
-            if progress is not None:
-                progress(STAGE_CARD, 2, 3)
-            write_croissant(staging, provenance, len(items))
-            meta = {
-                "family": family,
-                "options": dict(rec.params.get("options") or {}),
-                "n": len(records),
-                "seed": rec.params.get("seed"),
-                "ratios": list(rec.params.get("ratios") or []),
-                "studio_version": __version__,
-                "summary": report,
-                "curated": provenance,
-            }
-            sync_tree(staging)  # the pictures were written plainly: durable before split.json
-            STIMULUS_SPLIT.finish(staging, meta)
-            if progress is not None:
-                progress(STAGE_CARD, 3, 3)
+            yield staging
             _check_stop(should_stop)
             _move_into_place(staging, out)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    return _summary(out, rec, status, stats, rejected, verdicts, "", info)
 
 
 def _move_into_place(staging: Path, out: Path) -> None:

@@ -41,12 +41,7 @@ def duration_text(seconds: float | None) -> str:
         return ""
     if seconds < 10:
         return f"{seconds:.1f} s"
-    s = round(seconds)
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return seconds_text(seconds)  # the CLI's words for the longer ones
 
 
 def job_seconds(job: Any, now: datetime | None = None) -> float | None:
