@@ -277,9 +277,11 @@ class ExportDialog(SetJobDialog, QDialog):
 
         intro = QLabel(
             "Publish a curated puzzle set as a benchmark folder: the split layout of "
-            "<i>Generate</i> (puzzles, sheets, UA arrays, annotations, schema) with each "
-            "puzzle's curation history, a dataset card (README.md), Croissant metadata and a "
-            "Parquet table. Every puzzle is vetted again against the current annotations."
+            "<i>Generate</i> with each puzzle's curation history, a dataset card (README.md), "
+            "Croissant metadata and a Parquet table. Glyph puzzles (sheets, UA arrays, "
+            "annotations, schema) are vetted again against the current annotations; KiVA, "
+            "polycube and other items (pictures, sheets) are drawn and vetted again by their "
+            "family."
         )
         intro.setWordWrap(True)
 

@@ -275,7 +275,8 @@ class SplitStatsPanel(QScrollArea):
         lay.addWidget(self.summary)
         # what the set covers, at the top: a benchmark whose test holds one tuple must not
         # read as fine until the curator scrolls to the bottom (issue 24)
-        lay.addWidget(_heading("Coverage: (rule, concept) tuples per part"))
+        self.coverage_heading = _heading("Coverage: (rule, concept) tuples per part")
+        lay.addWidget(self.coverage_heading)
         self.coverage_label = QLabel(objectName="statsCoverage", wordWrap=True)
         self.coverage_label.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.coverage_label)
@@ -301,7 +302,8 @@ class SplitStatsPanel(QScrollArea):
         self.position_label = QLabel(objectName="positionTest", wordWrap=True)
         lay.addWidget(self.position_label)
         self._build_audit(lay)
-        lay.addWidget(_heading("Foil-value balance (χ² per concept)"))
+        self.foil_heading = _heading("Foil-value balance (χ² per concept)")
+        lay.addWidget(self.foil_heading)
         self.foil_label = QLabel(objectName="foilBalance", wordWrap=True)
         lay.addWidget(self.foil_label)
         self.foil_table = _small_table(
@@ -532,8 +534,18 @@ class SplitStatsPanel(QScrollArea):
     def part(self) -> str:
         return self.part_combo.currentData() or "all"
 
+    def _glyph_sections(self, shown: bool) -> None:
+        """Coverage over (rule, concept) tuples and the foils' value balance are a glyph
+        split's measures: a stimulus set (KiVA, polycubes) has neither, so they are not shown
+        as empty sections for it."""
+        for w in (self.coverage_heading, self.coverage_label, self.foil_heading):
+            w.setVisible(shown)
+        self.foil_label.setVisible(shown)
+        self.foil_table.setVisible(shown)
+
     def _show(self) -> None:
         stats = self.stats
+        self._glyph_sections(not stats or "foil_values" in stats.get("all", {}))
         if not stats:
             self.summary.setText("No puzzle set yet: Puzzles ▸ Generate split…")
             for chart in (

@@ -125,6 +125,10 @@ def test_generated_items_are_curated_on_the_board(
     # the statistics are the family's: six items over the parts, the key's position
     assert board.wait_for_stats(WAIT_MS)
     assert board.stats_panel.summary.text().startswith("6 puzzles shown")
+    # a glyph split's own measures (tuple coverage, foil values) are not shown empty for it
+    panel = board.stats_panel
+    assert not panel.coverage_heading.isVisible() and not panel.foil_table.isVisible()
+    assert panel.rule_chart.isVisible()
     # Ctrl+Shift+B publishes the approved item as a split folder with its card
     from studio.gui.export_dialog import ExportDialog
     from studio.stimuli.split import is_stimulus_split, read_stimulus_split
