@@ -43,7 +43,9 @@ the incomplete row's visible cells alone, ``solver-row2``), scored on the held-o
 knowing the split's tested (rule, concept) readings, with the share of puzzles that hold a
 decoy — the floors the generator reached on those annotations. A design ending in ``/plain``
 (``symmetric/plain``) is the same generator with one context draw per puzzle, i.e. no decoys:
-the same-run reference for both the partial views and the speed. Glyph splits are generated
+the same-run reference for both the partial views and the speed; ``/values`` (analogies,
+``--layout analogy``) draws symmetric sets as before issue 24's variant sets — foils carrying
+the set's other values, most like B — the reference for those. Glyph splits are generated
 in one process (``workers=1``) so that the two compare.
 
 Each glyph split also reports its ``coverage`` (issue 24): the (rule, concept) tuples per part
@@ -86,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sets", default="ua,polysemic", help="annotation sets to run")
     parser.add_argument("--designs", default=",".join(DESIGNS), help="answer-set designs")
+    parser.add_argument(
+        "--layout",
+        default="two-row",
+        help="the glyph splits' layout (two-row, matrix-3x3, analogy, …)",
+    )
     parser.add_argument("--families", action="store_true", help="also the non-glyph families")
     parser.add_argument("--family-n", type=int, default=2_000, help="items per family split")
     parser.add_argument("--out", metavar="PATH", help="also write the JSON report here")
@@ -112,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             families=args.families,
             family_n=args.family_n,
             seed_sweep=args.seed_sweep,
+            layout=args.layout,
         )
     for line in table(result):
         _say(line)
@@ -220,23 +228,32 @@ def glyph_run(
     image_tags: Mapping[Any, Mapping[str, frozenset[str]]],
     features: Any,
     features_s: float,
+    layout: str = "two-row",
 ) -> dict[str, Any]:
     """Generate, vet and probe one split (module docstring)."""
+    import studio.families.glyph_pmp.analogy as analogy_generator
     import studio.families.glyph_pmp.generator as glyph_generator
     from studio.core.errors import StudioError
     from studio.generate.params import SplitParams
     from studio.splits import generate_from, vet
     from studio.vet.rules import RuleBook
 
+    design, values, _ = design.partition("/values")
     design, plain, _ = design.partition("/plain")
     plain_run = bool(plain)
+    values_run = bool(values)  # analogies: foils carrying the set's values, most like B
     sets, _, least = design.partition(":")  # symmetric:2 — sets of at least two answers
     params = SplitParams(
-        n=n, seed=seed, sampling="balanced", answer_sets=sets, min_answers=int(least or 4)
+        n=n,
+        seed=seed,
+        sampling="balanced",
+        answer_sets=sets,
+        min_answers=int(least or 4),
+        layout=layout,
     )
     out: dict[str, Any] = {
         "set": label,
-        "design": design + ("/plain" if plain_run else ""),
+        "design": design + ("/plain" if plain_run else "") + ("/values" if values_run else ""),
         "n": n,
     }
     draws = glyph_generator.DECOY_DRAWS
@@ -244,6 +261,7 @@ def glyph_run(
     try:
         # /plain: one context per puzzle, no decoys (the reference of issue 24's speed aim)
         glyph_generator.DECOY_DRAWS = 1 if plain_run else draws
+        analogy_generator.VARIANT_SETS = not values_run
         [result] = generate_from(annotations, schema, params, workers=1)
     except StudioError as e:
         out["error"] = str(e).splitlines()[0]
@@ -253,6 +271,7 @@ def glyph_run(
         return out
     finally:
         glyph_generator.DECOY_DRAWS = draws
+        analogy_generator.VARIANT_SETS = True
     g1 = time.perf_counter()
     verdicts = vet(result.puzzles, annotations, RuleBook(schema), features, params.strict)
     g2 = time.perf_counter()
@@ -389,6 +408,7 @@ def run(
     families: bool = False,
     family_n: int = 2_000,
     seed_sweep: int = 0,
+    layout: str = "two-row",
 ) -> dict[str, Any]:
     from studio.app import Studio
     from studio.core.schema import bundled_schema_path, load_schema
@@ -429,14 +449,16 @@ def run(
         for design in designs:
             _say(f"{label} / {design}: {n} puzzles …")
             glyph.append(
-                glyph_run(label, design, annotations, schema, n, seed, image_tags, warn, warn_s)
+                glyph_run(
+                    label, design, annotations, schema, n, seed, image_tags, warn, warn_s, layout
+                )
             )
     result: dict[str, Any] = {
         "name": "answersets",
         "source": str(source),
         "n": n,
         "seed": seed,
-        "layout": "two-row",
+        "layout": layout,
         "sampling": "balanced",
         "glyphs_with_image": len(inputs.images),
         "glyphs_without_image": len(inputs.without_image),

@@ -603,7 +603,8 @@ def split_coverage(
 
     k = DEFAULT_MIN_TUPLES if min_tuples is None else min_tuples
     return [
-        coverage(r.puzzles, r.params.counts(), r.params.rules, r.dry, min_tuples=k) for r in results
+        coverage(r.puzzles, r.params.counts(), r.params.tested_rules, r.dry, min_tuples=k)
+        for r in results
     ]
 
 

@@ -127,6 +127,12 @@ class SplitParams:
         if problems:
             raise StudioError("split parameters: " + "; ".join(problems))
 
+    @property
+    def tested_rules(self) -> tuple[str, ...]:
+        """The rules this split's puzzles test: ``rules``, except that an analogy tests one
+        change and nothing else (its coverage must not warn that constant yields nothing)."""
+        return ("change",) if self.layout == "analogy" else self.rules
+
     def counts(self) -> dict[str, int]:
         """Puzzles per part: train, val, test (rounding puts the remainder in test)."""
         total = sum(self.ratios)

@@ -49,7 +49,7 @@ def _coverage_section(puzzles: Sequence[Puzzle], params: SplitParams) -> list[st
     from studio.vet.coverage import coverage, coverage_lines
 
     present = Counter(p.split for p in puzzles)
-    cov = coverage(puzzles, present, params.rules)
+    cov = coverage(puzzles, present, params.tested_rules)
     out = ["## Coverage", "", "(rule, concept) tuples and rules per part, as published:", ""]
     out += [f"- {line}" for line in coverage_lines(cov)]
     for part, e in cov["parts"].items():
@@ -74,18 +74,19 @@ def _partial_section(stats: Mapping[str, Any]) -> list[str]:
     ]
     if not rows:
         return []
+    shown = [v for v in VIEWS if any(v in views for _, views in rows)]
     out = [
         "## Partial views",
         "",
         f"The accuracy of the partial views' solver. {EXPLANATION}",
         "",
-        "| part | chance | " + " | ".join(VIEW_NAMES[v] for v in VIEWS) + " |",
-        "|---|---|" + "---|" * len(VIEWS),
+        "| part | chance | " + " | ".join(VIEW_NAMES[v] for v in shown) + " |",
+        "|---|---|" + "---|" * len(shown),
     ]
     for part, views in rows:
         cells = [
             f"{views[v]['accuracy']:.2f} (decoys {views[v]['decoyed']:.0%})" if v in views else "—"
-            for v in VIEWS
+            for v in shown
         ]
         chance = next(iter(views.values()))["chance"]
         out.append(f"| {part} | {chance:.2f} | " + " | ".join(cells) + " |")

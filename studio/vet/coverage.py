@@ -151,4 +151,6 @@ def coverage_of_set(
     val = round(n * ratios[1] / total)
     requested = {"train": train, "val": val, "test": max(0, n - train - val)}
     rules = list(params.get("rules") or sorted({p.rule for p in puzzles}))
+    if params.get("layout") == "analogy":  # an analogy tests one change, whatever was asked
+        rules = ["change"]
     return coverage(puzzles, requested, rules, dry, min_tuples)

@@ -6,7 +6,8 @@ defect as much as an invalid one: on the shared UA set the first row alone found
 43 % of the default split's held-out puzzles (chance 25 %), because the foils took values the
 row never shows.
 
-Two views of a matrix puzzle (two-row or 3×3; a one-row sequence has no partial row):
+Two views of a matrix puzzle (two-row or 3×3; a one-row sequence has no partial row, nor has an
+odd-one-out group, whose answers are its whole context):
 
 - ``row1``, **the first row alone** (and the answers). The rows hidden from the solver could be
   anything; an answer *fits* a reading — a (rule, concept) — when row 1 instantiates that rule
@@ -16,6 +17,15 @@ Two views of a matrix puzzle (two-row or 3×3; a one-row sequence has no partial
   dist3 for any of row 1's three values, union for both of row 1's united values.
 - ``row2``, **the incomplete row alone** (its visible cells and the answers): an answer fits a
   reading when the visible cells and the answer instantiate that rule over that concept.
+
+Two views of an analogy, A : A′ :: B : ? (VASR's partial inputs, vasr.txt §4, Table 3 R10–R13):
+
+- ``pair``, **the example pair alone** (A, A′ and the answers): the pair shows its change, a
+  concept whose values differ between A and A′; an answer fits that reading when it carries
+  A′'s values of the concept and none that only A carries — as B′ would, whatever B is.
+- ``probe``, **B alone** (B and the answers): an answer fits a reading ("change", d) when it and
+  B carry different values of d and agree on every other concept both carry (the foil judge's
+  leniency, :func:`studio.vet.analogy.agrees_outside`): it could be B′ for some change of d.
 
 The solver scores each answer by the readings it fits, counting only the readings the split
 actually tests (a benchmark's card lists its (rule, concept) tuples, so a solver may know
@@ -40,20 +50,28 @@ from typing import Any
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
+from studio.vet.analogy import CHANGE, agrees_outside
 from studio.vet.emergent import _shared_concepts
 from studio.vet.rules import NONE, Rule, RuleBook, RuleContext, row_instantiations
 
-#: the partial views, in the order reports list them
-VIEWS = ("row1", "row2")
-VIEW_NAMES = {"row1": "the first row alone", "row2": "the incomplete row alone"}
+#: the partial views, in the order reports list them (a matrix's two, then an analogy's two)
+VIEWS = ("row1", "row2", "pair", "probe")
+VIEW_NAMES = {
+    "row1": "the first row alone",
+    "row2": "the incomplete row alone",
+    "pair": "the example pair alone",
+    "probe": "B alone",
+}
 #: layouts with a first row and an incomplete row (a sequence's one row is the whole context)
 VIEW_LAYOUTS = ("two-row", "matrix-3x3")
+#: the analogy layout (A : A′ :: B : ?), whose views are the pair and B
+ANALOGY_LAYOUT = "analogy"
 #: what the partial views are, in a sentence for people (the card, the statistics panel)
 EXPLANATION = (
-    "An exact symbolic solver that sees the answers and ONE row of the context (the first, or "
-    "the incomplete one) picks the answer fitting the most (rule, concept) readings this set "
-    "tests (ties split evenly); a decoy is a foil it finds as good as the key. Near chance, "
-    "the whole context is needed."
+    "An exact symbolic solver that sees the answers and part of the context (ONE row of a "
+    "matrix: the first, or the incomplete one; an analogy's example pair, or B) picks the "
+    "answer fitting the most readings this set tests (ties split evenly); a decoy is a foil "
+    "it finds as good as the key. Near chance, the whole context is needed."
 )
 #: points over chance past which a tuple's view is named in the reports' lines
 NAMED_POINTS = 10.0
@@ -61,12 +79,15 @@ NAMED_POINTS = 10.0
 Reading = tuple[str, str]  # (rule, concept)
 
 __all__ = [
+    "ANALOGY_LAYOUT",
     "EXPLANATION",
     "NAMED_POINTS",
     "VIEWS",
     "VIEW_LAYOUTS",
     "VIEW_NAMES",
     "OpenRowView",
+    "PairView",
+    "ProbeView",
     "RowView",
     "partial_gap",
     "partial_lines",
@@ -181,10 +202,63 @@ class OpenRowView:
         return frozenset(out)
 
 
-def views_of(
-    puzzle: Puzzle, annotations: TagIndex, book: RuleBook
-) -> dict[str, RowView | OpenRowView]:
-    """The two views' solvers for one puzzle (empty for a layout without partial rows)."""
+class PairView:
+    """The example pair alone (A, A′): the changes it shows, and what B′ must then carry."""
+
+    def __init__(self, a: GlyphKey, a2: GlyphKey, annotations: TagIndex) -> None:
+        self.annotations = annotations
+        ta = annotations.by_glyph.get(a, {})
+        tb = annotations.by_glyph.get(a2, {})
+        #: per concept the pair changes: the values only A′ carries, and those only A carries
+        self.changes = [
+            (c, tb.get(c, frozenset()) - ta.get(c, frozenset()), ta.get(c, frozenset()))
+            for c in sorted(ta.keys() | tb.keys())
+            if ta.get(c, frozenset()) != tb.get(c, frozenset())
+        ]
+
+    def readings(self, answer: GlyphKey) -> frozenset[Reading]:
+        mine = self.annotations.by_glyph.get(answer, {})
+        out = set()
+        for c, into, before in self.changes:
+            vals = mine.get(c, frozenset())
+            if into and into <= vals and not (vals & (before - into)):
+                out.add((CHANGE, c))
+        return frozenset(out)
+
+
+class ProbeView:
+    """B alone: the concepts over which an answer could be B after one change."""
+
+    def __init__(self, b: GlyphKey, annotations: TagIndex) -> None:
+        self.annotations = annotations
+        self.b = b
+        self.mine = annotations.by_glyph.get(b, {})
+
+    def readings(self, answer: GlyphKey) -> frozenset[Reading]:
+        theirs = self.annotations.by_glyph.get(answer, {})
+        return frozenset(
+            (CHANGE, d)
+            for d, vals in self.mine.items()
+            if theirs.get(d) not in (None, vals)
+            and agrees_outside(self.annotations, self.b, answer, d)
+        )
+
+
+View = RowView | OpenRowView | PairView | ProbeView
+
+
+def views_of(puzzle: Puzzle, annotations: TagIndex, book: RuleBook) -> dict[str, View]:
+    """The partial views' solvers for one puzzle (empty for a layout without partial views)."""
+    if puzzle.layout == ANALOGY_LAYOUT:
+        if len(puzzle.context) != 2:
+            return {}
+        first, second = puzzle.context
+        if len(first) != 2 or len(second) != 1:
+            return {}
+        return {
+            "pair": PairView(first[0], first[1], annotations),
+            "probe": ProbeView(second[0], annotations),
+        }
     if puzzle.layout not in VIEW_LAYOUTS or len(puzzle.context) < 2:
         return {}
     return {
@@ -238,18 +312,20 @@ def partial_views(
     """Each view's solver over these puzzles, JSON-ready: ``views`` (per view: accuracy,
     chance, points over chance, puzzles, the share with a decoy) and ``tuples`` (the same per
     ``rule/concept``). ``focus``: the readings the split tests (default: those of these
-    puzzles). Empty ``views`` when no puzzle has partial rows."""
-    puzzles = [p for p in puzzles if p.layout in VIEW_LAYOUTS and len(p.context) >= 2]
+    puzzles). Empty ``views`` when no puzzle has partial views."""
+    seen = [(p, views_of(p, annotations, book)) for p in puzzles]
+    seen = [(p, v) for p, v in seen if v]
     tested = (
-        frozenset(focus) if focus is not None else frozenset((p.rule, p.concept) for p in puzzles)
+        frozenset(focus) if focus is not None else frozenset((p.rule, p.concept) for p, _ in seen)
     )
     acc: dict[tuple[str, str], list[float]] = defaultdict(list)
     chance: dict[str, list[float]] = defaultdict(list)
     decoyed: dict[tuple[str, str], int] = defaultdict(int)
-    for p in puzzles:
+    for p, views in seen:
         name = f"{p.rule}/{p.concept}"
         chance[name].append(1.0 / len(p.answers))
-        for view, per_answer in puzzle_views(p, annotations, book).items():
+        for view, solver in views.items():
+            per_answer = [solver.readings(a) for a in p.answers]
             acc[(name, view)].append(solver_accuracy(per_answer, p.key, tested))
             key_score = score(per_answer[p.key], tested)
             if any(score(r, tested) >= key_score for i, r in enumerate(per_answer) if i != p.key):
@@ -300,23 +376,35 @@ def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:
         if over:
             worst.append((max(row["points_over_chance"] for _, row in over), name, over))
     worst.sort(key=lambda x: (-x[0], x[1]))
-    bare = False
+    bare: set[str] = set()
     for _, name, over in worst[:most]:
         rule, concept = name.split("/", 1)
         said = ", ".join(f"{names.get(v, v)} {row['accuracy']:.0%}" for v, row in over)
         lacking = [v for v, row in over if row["decoyed"] < 0.5]
-        bare = bare or bool(lacking)
-        why = "no decoy in most puzzles" if lacking else "the key fits more readings"
+        bare.update(lacking)
+        why = (
+            "no decoy in most puzzles"
+            if lacking
+            else "decoys tie with the key, fewer than all its foils"
+        )
         out.append(f"{rule} × {concept}: {said} (chance {over[0][1]['chance']:.0%}; {why})")
     if len(worst) > most:
         out.append(f"… and {len(worst) - most} more tuples over chance by a partial view")
     if hints is not None:
         out += [str(h) for h in hints] if worst else []
-    elif bare:
-        out.append(
-            "no decoy: no foil fits that row under another tested (rule, concept); glyphs "
-            "that carry values of two tested concepts make decoys — tag them"
-        )
+    else:
+        if bare & {"row1", "row2"}:
+            out.append(
+                "no decoy: no foil fits that row under another tested (rule, concept); glyphs "
+                "that carry values of two tested concepts make decoys — tag them"
+            )
+        if "pair" in bare:
+            out.append(
+                "no decoy for the example pair: it names the key's value, and with one concept "
+                "tagged per glyph a second answer carrying it would be a second B′; glyphs "
+                "alike but for the changed concept that disagree on another concept make "
+                "crossed answer sets, which halve what the pair alone finds — tag them"
+            )
     return out
 
 

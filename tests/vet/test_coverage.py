@@ -45,3 +45,21 @@ def test_coverage_counts_tuples_and_rules_per_part_and_warns_on_a_narrow_test() 
     wide = coverage(puzzles, {"train": 12, "val": 0, "test": 5}, ("dist3",), min_tuples=1)
     assert wide["warnings"] == []
     assert Counter(p.split for p in puzzles) == {"train": 12, "test": 5}
+
+
+def test_an_analogy_split_is_not_told_that_matrix_rules_yield_nothing() -> None:
+    """An analogy tests one change; the default rules (constant, progression, …) belong to
+    the matrix layouts, and their "yields no puzzle" warnings were noise on every analogy
+    split's summary."""
+    from studio.generate.params import SplitParams
+    from studio.vet.coverage import coverage_of_set
+
+    params = SplitParams(n=17, layout="analogy")
+    assert params.tested_rules == ("change",)
+    assert SplitParams(n=17).tested_rules == SplitParams(n=17).rules
+    puzzles = [puzzle(i, "train", "change", f"c{i % 5}") for i in range(12)]
+    puzzles += [puzzle(100 + i, "test", "change", f"c{i}") for i in range(5)]
+    cov = coverage(puzzles, {"train": 12, "val": 0, "test": 5}, params.tested_rules)
+    assert cov["warnings"] == []
+    stored = coverage_of_set(puzzles, params.to_json())
+    assert not any("yields no puzzle" in w for w in stored["warnings"])

@@ -27,13 +27,27 @@ key's position is uniform. ``params["answer_roles"]`` records, answer by answer,
 **Symmetric answer sets** (``params.answer_sets == "symmetric"``, the default). VASR's
 "changed" distractor carries the key's value v2, so the key is one of the two answers sharing a
 value of c and a blind solver halves the choice; and a value that is never changed *to* only
-ever appears on foils. So, as for glyph matrices, the answers' values of c are chosen first —
-``FOILS + 1`` distinct values, each of which could be the key (v2 of some change of this side) —
-then the key's value uniformly among them, then a change (c, v1, v2) into it and the pairs;
-each foil carries one of the other values (and none of the set's others), the one most like B
-by Jaccard similarity of tags that passes vetting (VASR's hard distractors). Every role is then
-``similar``. A concept with fewer key-able values is dry. ``answer_sets="ua"`` keeps VASR's
-recipe above.
+ever appears on foils. So the answers are chosen as a set first, every answer a glyph that
+differs in c alone from B or from a glyph like B, every answer's value one a change leads into
+(issue 24). Glyphs differing in c alone form *classes* (their other tags equal); two designs,
+the first the side's glyphs allow for the concept:
+
+- **crossed** (I-RAVEN's tree; VASR's two distractor kinds at once): two classes S ∋ B and S′
+  that disagree on a concept both carry, two values x, y of c, the answers {S, S′} × {x, y}
+  (roles ``key``, ``variant``: B after the other change, ``crossed``: the other class's two).
+  The example pair alone finds two answers with the key's value, B alone two answers that are B
+  after one change; only the whole context finds the key. Needs glyphs tagged with several
+  concepts (the image-feature set; not the shared UA set).
+- **variants**: one class and ``FOILS + 1`` values, the answers B after each change (roles
+  ``key``, ``variant``). B alone is at chance (B's own value is left out of the set where the
+  class allows, else its twin is the one answer B alone rules out); the example pair alone
+  names the key's value — on single-tag annotations nothing can hide it (a second glyph with
+  v2 is a second B′), which the reports say.
+
+Concepts whose side allows neither design are dry from the start, with the reason.
+``VARIANT_SETS = False`` draws the design before issue 24 (foils carrying the set's other
+values, most like B; every role ``similar``: 45 % answers-only on polysemic tags) for the
+bench's same-run reference. ``answer_sets="ua"`` keeps VASR's recipe above.
 
 Rejections are counted by reason: foil candidates ``foil-completes-intended`` and
 ``foil-emergent:change``; whole draws ``no-second-pair`` (no (B, B′) disjoint from (A, A′)),
@@ -55,7 +69,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from itertools import accumulate
 from typing import Any
@@ -88,6 +102,9 @@ FOIL_VALUE_CAP = 2  # foils sharing the same values of c
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a change is declared dry
 PAIR_TRIES = 8  # draws of (B, B′) per puzzle before giving up
 SET_TRIES = 6  # draws with the same answer values and key (symmetric sets)
+#: symmetric sets: every answer is B after one change of c (issue 24); False draws foils only
+#: carrying the set's values, most like B (the design before; the bench's same-run reference)
+VARIANT_SETS = True
 
 Change = tuple[str, str, str]  # (concept, v1, v2)
 Group = tuple[tuple[GlyphKey, ...], tuple[GlyphKey, ...]]  # glyphs A-side, glyphs A′-side
@@ -103,6 +120,21 @@ def rejection_reason(finding: Finding) -> str:
     if finding.check == "emergent":
         return f"foil-emergent:{finding.rule}"
     return finding.check if finding.check.startswith("foil-") else f"foil-{finding.check}"
+
+
+def _by_sig(item: tuple[frozenset, Any]) -> list[tuple[str, str]]:
+    return sorted(item[0])
+
+
+def _conflict(first: frozenset, second: frozenset) -> bool:
+    """Do two tag sets give a concept that both carry different values?"""
+    a: dict[str, set[str]] = {}
+    b: dict[str, set[str]] = {}
+    for c, v in first:
+        a.setdefault(c, set()).add(v)
+    for c, v in second:
+        b.setdefault(c, set()).add(v)
+    return any(a[c] != b[c] for c in a.keys() & b.keys())
 
 
 def _jaccard(a: frozenset, b: frozenset) -> float:
@@ -145,6 +177,9 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         self._by_tags = {t: tuple(gs) for t, gs in by_tags.items()}
         self._seen: set[tuple] = set()
         self._groups: dict[tuple[str, Change], list[Group]] = {}
+        self._class_cache: dict[
+            tuple[str, str], dict[frozenset, dict[str, tuple[GlyphKey, ...]]]
+        ] = {}
         self._sides = self._hold_out()
         self._changes = self._changes_by_side()
 
@@ -256,6 +291,13 @@ class AnalogyGenerator(QuotaGenerator[Change]):
                             f"side ({', '.join(keys)}); a symmetric answer set needs "
                             f"{FOILS + 1}"
                         )
+                elif VARIANT_SETS and not self._symmetric_possible(side_name, c, by_concept[c]):
+                    for t in by_concept.pop(c):
+                        dry[change_name(t)] = (
+                            f"no {FOILS + 2} glyphs of this side differ from each other in {c} "
+                            f"alone with {FOILS + 1} values that a change leads into (B and its "
+                            "answers must: tag glyphs alike in every other concept)"
+                        )
 
         def draw(made: int) -> tuple[Puzzle | None, str, Change] | None:
             if not by_concept:
@@ -263,8 +305,10 @@ class AnalogyGenerator(QuotaGenerator[Change]):
             concepts = sorted(by_concept)
             c = concepts[int(self.rng.integers(len(concepts)))]
             options = by_concept[c]
-            if symmetric:
+            if symmetric and VARIANT_SETS:
                 return self._build_symmetric(c, options, part, side_name, made)
+            if symmetric:
+                return self._build_values(c, options, part, side_name, made)
             t = options[int(self.rng.integers(len(options)))]
             return (*self._build(t, part, side_name, made), t)
 
@@ -291,11 +335,202 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         xs, ys = groups[gi]
         return xs[r // len(ys)], ys[r % len(ys)]
 
+    def _classes(self, side_name: str, c: str) -> dict[frozenset, dict[str, tuple[GlyphKey, ...]]]:
+        """The side's glyphs carrying one value of ``c``, in *classes* by the rest of their
+        tags (value → glyphs): two glyphs of a class differ in exactly c (the strict sense of
+        :mod:`studio.vet.analogy`). Cached."""
+        got = self._class_cache.get((side_name, c))
+        if got is not None:
+            return got
+        side = self._sides[side_name]
+        out: dict[frozenset, dict[str, list[GlyphKey]]] = {}
+        for v in self.schema.concept(c).value_ids:
+            for g in side.folder(c, v):
+                if len(self.ann.values(g, c)) == 1:
+                    out.setdefault(self._tags[g] - {(c, v)}, {}).setdefault(v, []).append(g)
+        classes = {
+            sig: {v: tuple(gs) for v, gs in by.items()}
+            for sig, by in sorted(out.items(), key=_by_sig)
+        }
+        self._class_cache[(side_name, c)] = classes
+        return classes
+
+    def _keyable(
+        self, side_name: str, c: str, options: Sequence[Change]
+    ) -> list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]], list[str]]]:
+        """Per class of at least three values: the values a B of the class could be changed
+        into (a value u of the class into which some change of ``options`` leads from another
+        value of the class, which B would carry)."""
+        into: dict[str, set[str]] = {}
+        for _c, v1, v2 in options:
+            into.setdefault(v2, set()).add(v1)
+        out = []
+        for sig, by in self._classes(side_name, c).items():
+            if len(by) < 3:
+                continue
+            keyable = sorted(u for u in by if any(v in by and v != u for v in into.get(u, ())))
+            if len(keyable) >= 2:
+                out.append((sig, by, keyable))
+        return out
+
     def _build_symmetric(
         self, c: str, options: list[Change], part: str, side_name: str, index: int
     ) -> tuple[Puzzle | None, str, Change]:
+        """A symmetric answer set of B's own variants (issue 24). Every answer is a glyph that
+        differs from B in c alone or from a glyph like B in c alone, and every answer's value
+        could have been the key, so neither the answers alone nor B alone can tell it (before,
+        foils merely *similar* to B left the key the one answer shaped like a pair's member:
+        45 % answers-only on polysemic tags). Two designs, the first that the glyphs allow:
+
+        - **crossed** (I-RAVEN's tree, VASR's two distractor kinds at once): two classes S ∋ B
+          and S′ that disagree on a concept both carry, two values x, y of c; the answers
+          are {S, S′} × {x, y}. The pair alone names the key's value (two answers carry it),
+          B alone names its class (two answers are B after one change): each view halves the
+          choice, and only the whole context finds the key. Needs glyphs tagged with several
+          concepts.
+        - **variants**: one class, ``FOILS + 1`` values: B after each of them. B alone is at
+          chance; the example pair alone names the key's value (one answer carries it).
+
+        Returns the change it used (or tried last)."""
+        crossed = self._crossed_choices(side_name, c, options)
+        if crossed:
+            return self._build_crossed(c, options, crossed, part, side_name, index)
+        sets = [
+            (sig, by, k)
+            for sig, by, k in self._keyable(side_name, c, options)
+            if len(k) >= FOILS + 1
+        ]
+        if not sets:
+            return None, "no-variant-set", options[int(self.rng.integers(len(options)))]
+        rng = self.rng
+        _sig, by, keyable = sets[int(rng.integers(len(sets)))]
+        values = sorted(keyable[int(i)] for i in rng.permutation(len(keyable))[: FOILS + 1])
+        v2 = values[int(rng.integers(FOILS + 1))]
+        # B's value: one the change leaves, preferably none of the answers' (B after no
+        # change would be the one answer B alone rules out)
+        froms = sorted({t[1] for t in options if t[2] == v2 and t[1] in by and t[1] != v2})
+        outside = [v for v in froms if v not in values]
+        v1 = (outside or froms)[int(rng.integers(len(outside or froms)))]
+        t = (c, v1, v2)
+        cells = [(by, v1)] + [(by, w) for w in values]
+        roles = ["key" if w == v2 else "variant" for w in values]
+        return self._build_cells(t, cells, roles, part, side_name, index)
+
+    def _crossed_choices(
+        self, side_name: str, c: str, options: Sequence[Change]
+    ) -> list[tuple[str, str, list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]]]]]]:
+        """The value pairs {x, y} of c that at least two classes could cross: each class holds
+        both values and a third from which a change of ``options`` leads into each."""
+        into: dict[str, set[str]] = {}
+        for _c, v1, v2 in options:
+            into.setdefault(v2, set()).add(v1)
+        by_pair: dict[tuple[str, str], list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]]]]]
+        by_pair = {}
+        for sig, by, keyable in self._keyable(side_name, c, options):
+            for i, x in enumerate(keyable):
+                for y in keyable[i + 1 :]:
+                    rest = set(by) - {x, y}
+                    if rest & into.get(x, set()) and rest & into.get(y, set()):
+                        by_pair.setdefault((x, y), []).append((sig, by))
+        return [(x, y, cls) for (x, y), cls in sorted(by_pair.items()) if len(cls) >= 2]
+
+    def _build_crossed(
+        self,
+        c: str,
+        options: Sequence[Change],
+        choices: Sequence[tuple[str, str, list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]]]]]],
+        part: str,
+        side_name: str,
+        index: int,
+    ) -> tuple[Puzzle | None, str, Change]:
+        """The crossed design of :meth:`_build_symmetric`: values, classes and B's class
+        each chosen uniformly, so every answer could have been the key."""
+        rng = self.rng
+        x, y, classes = choices[int(rng.integers(len(choices)))]
+        for _ in range(SET_TRIES):
+            i, j = (int(k) for k in rng.permutation(len(classes))[:2])
+            (sig_b, by_b), (sig_d, by_d) = classes[i], classes[j]
+            if not _conflict(sig_b, sig_d):
+                continue  # a glyph like D carrying the key's value would be a second B′
+            v2, u = (x, y) if rng.integers(2) else (y, x)
+            froms = sorted(
+                {t[1] for t in options if t[2] == v2 and t[1] in by_b and t[1] not in (x, y)}
+            )
+            v1 = froms[int(rng.integers(len(froms)))]
+            t = (c, v1, v2)
+            cells = [(by_b, v1), (by_b, v2), (by_b, u), (by_d, v2), (by_d, u)]
+            return self._build_cells(
+                t, cells, ["key", "variant", "crossed", "crossed"], part, side_name, index
+            )
+        return None, "no-crossed-set", options[int(rng.integers(len(options)))]
+
+    def _symmetric_possible(self, side_name: str, c: str, options: Sequence[Change]) -> bool:
+        """Can this side build either design of :meth:`_build_symmetric` for ``c``?"""
+        return bool(self._crossed_choices(side_name, c, options)) or any(
+            len(k) >= FOILS + 1 for _, _, k in self._keyable(side_name, c, options)
+        )
+
+    def _build_cells(
+        self,
+        t: Change,
+        cells: Sequence[tuple[Mapping[str, Sequence[GlyphKey]], str]],
+        roles: Sequence[str],
+        part: str,
+        side_name: str,
+        index: int,
+    ) -> tuple[Puzzle | None, str, Change]:
+        """B from the first cell, the answers from the others (one role each, the key's
+        ``"key"``), then an example pair (A, A′) showing ``t``, none of them alike."""
+        c, v1, v2 = t
+        reason = "no-second-pair"
+        k = list(roles).index("key")
+        for _ in range(SET_TRIES):
+            used: set[GlyphKey] = set()
+            picked = [self._pick(by[v], used) for by, v in cells]
+            drawn = [g for g in picked if g is not None]
+            if len(drawn) < len(picked):
+                return None, "too-few-valid-foils", t
+            b, *answers = drawn
+            b2 = answers[k]
+            pair = self._pair_avoiding(side_name, t, used)
+            if pair is None:
+                continue
+            if self.params.sampling == "diverse" and (c, v1, v2, b, b2) in self._seen:
+                reason = "duplicate-instantiation"
+                continue
+            foils = [g for i, g in enumerate(answers) if i != k]
+            others = [r for i, r in enumerate(roles) if i != k]
+            puzzle, reason = self._assemble(t, part, index, (*pair, b, b2), foils, others, True)
+            if puzzle is not None:
+                return puzzle, "", t
+        return None, reason, t
+
+    def _pick(self, glyphs: Sequence[GlyphKey], used: set[GlyphKey]) -> GlyphKey | None:
+        """A glyph of these, none of ``used``, drawn uniformly."""
+        free = [g for g in glyphs if g not in used]
+        if not free:
+            return None
+        g = free[int(self.rng.integers(len(free)))]
+        used.add(g)
+        return g
+
+    def _pair_avoiding(
+        self, side_name: str, t: Change, taken: set[GlyphKey]
+    ) -> tuple[GlyphKey, GlyphKey] | None:
+        """(A, A′) showing the change ``t``, neither of them among ``taken``."""
+        groups = self.pairs(side_name, t)
+        for _ in range(PAIR_TRIES):
+            a, a2 = self._draw_pair(groups)
+            if a not in taken and a2 not in taken:
+                return a, a2
+        return None
+
+    def _build_values(
+        self, c: str, options: list[Change], part: str, side_name: str, index: int
+    ) -> tuple[Puzzle | None, str, Change]:
         """A puzzle whose answers carry ``FOILS + 1`` distinct values of ``c`` that could each
-        be the key; returns the change it used (or tried last)."""
+        be the key, foils most like B (before issue 24's variant sets; kept for reference in
+        the bench); returns the change it used (or tried last)."""
         keys = sorted({t[2] for t in options})
         if len(keys) < FOILS + 1:
             return None, "no-values", options[0]
@@ -364,7 +599,25 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         if picked is None:
             return None, "too-few-valid-foils"
         foils, roles = picked
-        if answer_values is not None:  # in the set's sorted value order the key stood out
+        return self._assemble(
+            t, part, index, (a, a2, b, b2), foils, roles, answer_values is not None
+        )
+
+    def _assemble(
+        self,
+        t: Change,
+        part: str,
+        index: int,
+        glyphs: tuple[GlyphKey, GlyphKey, GlyphKey, GlyphKey],
+        foils: list[GlyphKey],
+        roles: list[str],
+        shuffle: bool,
+    ) -> tuple[Puzzle | None, str]:
+        """The puzzle of A, A′, B, B′ and these foils, the key at a uniform position, vetted."""
+        c, v1, v2 = t
+        a, a2, b, b2 = glyphs
+        diverse = self.params.sampling == "diverse"
+        if shuffle:  # in the set's sorted value order the key stood out
             order = [int(i) for i in self.rng.permutation(len(foils))]
             foils, roles = [foils[i] for i in order], [roles[i] for i in order]
         pos = int(self.rng.integers(FOILS + 1))
