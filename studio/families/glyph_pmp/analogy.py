@@ -38,8 +38,9 @@ the first the side's glyphs allow for the concept:
   The example pair alone finds two answers with the key's value, B alone two answers that are B
   after one change; only the whole context finds the key. Needs glyphs tagged with several
   concepts (the image-feature set; not the shared UA set).
-- **variants**: one class and ``FOILS + 1`` values, the answers B after each change (roles
-  ``key``, ``variant``). B alone is at chance (B's own value is left out of the set where the
+- **variants**: one class and ``FOILS + 1`` values (fewer, down to ``min_answers``, where the
+  class holds fewer that a change leads into), the answers B after each change (roles ``key``,
+  ``variant``). B alone is at chance (B's own value is left out of the set where the
   class allows, else its twin is the one answer B alone rules out); the example pair alone
   names the key's value — on single-tag annotations nothing can hide it (a second glyph with
   v2 is a second B′), which the reports say.
@@ -108,6 +109,8 @@ VARIANT_SETS = True
 
 Change = tuple[str, str, str]  # (concept, v1, v2)
 Group = tuple[tuple[GlyphKey, ...], tuple[GlyphKey, ...]]  # glyphs A-side, glyphs A′-side
+Class = dict[str, tuple[GlyphKey, ...]]  # glyphs alike but for one concept: value → glyphs
+Crossing = tuple[str, str, list[tuple[Class, Class]]]  # values x, y; the class pairs crossing
 
 
 def change_name(t: Change) -> str:
@@ -124,6 +127,14 @@ def rejection_reason(finding: Finding) -> str:
 
 def _by_sig(item: tuple[frozenset, Any]) -> list[tuple[str, str]]:
     return sorted(item[0])
+
+
+def _into(options: Sequence[Change]) -> dict[str, set[str]]:
+    """Per value, the values from which a change of ``options`` leads into it."""
+    into: dict[str, set[str]] = {}
+    for _c, v1, v2 in options:
+        into.setdefault(v2, set()).add(v1)
+    return into
 
 
 def _conflict(first: frozenset, second: frozenset) -> bool:
@@ -177,9 +188,11 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         self._by_tags = {t: tuple(gs) for t, gs in by_tags.items()}
         self._seen: set[tuple] = set()
         self._groups: dict[tuple[str, Change], list[Group]] = {}
-        self._class_cache: dict[
-            tuple[str, str], dict[frozenset, dict[str, tuple[GlyphKey, ...]]]
-        ] = {}
+        self._class_cache: dict[tuple[str, str], dict[frozenset, Class]] = {}
+        #: per (side, concept, options left): the classes' keyable values, the crossings
+        self._keyable_cache: dict[tuple[str, str, int], list[tuple[frozenset, Class, list[str]]]]
+        self._keyable_cache = {}
+        self._crossed_cache: dict[tuple[str, str, int], list[Crossing]] = {}
         self._sides = self._hold_out()
         self._changes = self._changes_by_side()
 
@@ -282,21 +295,22 @@ class AnalogyGenerator(QuotaGenerator[Change]):
                 by_concept.setdefault(t[0], []).append(t)
         symmetric = self.params.answer_sets == "symmetric"
         if symmetric:
+            least = self.params.min_answers if VARIANT_SETS else FOILS + 1
             for c in sorted(by_concept):
                 keys = sorted({t[2] for t in by_concept[c]})
-                if len(keys) < FOILS + 1:
+                if len(keys) < least:
                     for t in by_concept.pop(c):
                         dry[change_name(t)] = (
                             f"only {len(keys)} value(s) of {c} can be changed to on this "
-                            f"side ({', '.join(keys)}); a symmetric answer set needs "
-                            f"{FOILS + 1}"
+                            f"side ({', '.join(keys)}); a symmetric answer set needs {least}"
                         )
                 elif VARIANT_SETS and not self._symmetric_possible(side_name, c, by_concept[c]):
                     for t in by_concept.pop(c):
                         dry[change_name(t)] = (
-                            f"no {FOILS + 2} glyphs of this side differ from each other in {c} "
-                            f"alone with {FOILS + 1} values that a change leads into (B and its "
-                            "answers must: tag glyphs alike in every other concept)"
+                            f"no {least} glyphs of this side that differ from each other in {c} "
+                            "alone carry values a change leads into, nor do two classes of "
+                            "such glyphs cross (B and its answers must: tag glyphs alike in "
+                            "every other concept)"
                         )
 
         def draw(made: int) -> tuple[Puzzle | None, str, Change] | None:
@@ -335,7 +349,7 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         xs, ys = groups[gi]
         return xs[r // len(ys)], ys[r % len(ys)]
 
-    def _classes(self, side_name: str, c: str) -> dict[frozenset, dict[str, tuple[GlyphKey, ...]]]:
+    def _classes(self, side_name: str, c: str) -> dict[frozenset, Class]:
         """The side's glyphs carrying one value of ``c``, in *classes* by the rest of their
         tags (value → glyphs): two glyphs of a class differ in exactly c (the strict sense of
         :mod:`studio.vet.analogy`). Cached."""
@@ -357,13 +371,15 @@ class AnalogyGenerator(QuotaGenerator[Change]):
 
     def _keyable(
         self, side_name: str, c: str, options: Sequence[Change]
-    ) -> list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]], list[str]]]:
+    ) -> list[tuple[frozenset, Class, list[str]]]:
         """Per class of at least three values: the values a B of the class could be changed
         into (a value u of the class into which some change of ``options`` leads from another
         value of the class, which B would carry)."""
-        into: dict[str, set[str]] = {}
-        for _c, v1, v2 in options:
-            into.setdefault(v2, set()).add(v1)
+        memo = (side_name, c, len(options))  # options only shrink (a change retired)
+        got = self._keyable_cache.get(memo)
+        if got is not None:
+            return got
+        into = _into(options)
         out = []
         for sig, by in self._classes(side_name, c).items():
             if len(by) < 3:
@@ -371,6 +387,7 @@ class AnalogyGenerator(QuotaGenerator[Change]):
             keyable = sorted(u for u in by if any(v in by and v != u for v in into.get(u, ())))
             if len(keyable) >= 2:
                 out.append((sig, by, keyable))
+        self._keyable_cache[memo] = out
         return out
 
     def _build_symmetric(
@@ -388,24 +405,27 @@ class AnalogyGenerator(QuotaGenerator[Change]):
           B alone names its class (two answers are B after one change): each view halves the
           choice, and only the whole context finds the key. Needs glyphs tagged with several
           concepts.
-        - **variants**: one class, ``FOILS + 1`` values: B after each of them. B alone is at
+        - **variants**: one class, ``FOILS + 1`` values (down to ``min_answers``): B after
+          each of them. B alone is at
           chance; the example pair alone names the key's value (one answer carries it).
 
         Returns the change it used (or tried last)."""
         crossed = self._crossed_choices(side_name, c, options)
         if crossed:
             return self._build_crossed(c, options, crossed, part, side_name, index)
-        sets = [
-            (sig, by, k)
-            for sig, by, k in self._keyable(side_name, c, options)
-            if len(k) >= FOILS + 1
-        ]
+        least = self.params.min_answers
+        sets = [(by, k) for _, by, k in self._keyable(side_name, c, options) if len(k) >= least]
         if not sets:
             return None, "no-variant-set", options[int(self.rng.integers(len(options)))]
         rng = self.rng
-        _sig, by, keyable = sets[int(rng.integers(len(sets)))]
-        values = sorted(keyable[int(i)] for i in rng.permutation(len(keyable))[: FOILS + 1])
-        v2 = values[int(rng.integers(FOILS + 1))]
+        by, keyable = sets[int(rng.integers(len(sets)))]
+        # as many answers as the class allows, at most four — one fewer where that keeps B's
+        # own value out of the set (B after no change is the one answer B alone rules out)
+        k = min(FOILS + 1, len(keyable))
+        if k >= len(by) and k - 1 >= least:
+            k -= 1
+        values = sorted(keyable[int(i)] for i in rng.permutation(len(keyable))[:k])
+        v2 = values[int(rng.integers(k))]
         # B's value: one the change leaves, preferably none of the answers' (B after no
         # change would be the one answer B alone rules out)
         froms = sorted({t[1] for t in options if t[2] == v2 and t[1] in by and t[1] != v2})
@@ -416,58 +436,67 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         roles = ["key" if w == v2 else "variant" for w in values]
         return self._build_cells(t, cells, roles, part, side_name, index)
 
-    def _crossed_choices(
-        self, side_name: str, c: str, options: Sequence[Change]
-    ) -> list[tuple[str, str, list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]]]]]]:
-        """The value pairs {x, y} of c that at least two classes could cross: each class holds
-        both values and a third from which a change of ``options`` leads into each."""
-        into: dict[str, set[str]] = {}
-        for _c, v1, v2 in options:
-            into.setdefault(v2, set()).add(v1)
-        by_pair: dict[tuple[str, str], list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]]]]]
-        by_pair = {}
+    def _crossed_choices(self, side_name: str, c: str, options: Sequence[Change]) -> list[Crossing]:
+        """The value pairs {x, y} of c that two classes can cross, with those pairs of
+        classes: each class holds both values and a third from which a change of ``options``
+        leads into each, and the two disagree on a concept both carry (else the other class's
+        glyph with the key's value would be a second B′)."""
+        memo = (side_name, c, len(options))
+        got = self._crossed_cache.get(memo)
+        if got is not None:
+            return got
+        into = _into(options)
+        by_pair: dict[tuple[str, str], list[tuple[frozenset, Class]]] = {}
         for sig, by, keyable in self._keyable(side_name, c, options):
             for i, x in enumerate(keyable):
                 for y in keyable[i + 1 :]:
                     rest = set(by) - {x, y}
                     if rest & into.get(x, set()) and rest & into.get(y, set()):
                         by_pair.setdefault((x, y), []).append((sig, by))
-        return [(x, y, cls) for (x, y), cls in sorted(by_pair.items()) if len(cls) >= 2]
+        out = []
+        for (x, y), classes in sorted(by_pair.items()):
+            crossing = [
+                (first[1], second[1])
+                for i, first in enumerate(classes)
+                for second in classes[i + 1 :]
+                if _conflict(first[0], second[0])
+            ]
+            if crossing:
+                out.append((x, y, crossing))
+        self._crossed_cache[memo] = out
+        return out
 
     def _build_crossed(
         self,
         c: str,
         options: Sequence[Change],
-        choices: Sequence[tuple[str, str, list[tuple[frozenset, dict[str, tuple[GlyphKey, ...]]]]]],
+        choices: Sequence[Crossing],
         part: str,
         side_name: str,
         index: int,
     ) -> tuple[Puzzle | None, str, Change]:
-        """The crossed design of :meth:`_build_symmetric`: values, classes and B's class
-        each chosen uniformly, so every answer could have been the key."""
+        """The crossed design of :meth:`_build_symmetric`: the values, the two classes, B's
+        class of the two and the key's value each chosen uniformly, so every answer could
+        have been the key."""
         rng = self.rng
-        x, y, classes = choices[int(rng.integers(len(choices)))]
-        for _ in range(SET_TRIES):
-            i, j = (int(k) for k in rng.permutation(len(classes))[:2])
-            (sig_b, by_b), (sig_d, by_d) = classes[i], classes[j]
-            if not _conflict(sig_b, sig_d):
-                continue  # a glyph like D carrying the key's value would be a second B′
-            v2, u = (x, y) if rng.integers(2) else (y, x)
-            froms = sorted(
-                {t[1] for t in options if t[2] == v2 and t[1] in by_b and t[1] not in (x, y)}
-            )
-            v1 = froms[int(rng.integers(len(froms)))]
-            t = (c, v1, v2)
-            cells = [(by_b, v1), (by_b, v2), (by_b, u), (by_d, v2), (by_d, u)]
-            return self._build_cells(
-                t, cells, ["key", "variant", "crossed", "crossed"], part, side_name, index
-            )
-        return None, "no-crossed-set", options[int(rng.integers(len(options)))]
+        x, y, crossing = choices[int(rng.integers(len(choices)))]
+        by_b, by_d = crossing[int(rng.integers(len(crossing)))]
+        if rng.integers(2):
+            by_b, by_d = by_d, by_b
+        v2, u = (x, y) if rng.integers(2) else (y, x)
+        froms = sorted(
+            {t[1] for t in options if t[2] == v2 and t[1] in by_b and t[1] not in (x, y)}
+        )
+        v1 = froms[int(rng.integers(len(froms)))]
+        cells = [(by_b, v1), (by_b, v2), (by_b, u), (by_d, v2), (by_d, u)]
+        roles = ["key", "variant", "crossed", "crossed"]
+        return self._build_cells((c, v1, v2), cells, roles, part, side_name, index)
 
     def _symmetric_possible(self, side_name: str, c: str, options: Sequence[Change]) -> bool:
         """Can this side build either design of :meth:`_build_symmetric` for ``c``?"""
+        least = self.params.min_answers
         return bool(self._crossed_choices(side_name, c, options)) or any(
-            len(k) >= FOILS + 1 for _, _, k in self._keyable(side_name, c, options)
+            len(k) >= least for _, _, k in self._keyable(side_name, c, options)
         )
 
     def _build_cells(
@@ -620,7 +649,7 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         if shuffle:  # in the set's sorted value order the key stood out
             order = [int(i) for i in self.rng.permutation(len(foils))]
             foils, roles = [foils[i] for i in order], [roles[i] for i in order]
-        pos = int(self.rng.integers(FOILS + 1))
+        pos = int(self.rng.integers(len(foils) + 1))
         answers = list(foils)
         answers.insert(pos, b2)
         roles.insert(pos, "key")

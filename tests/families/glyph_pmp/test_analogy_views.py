@@ -182,3 +182,26 @@ def test_the_card_shows_an_analogys_own_views(ua_schema: Schema) -> None:
     assert "| part | chance | the example pair alone | B alone |" in text
     assert "| test | 0.25 | 1.00 (decoys 0%) | 0.25 (decoys 100%) |" in text
     assert "first row" not in text.split("|", 1)[1]
+
+
+def test_short_variant_sets_widen_an_analogy_split(ua_csv: Path, ua_schema: Schema) -> None:
+    """``min_answers`` for analogies: a class of glyphs alike but for c holding two or three
+    values that a change leads into builds a set of that many, instead of leaving the concept
+    dry; each puzzle's answers are still B after one change each, and valid."""
+    rows = read_annotation_csv(ua_csv, ua_schema)
+    ann = TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
+    book = RuleBook(ua_schema)
+    four = generate_analogies(params(600), ann, ua_schema).puzzles
+    short = generate_analogies(params(600, min_answers=2), ann, ua_schema).puzzles
+    assert {len(p.answers) for p in four} == {4}
+    sizes = Counter(len(p.answers) for p in short)
+    assert sizes[4] and (sizes[2] or sizes[3]), sizes
+    assert len({p.concept for p in short}) > len({p.concept for p in four})
+    for p in short:
+        assert analogy_key_ok(p, ann, book) and not analogy_findings(p, ann, book), p.id
+        assert 0 <= p.key < len(p.answers) and len(p.params["answer_roles"]) == len(p.answers)
+    for k in (2, 3):  # the key's slot is uniform within each set size
+        keys = Counter(p.key for p in short if len(p.answers) == k)
+        n = sum(keys.values())
+        if n >= 40:
+            assert all(binomtest(keys[i], n, 1 / k).pvalue > 1e-3 for i in range(k)), keys
