@@ -33,9 +33,12 @@ scored on the held-out puzzles, with a Wilson 95% interval:
 With ``--families``: 2,000-item splits (``--family-n``) of each non-glyph family, probed with
 ``probe-tags`` over each item's symbolic record (``studio.stimuli.symbolic.answer_attributes``),
 under the family's default design (``balanced``) and its published one (KiVA's option set,
-polycube rotation's odd candidate, composition's scaled twin, cube nets' distractors). Where a
-generator offers ``records()`` (KiVA, polycube rotation) the records are made without rendering,
-as the probe reads nothing else; the others go through ``items()`` as ``generate`` makes them.
+polycube rotation's odd candidate, composition's scaled twin, cube nets' distractors), and,
+where a family's design was replaced without an option keeping the old one, that old design as
+a same-run reference (``BEFORE``: shape-count's design at cb375c3, its counts unbalanced, as
+``shape-count / before (cb375c3)``). Where a generator offers ``records()`` (KiVA, polycube
+rotation) the records are made without rendering, as the probe reads nothing else; the others
+go through ``items()`` as ``generate`` makes them.
 
 Each glyph split also reports its ``partial_views`` (issue 24): the exact symbolic solvers of
 ``studio.vet.partial`` (the answers and the first row alone, ``solver-row1``; the answers and
@@ -65,8 +68,9 @@ import os
 import sys
 import tempfile
 import time
+import types
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -359,10 +363,15 @@ def family_runs(n: int, seed: int) -> list[dict[str, Any]]:
             variants += [(d, {"design": d}) for d in design.choices if d != design.default]
         modes = next((o.choices for o in fam.options if o.name == "mode"), ())
         variants += [(f"{m} / {v}", {**o, "mode": m}) for m in modes[1:] for v, o in list(variants)]
+        before = BEFORE.get(family)
+        if before is not None:
+            variants.append((before[0], {}))
         for variant, options in variants:
             _say(f"{family} ({variant}): {n} items …")
             t0 = time.perf_counter()
             generator = make_generator(family, options)
+            if before is not None and variant == before[0]:
+                generator._record = types.MethodType(before[1], generator)
             if hasattr(generator, "records"):  # the symbolic records alone, without rendering
                 records = list(generator.records(n, seed))
             else:
@@ -387,6 +396,46 @@ def family_runs(n: int, seed: int) -> list[dict[str, Any]]:
                 held = [r for r, part in zip(records, parts, strict=True) if part != "train"]
                 out[-1]["partial_views"] = fam.load("partial_views")(held)["views"]
     return out
+
+
+def _shape_count_record_cb375c3(self: Any, rng: np.random.Generator) -> dict[str, Any]:
+    """The shape-count plugin's ``_record`` at cb375c3, its counts unbalanced: the key's count
+    ends a row (3-9 under progression) while the foil's is any other of 1-9 (1 and 2 only ever
+    foils)."""
+    from shape_count.generator import MAX_COUNT, row_counts, shape_id
+
+    picks = rng.choice(len(self.shapes), size=4, replace=False)
+    shapes = [[list(map(int, c)) for c in self.shapes[int(i)]] for i in picks]
+    top = MAX_COUNT - (2 if self.rule == "progression" else 0)
+    rows = []
+    for r in range(3):
+        counts = row_counts(self.rule, int(rng.integers(1, top + 1)))
+        rows.append({"shape": shapes[r], "shape_id": shape_id(shapes[r]), "counts": counts})
+    key_count = rows[2]["counts"][2]
+    rows[2]["counts"] = rows[2]["counts"][:2]
+    foil_count = int(rng.choice([n for n in range(1, MAX_COUNT + 1) if n != key_count]))
+    cands = [(shapes[2], key_count), (shapes[2], foil_count), (shapes[3], key_count),
+             (shapes[3], foil_count)]  # fmt: skip
+    order = [int(k) for k in rng.permutation(4)]
+    return {
+        "rule": self.rule,
+        "cells": self.cells,
+        "design": "balanced",
+        "rows": rows,
+        "candidates": [
+            {"shape": cands[k][0], "shape_id": shape_id(cands[k][0]), "count": cands[k][1]}
+            for k in order
+        ],
+        "key": order.index(0),
+        "size": self.size,
+    }
+
+
+#: family → (variant, its generator's ``_record`` before a change of design that left no option
+#: to ask for the old one): the same-run reference of that change
+BEFORE: dict[str, tuple[str, Callable[[Any, np.random.Generator], dict[str, Any]]]] = {
+    "shape-count": ("before (cb375c3)", _shape_count_record_cb375c3),
+}
 
 
 def _family_key(family: str, record: Mapping[str, Any]) -> int:

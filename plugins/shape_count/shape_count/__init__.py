@@ -4,7 +4,10 @@ Each of the three rows shows one polyomino (fixed size ``cells``), repeated 1-9 
 the count follows the row's rule (``progression``: +1 per panel; ``constant``: the same count).
 The last panel is asked for. The answer set is symmetric (issue 11's lesson): the key's shape
 and count each appear in exactly one foil too — ``{(S, c), (S, c'), (S', c), (S', c')}`` — so
-no candidate stands out by what it shows alone, and only the rows tell which one is right.
+no candidate stands out by what it shows alone, and only the rows tell which one is right. The
+answers are drawn first and the rows from the key (issue 24): the two shapes and the two counts
+each come from the values a key can take (a progression row ends on 3-9 copies), either one the
+key's, so every answer could have been the key and an answers-only reader is at chance.
 
 This module is light: the studio lists the family without importing numpy or Pillow; the
 generator lives in :mod:`shape_count.generator`.

@@ -139,23 +139,34 @@ class ShapeCountGenerator:
         if rule not in RULES:
             raise ValueError(f"rule must be one of {', '.join(RULES)}, not {rule!r}")
         self.rule, self.cells, self.size = rule, int(cells), int(size)
+        #: the rows' first counts that keep a row within 1-MAX_COUNT, and the counts they end on
+        #: (what a key's count can be: 3-9 under progression, 1-9 constant)
+        self.starts = [s for s in range(1, MAX_COUNT + 1) if row_counts(rule, s)[2] <= MAX_COUNT]
+        self.key_counts = [row_counts(rule, s)[2] for s in self.starts]
         self.shapes = enumerate_polyominoes(self.cells, "free")
         if len(self.shapes) < 4:
             raise ValueError(f"too few {cells}-cell polyominoes for four rows and a foil")
         self.rejections: Counter[str] = Counter()
 
     def _record(self, rng: np.random.Generator) -> dict[str, Any]:
+        """The answers first, then the rows from the key, so that every answer's shape and count
+        is one the key could have had (an answers-only reader learns nothing): four distinct
+        shapes (the first two rows', the key's, which is the last row's, and the foil's) and
+        two distinct counts, both from the counts a row can end on (``key_counts``); which of
+        each pair is the key's is the draw's order, exchangeable. The last row is the one that
+        ends on the key's count; the first two start anywhere a row fits."""
         picks = rng.choice(len(self.shapes), size=4, replace=False)
         shapes = [[list(map(int, c)) for c in self.shapes[int(i)]] for i in picks]
-        top = MAX_COUNT - (2 if self.rule == "progression" else 0)
+        key_count, foil_count = (int(n) for n in rng.choice(self.key_counts, 2, replace=False))
         rows = []
         for r in range(3):
-            counts = row_counts(self.rule, int(rng.integers(1, top + 1)))
+            if r < 2:
+                start = self.starts[int(rng.integers(len(self.starts)))]
+            else:
+                start = self.starts[self.key_counts.index(key_count)]
+            counts = row_counts(self.rule, start)
             rows.append({"shape": shapes[r], "shape_id": shape_id(shapes[r]), "counts": counts})
-        key_count = rows[2]["counts"][2]
         rows[2]["counts"] = rows[2]["counts"][:2]
-        other = [n for n in range(1, MAX_COUNT + 1) if n != key_count]
-        foil_count = int(rng.choice(other))
         foil_shape = shapes[3]
         cands = [
             (shapes[2], key_count),

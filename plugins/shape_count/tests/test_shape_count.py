@@ -4,8 +4,10 @@ Generate dialog, the Preview tab and the baseline worker, with nothing of it und
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+from collections import Counter
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -116,6 +118,36 @@ def test_the_answer_set_gives_nothing_away(split: Path) -> None:
         for a in attrs:  # every candidate shares its shape and its count with one other
             for name in ("shape", "count"):
                 assert sum(b[name] == a[name] for b in attrs) == 2
+
+
+@pytest.mark.parametrize("rule", ["progression", "constant"])
+def test_every_answer_could_have_been_the_key(rule: str) -> None:
+    """Issue 24: the answers alone tell nothing. Before, a progression key's count ended a row
+    (3-9) while the foil's was any other of 1-9: an answer of 1 or 2 copies was never the key,
+    and the answers-only probe read 0.322 (chance 0.25). Now every count an answer shows is one
+    a row ends on, and of the answers showing a count (or a shape) a quarter are the key,
+    within four binomial standard deviations; the rows still follow the rule."""
+    from shape_count.generator import MAX_COUNT, ShapeCountGenerator, row_counts, vet_record
+
+    ends = set(range(3 if rule == "progression" else 1, MAX_COUNT + 1))  # where a row can end
+    shown: dict[str, Counter[object]] = {"count": Counter(), "shape_id": Counter()}
+    keyed: dict[str, Counter[object]] = {"count": Counter(), "shape_id": Counter()}
+    for item in ShapeCountGenerator(rule=rule, size=48).items(400, seed=7):
+        record = item.record
+        assert item.verdict.valid and vet_record(record).valid
+        last = record["rows"][2]["counts"]
+        key = record["candidates"][record["key"]]
+        assert [*last, key["count"]] == row_counts(rule, last[0])
+        for c in record["candidates"]:
+            for name in shown:
+                shown[name][c[name]] += 1
+                keyed[name][c[name]] += c is key
+    assert set(shown["count"]) == ends
+    for name, counts in shown.items():
+        for value, n in counts.items():
+            # each value an item shows is on two answers: the key's and a foil's, or two foils
+            items, keys = n // 2, keyed[name][value]
+            assert abs(keys - items / 2) <= 4 * math.sqrt(items / 4), (name, value, keys, items)
 
 
 @pytest.mark.gui
