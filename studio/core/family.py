@@ -164,6 +164,16 @@ class Family:
       them: the curator's board and ``export-set`` keep records, not pictures, and draw them
       again when shown or written (:func:`studio.stimuli.split.render_record`); None where the
       family's items cannot be re-drawn.
+    - ``foil_candidates``: ``(record, answer_index, seed, n) → [record]``, up to ``n`` copies
+      of the item's record in which answer ``answer_index`` (a foil, as ``baseline_layout``
+      numbers the answers) is replaced by another foil the family's design could have drawn
+      there, drawn the way its generator draws that foil (so a balanced design's "every answer
+      could have been the key" still holds); the key, every other answer and the context
+      unchanged; each candidate different from the current foil, the other answers and the
+      other candidates, passing ``vet_record`` (its ``verdict`` written in, as ``items.jsonl``
+      has it); deterministic for a seed. A StudioError says why a foil has none by design
+      (KiVA's "no change" option is in every trial). The curator's Replace foil (F) on an
+      item; None where the family offers no replacement foils.
 
     ``prompt``: what a person is asked, in the family's own words (a pilot study shows it;
     empty: the matrix question "which answer completes the last row").
@@ -187,6 +197,7 @@ class Family:
     answer_attributes: Any = None
     partial_views: Any = None
     render_record: Any = None
+    foil_candidates: Any = None
     prompt: str = ""
     spatial: bool = False
     cut_pieces: bool = False

@@ -116,6 +116,43 @@ class StimulusPuzzle:
     def to_json(self) -> dict[str, Any]:
         return dict(self.record)
 
+    @property
+    def foils(self) -> list[int]:
+        """The answers that are not the key, as a glyph puzzle's ``foils``."""
+        return [i for i in range(len(self.answers)) if i != self.key]
+
+    def answer_record(self, index: int) -> dict[str, Any]:
+        """What the record says of answer ``index``, as the families lay answers out: a
+        candidate picture (``candidate-k``) is the record's ``candidates[k]``; a question's
+        pictured option (``option-k``) is that question's option id, label and state. Empty
+        where the record holds no such part (a plugin's own layout)."""
+        name = self.answers[index]
+        prefix, _, number = name.rpartition("-")
+        if not number.isdigit():
+            return {}
+        k = int(number)
+        cands = self.record.get("candidates")
+        if prefix == "candidate" and isinstance(cands, list) and k < len(cands):
+            return dict(cands[k])
+        for q in self.record.get("questions") or ():
+            if isinstance(q, Mapping) and name in (q.get("images") or ()):
+                return {
+                    field: q[f"{field}s"][k]
+                    for field in ("option_id", "option_label", "option_state")
+                    if isinstance(q.get(f"{field}s"), list) and k < len(q[f"{field}s"])
+                }
+        return {}
+
+    def answer_words(self, index: int) -> str:
+        """Answer ``index`` in a few words: a pictured option's label (KiVA: the change), a
+        candidate's kind (``mirror``, ``swap``, ``replaced`` …; a plain rotation of the
+        question: ``rotation``), else its picture's name."""
+        part = self.answer_record(index)
+        words = part.get("option_label") or part.get("kind")
+        if not words and part.get("same") is True:
+            words = "rotation"
+        return str(words or self.answers[index])
+
     def all_keys(self) -> list[Any]:
         """No glyphs: the image features of glyphs do not apply."""
         return []

@@ -19,6 +19,7 @@ FAMILY = Family(
     generator="studio.families.cube_net.generator:CubeNetGenerator",
     vet_record="studio.families.cube_net.generator:vet_cube_net_item",
     render_record="studio.families.cube_net.generator:render_cube_net_record",
+    foil_candidates="studio.families.cube_net.foils:cube_net_foils",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.cube_net.answers:cube_net_answers",
     spatial=True,

@@ -32,6 +32,7 @@ FAMILY = Family(
     generator="studio.families.polycube_rotation.generator:PolycubeRotationGenerator",
     vet_record="studio.families.polycube_rotation.generator:vet_polycube_item",
     render_record="studio.families.polycube_rotation.generator:render_polycube_record",
+    foil_candidates="studio.families.polycube_rotation.foils:polycube_foils",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.polycube_rotation.answers:polycube_answers",
     spatial=True,

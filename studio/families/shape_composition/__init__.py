@@ -30,6 +30,7 @@ FAMILY = Family(
     generator="studio.families.shape_composition.generator:ShapeCompositionGenerator",
     vet_record="studio.families.shape_composition.generator:vet_composition_item",
     render_record="studio.families.shape_composition.generator:render_composition_record",
+    foil_candidates="studio.families.shape_composition.foils:composition_foils",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.shape_composition.answers:composition_answers",
     spatial=True,
