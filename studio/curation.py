@@ -17,7 +17,9 @@ the studio's events fire, on the thread that made it (the GUI's main thread):
 Statuses: ``flagged`` (the vetting found errors or warnings), ``draft`` (vetted clean, not yet
 decided), ``approved``, ``rejected``. An edit that changes a puzzle's frames (a replaced foil,
 a regenerated puzzle) re-vets it, and its status follows the verdict: ``flagged`` or ``draft``
-(an approved puzzle that changes must be approved again).
+(an approved puzzle that changes must be approved again). A stimulus item's foil is replaced
+from its family's own candidates (``Family.foil_candidates``: :meth:`Curator.replacement_items`,
+:func:`item_replacements` for a worker thread), a glyph puzzle's from the annotations.
 
 Image-feature warnings are graded (:func:`feature_warning_grade`: ``low``, ``medium``,
 ``high``, by how likely the pattern they saw is to arise by chance). Only those at or above
@@ -44,7 +46,7 @@ import numpy as np
 from studio.app import PuzzlesChanged
 from studio.core.commands import FunctionCommand
 from studio.core.errors import StudioError
-from studio.core.family import GLYPH_FAMILY
+from studio.core.family import GLYPH_FAMILY, Family
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
@@ -105,6 +107,9 @@ MAX_REGENERATION_DRAWS = 400
 #: many batches (KiVA: five domains, a few changes each)
 ITEM_BATCH = 12
 ITEM_REGENERATION_BATCHES = 8
+#: Replacements proposed for an item's foil (each drawn by its family, vetted, then drawn on
+#: the board for the curator to see: a KiVA candidate takes 0.1-0.7 s at 96 px on 2 cores)
+ITEM_FOIL_CANDIDATES = 6
 #: People fail a puzzle when fewer than this share of at least PEOPLE_MIN_ANSWERS answers in
 #: its pilots chose the key (issue 29; KiVA: a set is valid when 2 of 3 adults solve it)
 PEOPLE_PASS = 2 / 3
@@ -270,6 +275,97 @@ class Replacement:
     glyph: GlyphKey
     values: tuple[str, ...]
     warned: bool
+
+
+@dataclass(frozen=True)
+class ItemReplacement:
+    """A proposed foil for a stimulus item (its family's ``foil_candidates``): the whole new
+    record (id and part kept, only answer ``answer`` drawn anew, its ``verdict`` written in),
+    that verdict, the answer before and after in a few words (``StimulusPuzzle.answer_words``)
+    and ``base``, the digest of the record it was proposed for: :meth:`Curator.replace_foil`
+    takes the verdict as it is while the item is unchanged, and vets again otherwise."""
+
+    answer: int
+    record: Mapping[str, Any]
+    verdict: Verdict
+    base: str
+    old: str
+    new: str
+
+
+def item_replacements(
+    item: StimulusPuzzle, answer_index: int, seed: int, limit: int = ITEM_FOIL_CANDIDATES
+) -> list[ItemReplacement]:
+    """Up to ``limit`` replacements for foil ``answer_index`` of ``item``, from its family's
+    ``foil_candidates`` hook with ``seed`` (each valid by the family's own checks). Reads
+    neither the store nor Qt: the board runs it on its render thread with what
+    :meth:`Curator.item_foil_request` read. StudioError when the family offers none, when the
+    answer has none by design (the family says why) or when no candidate passed its checks."""
+    from studio.plugins import family
+    from studio.stimuli.pictures import record_digest
+
+    fam = _foil_family(item)
+    _check_item_foil(item, answer_index)
+    try:
+        records = fam.load("foil_candidates")(dict(item.record), answer_index, seed, limit)
+    except RECORD_ERRORS as e:
+        raise StudioError(
+            f"item {item.id}: its record does not read as a {item.family} item ({e})"
+        ) from e
+    base = record_digest(item.record)
+    out = []
+    for record in list(records)[:limit]:
+        record = {**record, "id": item.id, "part": item.split}
+        new = StimulusPuzzle.from_record(record)
+        verdict = new.verdict() if "verdict" in record else _vet_item(record)
+        out.append(
+            ItemReplacement(
+                answer_index,
+                record,
+                verdict,
+                base,
+                item.answer_words(answer_index),
+                new.answer_words(answer_index),
+            )
+        )
+    if not out:
+        raise StudioError(
+            f"no replacement for answer {answer_index + 1} of item {item.id}: none of the "
+            f"{family(item.family).label} family's candidates passed its checks"
+        )
+    return out
+
+
+def _foil_family(item: StimulusPuzzle) -> Family:
+    """The item's family, which must offer replacement foils (its ``foil_candidates``)."""
+    from studio.plugins import family
+
+    fam = family(item.family)
+    if fam.foil_candidates is None:
+        raise StudioError(f"the {fam.label} family offers no replacement foils")
+    return fam
+
+
+def _check_item_foil(item: StimulusPuzzle, answer_index: int) -> None:
+    if not 0 <= answer_index < len(item.answers):
+        raise StudioError(f"item {item.id} has no answer {answer_index + 1}")
+    if answer_index == item.key:
+        raise StudioError(f"answer {answer_index + 1} of item {item.id} is the key, not a foil")
+
+
+def _vet_item(record: Mapping[str, Any]) -> Verdict:
+    """An item's record vetted by its family (``vet_record``); a record its family cannot
+    read is a StudioError naming it."""
+    from studio.plugins import family
+
+    try:
+        verdict = family(str(record["family"])).load("vet_record")(dict(record))
+    except RECORD_ERRORS as e:
+        raise StudioError(
+            f"item {record.get('id', '?')}: its record does not read as a "
+            f"{record.get('family', '?')} item ({e})"
+        ) from e
+    return Verdict(tuple(verdict.findings), str(record.get("id", "")))
 
 
 # ---- grading image-feature warnings ------------------------------------------------------------
@@ -1112,6 +1208,11 @@ class Curator:
     ) -> list[Replacement]:
         """Valid replacements for one foil, best first (see :meth:`propose_replacements`)."""
         cp = self.puzzle(puzzle_id)
+        if isinstance(cp.puzzle, StimulusPuzzle):
+            raise StudioError(
+                f"{cp.puzzle.family} item {cp.id} is given another foil by its family, not a "
+                "glyph (replacement_items)"
+            )
         p = _glyph_puzzle(cp, "Replace foil")
         self._check_foil(p, answer_index)
         ann = self.annotations
@@ -1167,10 +1268,30 @@ class Curator:
         """
         return [r.glyph for r in self.replacement_candidates(puzzle_id, answer_index, limit)]
 
-    def replace_foil(self, puzzle_id: str, answer_index: int, glyph: GlyphKey) -> Verdict:
-        """Put ``glyph`` in place of a foil (undoable); the puzzle is re-vetted and its status
-        follows the verdict. Returns the new verdict."""
+    def replace_foil(
+        self,
+        puzzle_id: str,
+        answer_index: int,
+        choice: GlyphKey | ItemReplacement | Mapping[str, Any],
+    ) -> Verdict:
+        """Put another foil in place of answer ``answer_index`` (undoable); the puzzle is
+        re-vetted and its status follows the verdict. Returns the new verdict.
+
+        A glyph puzzle takes a glyph (:meth:`replacement_candidates`); a stimulus item takes
+        one of :meth:`replacement_items` (its verdict kept while the item is unchanged since it
+        was proposed, else vetted again) or a whole record of the item in which only that
+        answer differs (vetted by the family)."""
         cp = self._stored(puzzle_id)
+        if isinstance(cp.puzzle, StimulusPuzzle):
+            if isinstance(choice, GlyphKey):
+                raise StudioError(
+                    f"{cp.puzzle.family} item {cp.id} takes another item's foil, not a glyph "
+                    "(replacement_items)"
+                )
+            return self._replace_item_foil(cp, answer_index, choice)
+        if not isinstance(choice, GlyphKey):
+            raise StudioError(f"puzzle {puzzle_id} is a glyph puzzle: its foils are glyphs")
+        glyph = choice
         p = _glyph_puzzle(cp, "Replace foil")
         self._check_foil(p, answer_index)
         if glyph in p.all_keys():
@@ -1180,6 +1301,103 @@ class Curator:
         old_glyph = p.answers[answer_index]
         detail = {"answer": answer_index, "old": str(old_glyph), "new": str(glyph)}
         label = f"Replace answer {answer_index + 1} of puzzle {puzzle_id} with {glyph}"
+        self._push_edit(cp, new, verdict, "replace-foil", detail, label)
+        return verdict
+
+    # ---- foils of stimulus items -------------------------------------------------------------
+    @staticmethod
+    def item_foils_refusal(cp: CuratedPuzzle) -> str | None:
+        """Why Replace foil does not apply to a curated item (its family offers no
+        replacement foils), or None where it does (a glyph puzzle included)."""
+        if not isinstance(cp.puzzle, StimulusPuzzle):
+            return None
+        try:
+            _foil_family(cp.puzzle)
+        except StudioError as e:
+            return str(e)
+        return None
+
+    def item_foil_request(self, puzzle_id: str, answer_index: int) -> tuple[StimulusPuzzle, int]:
+        """What :func:`item_replacements` needs, read here (the store's thread): the stored
+        item, checked to be an item whose family offers replacement foils and ``answer_index``
+        one of its foils, and the seed its candidates are drawn with — derived from the set's
+        seed, the item's id and the answer, so the same item proposes the same candidates."""
+        cp = self._stored(puzzle_id)
+        item = cp.puzzle
+        if not isinstance(item, StimulusPuzzle):
+            raise StudioError(
+                f"puzzle {puzzle_id} is a glyph puzzle: its replacements are glyphs "
+                "(replacement_candidates)"
+            )
+        _foil_family(item)
+        _check_item_foil(item, answer_index)
+        set_rec = self.project.puzzle_set(cp.set_id)
+        seed = set_rec.params.get("seed", 0) if set_rec is not None else 0
+        return item, _derived_seed(seed, answer_index, f"foil\x1f{item.id}", 0) % (2**31)
+
+    def replacement_items(
+        self, puzzle_id: str, answer_index: int, limit: int = ITEM_FOIL_CANDIDATES
+    ) -> list[ItemReplacement]:
+        """Replacements for foil ``answer_index`` of a stimulus item, drawn by its family the
+        way its generator draws that foil (the family's ``foil_candidates``: the key and every
+        other answer unchanged, each candidate valid by the family's checks), in the family's
+        order for the item's seed (:meth:`item_foil_request`). StudioError says why there are
+        none."""
+        item, seed = self.item_foil_request(puzzle_id, answer_index)
+        return item_replacements(item, answer_index, seed, limit)
+
+    def _replace_item_foil(
+        self,
+        cp: CuratedPuzzle,
+        answer_index: int,
+        choice: ItemReplacement | Mapping[str, Any],
+    ) -> Verdict:
+        from studio.stimuli.pictures import record_digest
+
+        old = cp.puzzle
+        assert isinstance(old, StimulusPuzzle)
+        _foil_family(old)
+        _check_item_foil(old, answer_index)
+        proposed = choice if isinstance(choice, ItemReplacement) else None
+        record = dict(proposed.record if proposed is not None else choice)  # type: ignore[union-attr]
+        if record.get("id") != old.id or record.get("family") != old.family:
+            raise StudioError(
+                f"the record offered is item {str(record.get('id'))[:80]} of "
+                f"{str(record.get('family'))[:40]}, not {old.family} item {old.id}"
+            )
+        record["part"] = old.split
+        new = StimulusPuzzle.from_record(record)
+        changed = [
+            j
+            for j in range(max(len(old.answers), len(new.answers)))
+            if j >= len(old.answers)
+            or j >= len(new.answers)
+            or old.answer_record(j) != new.answer_record(j)
+        ]
+        if new.key != old.key or changed != [answer_index]:
+            shown = ", ".join(str(j + 1) for j in changed) or "none"
+            raise StudioError(
+                f"the record offered for item {old.id} does not replace answer "
+                f"{answer_index + 1} alone (answers changed: {shown}; key "
+                f"{new.key + 1}, was {old.key + 1})"
+            )
+        fresh = (
+            proposed is not None
+            and proposed.answer == answer_index
+            and proposed.base == record_digest(old.record)
+        )
+        verdict = proposed.verdict if fresh and proposed is not None else _vet_item(record)
+        record["verdict"] = verdict.to_item_json()
+        new = StimulusPuzzle.from_record(record)
+        detail = {
+            "answer": answer_index,
+            "old": old.answer_record(answer_index),
+            "new": new.answer_record(answer_index),
+        }
+        before, after = old.answer_words(answer_index), new.answer_words(answer_index)
+        label = f"Replace answer {answer_index + 1} of item {old.id} " + (
+            f"({before} → {after})" if before != after else f"with another {after}"
+        )
         self._push_edit(cp, new, verdict, "replace-foil", detail, label)
         return verdict
 
@@ -1452,7 +1670,8 @@ def _listed(p: Puzzle | StimulusPuzzle) -> tuple[str, str, str, str] | None:
 
 
 def _glyph_puzzle(cp: CuratedPuzzle, what: str) -> Puzzle:
-    """The glyph puzzle an edit works on; a stimulus item says it has no such edit yet."""
+    """The glyph puzzle an edit works on; a stimulus item (which the edits send to their own
+    path before this) says so."""
     if isinstance(cp.puzzle, StimulusPuzzle):
         raise StudioError(
             f"{what} works on glyph puzzles; {cp.puzzle.family} item {cp.id} is approved, "

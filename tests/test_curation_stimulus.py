@@ -1,7 +1,8 @@
 """A stimulus family's split curated like a glyph set (issue 27): imported into a project as a
 puzzle set (every item vetted again by its family), listed by its family's rule and concept,
-approved, rejected and commented with undo, its statistics and audit computed, and the glyph
-edits (replace a foil, regenerate) refused with a reason. Real cube-net and KiVA splits."""
+approved, rejected and commented with undo, its statistics and audit computed, regenerated, and
+a foil replaced from the family's own candidates with undo and redo. Real cube-net and KiVA
+splits."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from studio.app import Studio
 from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
 from studio.core.schema import bundled_schema_path, load_schema
 from studio.core.verdict import ERROR, WARNING, Finding, Verdict
 from studio.curation import Curator, PuzzleFilter
@@ -132,12 +134,148 @@ def test_decisions_on_items_go_through_the_undo_stack(studio: Studio, cube_split
     assert "audit" in stats["all"]  # the family's answer-set audit (answers alone)
 
 
-def test_glyph_edits_are_refused_on_items_with_the_reason(studio: Studio, cube_split: Path) -> None:
+def test_glyph_candidates_are_refused_on_items_with_the_reason(
+    studio: Studio, cube_split: Path
+) -> None:
     curator = Curator(studio)
     curator.import_prepared(curator.prepare_folder_import(cube_split))
     pid = curator.summaries()[0].puzzle_id
-    with pytest.raises(StudioError, match="Replace foil works on glyph puzzles; cube-net item"):
+    with pytest.raises(StudioError, match=r"cube-net item \S+ is given another foil by its family"):
         curator.replacement_candidates(pid, 0)
+    with pytest.raises(StudioError, match="takes another item's foil, not a glyph"):
+        curator.replace_foil(pid, 0, GlyphKey.parse("U+25CC@symbola"))
+
+
+def listed(curator: Curator, pid: str) -> tuple[str, str, str, str]:
+    [row] = [p for p in curator.summaries() if p.puzzle_id == pid]
+    return (row.layout, row.rule, row.concept, row.split)
+
+
+def test_replace_a_foil_of_an_item_from_its_family_s_candidates_with_undo(
+    studio: Studio, cube_split: Path
+) -> None:
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split))
+    cp = curator.puzzle(curator.summaries()[1].puzzle_id)
+    old = cp.puzzle
+    assert isinstance(old, StimulusPuzzle)
+    foil = old.foils[1]
+    proposed = curator.replacement_items(old.id, foil, limit=4)
+    assert 1 <= len(proposed) <= 4
+    # the same item proposes the same candidates (its seed comes from the set and its id)
+    assert [r.record for r in proposed] == [
+        r.record for r in curator.replacement_items(old.id, foil, 4)
+    ]
+    choice = proposed[-1]
+    assert choice.answer == foil and choice.verdict.valid and choice.old == old.answer_words(foil)
+    verdict = curator.replace_foil(old.id, foil, choice)
+    assert verdict.valid
+    after = curator.puzzle(old.id)
+    new = after.puzzle
+    assert isinstance(new, StimulusPuzzle)
+    assert dict(new.record) == dict(choice.record) and after.status == "draft"
+    assert (new.id, new.split, new.key) == (old.id, old.split, old.key)
+    assert [j for j in range(4) if new.answer_record(j) != old.answer_record(j)] == [foil]
+    assert listed(curator, old.id) == (old.layout, old.rule, old.concept, old.split)
+    event = curator.history(old.id)[-1]
+    assert event.kind == "replace-foil"
+    assert event.detail["answer"] == foil
+    assert event.detail["old"] == old.answer_record(foil)
+    assert event.detail["new"] == new.answer_record(foil)
+    assert studio.undo_stack.undo_label.startswith(f"Replace answer {foil + 1} of item {old.id} ")
+    studio.undo_stack.undo()
+    assert dict(curator.puzzle(old.id).puzzle.record) == dict(old.record)
+    assert curator.puzzle(old.id).status == cp.status
+    studio.undo_stack.redo()
+    assert dict(curator.puzzle(old.id).puzzle.record) == dict(choice.record)
+    assert listed(curator, old.id) == (old.layout, old.rule, old.concept, old.split)
+
+
+def test_an_item_foil_is_refused_with_the_reason(studio: Studio, cube_split: Path) -> None:
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split))
+    old = curator.puzzle(curator.summaries()[0].puzzle_id).puzzle
+    assert isinstance(old, StimulusPuzzle)
+    with pytest.raises(StudioError, match=f"answer {old.key + 1} of item {old.id} is the key"):
+        curator.replacement_items(old.id, old.key)
+    with pytest.raises(StudioError, match="has no answer 5"):
+        curator.replacement_items(old.id, 4)
+    a, b = old.foils[:2]
+    for_b = curator.replacement_items(old.id, b, 1)[0]
+    # a record that changes another answer than the one named is refused
+    with pytest.raises(StudioError, match=f"does not replace answer {a + 1} alone"):
+        curator.replace_foil(old.id, a, for_b.record)
+    # a proposal made before another edit is vetted again, and refused if it would undo it
+    curator.replace_foil(old.id, a, curator.replacement_items(old.id, a, 1)[0])
+    with pytest.raises(StudioError, match=f"answers changed: {min(a, b) + 1}, {max(a, b) + 1}"):
+        curator.replace_foil(old.id, b, for_b)
+    # a whole record offered (not a proposal) is vetted by the family: a bad one is flagged
+    now = curator.puzzle(old.id).puzzle
+    bad = json.loads(json.dumps(dict(now.record)))
+    bad["candidates"][b]["view"] = bad["candidates"][old.key]["view"]
+    verdict = curator.replace_foil(old.id, b, bad)
+    assert not verdict.valid and curator.puzzle(old.id).status == "flagged"
+    assert {"candidates-distinct"} <= {f.check for f in verdict.errors}
+
+
+def test_a_family_without_the_hook_offers_no_replacement_foils(
+    studio: Studio, cube_split: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import replace
+
+    from studio.plugins import family, registry
+
+    plain = replace(family("cube-net"), id="plain-net", label="Plain nets", foil_candidates=None)
+    reg = registry("families")
+    monkeypatch.setitem(reg._entries, "plain-net", plain)
+    monkeypatch.setitem(reg._meta, "plain-net", {})
+    rows = [r | {"family": "plain-net"} for r in records(cube_split)]
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_stimulus_import("plain", {"family": "plain-net"}, rows))
+    cp = curator.puzzle(rows[0]["id"])
+    assert curator.item_foils_refusal(cp) == "the Plain nets family offers no replacement foils"
+    with pytest.raises(StudioError, match="the Plain nets family offers no replacement foils"):
+        curator.replacement_items(cp.id, cp.puzzle.foils[0])
+    with pytest.raises(StudioError, match="the Plain nets family offers no replacement foils"):
+        curator.replace_foil(cp.id, cp.puzzle.foils[0], rows[1] | {"id": cp.id})
+
+
+def test_a_kiva_trial_s_sibling_change_is_replaced_and_restored(
+    studio: Studio, tmp_path: Path
+) -> None:
+    out = tmp_path / "kiva"
+    options = {"size": 64, "mode": "kiva-adults", "objects": ("l-block", "key", "toy-car")}
+    generate_stimulus_split("kiva", out, 4, seed=6, options=options)
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(out, "trials"))
+    # the first trial with a change whose sibling change has another the design offers
+    for row in curator.summaries():
+        old = curator.puzzle(row.puzzle_id).puzzle
+        assert isinstance(old, StimulusPuzzle)
+        if old.record["no_change"]:
+            continue
+        sibling = next(
+            j for j in old.foils if old.answer_record(j)["option_id"] == old.record["sibling"]
+        )
+        try:
+            choice = curator.replacement_items(old.id, sibling, 2)[0]
+        except StudioError:
+            continue
+        break
+    else:
+        pytest.fail("no KiVA trial with another sibling change")
+    # "no change" is in every trial: the family says so
+    no_change = next(j for j in old.foils if j != sibling)
+    with pytest.raises(StudioError, match="shows no change, which every KiVA trial offers"):
+        curator.replacement_items(old.id, no_change)
+    curator.replace_foil(old.id, sibling, choice)
+    new = curator.puzzle(old.id).puzzle
+    assert new.record["sibling"] == new.answer_record(sibling)["option_id"] != old.record["sibling"]
+    assert (new.record["spec"], new.key, new.concept) == (old.record["spec"], old.key, old.concept)
+    studio.undo_stack.undo()
+    assert dict(curator.puzzle(old.id).puzzle.record) == dict(old.record)
+    studio.undo_stack.redo()
+    assert curator.puzzle(old.id).puzzle.record["sibling"] == new.record["sibling"]
 
 
 def test_regenerate_draws_a_fresh_item_of_the_same_rule_and_concept(
