@@ -190,7 +190,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Open the previous puzzle of the list that is flagged", alternates=("P",),
                section="navigate"),
     ActionSpec("puzzle.replace_foil", "Replace foil…", "puzzle", "F",
-               "Replace a foil of the selected puzzle by one of the valid glyphs proposed",
+               "Replace a foil of the selected puzzle by one of the valid glyphs proposed, or of "
+               "an item by another its family draws",
                section="edit"),
     ActionSpec("puzzle.regenerate", "Regenerate puzzle", "puzzle", "G",
                "Replace the selected puzzle by a fresh one of the same rule and concept",

@@ -12,7 +12,8 @@ R reject (no dialog: the decision applies at once, with the comment typed in the
 field if any, and the next puzzle opens), D return to draft, C type a comment (Enter or Escape
 go back to the list), N / Shift+N (or P) next / previous flagged puzzle, Ctrl+Shift+A approve
 all shown without errors or flags (flagged ones are decided one by one), F replace a foil
-(the best candidate preselected: Enter takes it), G regenerate, Ctrl+G generate a split.
+(the best candidate preselected: Enter takes it; a stimulus item's from its family's own
+candidates, drawn off the GUI thread), G regenerate, Ctrl+G generate a split.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ from studio.generate.params import (
 )
 from studio.gui.generate_dialog import FolderJob, GenerateSplitDialog
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
+from studio.gui.item_foil_dialog import ReplaceItemFoilDialog
 from studio.gui.item_sheet import ItemSheetView
 from studio.gui.settings import StudioSettings
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
@@ -155,8 +157,9 @@ STATUS_COLOURS = {
     "approved": KEY,
     "rejected": QColor("#7b1fa2"),
 }
-#: Puzzle actions that edit a glyph puzzle's frames (not offered for a stimulus item)
-GLYPH_EDITS = ("puzzle.replace_foil",)
+#: Puzzle actions that replace a foil: a glyph puzzle's from the annotations, a stimulus
+#: item's from its family's own candidates (offered where the family has them)
+FOIL_EDITS = ("puzzle.replace_foil",)
 #: The buttons under the sheet: the action each triggers, and its text (with the key).
 BUTTONS = (
     ("puzzle.approve", "Approve (A)"),
@@ -586,7 +589,7 @@ class CuratorBoard(QWidget):
         self.job: GenerationJob | None = None
         self.last_generation_message = ""
         self.progress_dialog: QProgressDialog | None = None
-        self.replace_dialog: ReplaceFoilDialog | None = None
+        self.replace_dialog: ReplaceFoilDialog | ReplaceItemFoilDialog | None = None
         self._stats_job: Any = None
         self._stats_dirty = False
         self._stats_set_id: int | None = None
@@ -1397,18 +1400,31 @@ class CuratorBoard(QWidget):
                 return
 
     def _enabled(self, action_id: str) -> bool:
-        """Whether a puzzle action can act on the puzzle shown: any needs one; a glyph edit
-        (replace a foil) needs a glyph puzzle, not a stimulus item."""
+        """Whether a puzzle action can act on the puzzle shown: any needs one; replacing a
+        foil needs a glyph puzzle or an item whose family offers replacement foils."""
         if not self.table.currentIndex().isValid():
             return False
-        if action_id in GLYPH_EDITS:
+        if action_id in FOIL_EDITS:
             cp = self.current()
-            return cp is not None and not isinstance(cp.puzzle, StimulusPuzzle)
+            return cp is not None and self.curator.item_foils_refusal(cp) is None
         return True
+
+    def _update_foil_tip(self) -> None:
+        """The Replace foil button says why it is off on an item whose family offers no
+        replacement foils (a disabled button still shows its tooltip)."""
+        button = self.buttons.get("puzzle.replace_foil")
+        action = self._actions.get("puzzle.replace_foil")
+        if button is None:
+            return
+        cp = self.current() if self.table.currentIndex().isValid() else None
+        why = self.curator.item_foils_refusal(cp) if cp is not None else None
+        default = action.toolTip() if action is not None else ""
+        button.setToolTip(f"{why}: Replace foil does not apply to this item" if why else default)
 
     def _update_actions(self) -> None:
         if not self.isVisible():
             return
+        self._update_foil_tip()
         for action_id in PUZZLE_ACTIONS:
             action = self._actions.get(action_id)
             if action is not None and action.isEnabled() != self._enabled(action_id):
@@ -1719,12 +1735,14 @@ class CuratorBoard(QWidget):
         finally:
             QApplication.restoreOverrideCursor()
 
-    def replace_foil(self) -> ReplaceFoilDialog | None:
+    def replace_foil(self) -> ReplaceFoilDialog | ReplaceItemFoilDialog | None:
         cp = self.current()
         if cp is None:
             return None
         if not cp.puzzle.foils:
             return None
+        if isinstance(cp.puzzle, StimulusPuzzle):
+            return self._replace_item_foil(cp)
         at_fault = [e.answer for e in self.sheet.evidence if e.answer != cp.puzzle.key]
         selected = self.evidence_list.currentRow()
         foil = (
@@ -1750,6 +1768,44 @@ class CuratorBoard(QWidget):
                     lambda: self.curator.replace_foil(cp.id, dlg.foil(), glyph),
                 )
 
+        self._open_foil_dialog(dlg, accepted)
+        return dlg
+
+    def _replace_item_foil(self, cp: CuratedPuzzle) -> ReplaceItemFoilDialog | None:
+        """F on a stimulus item: its family's own candidates for a foil, vetted and drawn on
+        the render thread (:class:`ReplaceItemFoilDialog`); Replace stores the chosen one as
+        one undo step."""
+        item = cp.puzzle
+        assert isinstance(item, StimulusPuzzle)
+        why = self.curator.item_foils_refusal(cp)
+        if why is not None:
+            self.show_error("Cannot replace the foil", StudioError(why))
+            return None
+        dlg = ReplaceItemFoilDialog(
+            item,
+            item.foils[0],
+            lambda i: self.curator.item_foil_request(cp.id, i),
+            self.item_sheet.service,
+            self.item_sheet.sheets,
+            parent=self,
+        )
+        self.replace_dialog = dlg
+
+        def accepted() -> None:
+            choice = dlg.chosen()
+            if choice is not None:
+                # the candidate was vetted when proposed: storing it is one transaction
+                self._run(
+                    "Cannot replace the foil",
+                    lambda: self.curator.replace_foil(cp.id, choice.answer, choice),
+                )
+
+        self._open_foil_dialog(dlg, accepted)
+        return dlg
+
+    def _open_foil_dialog(
+        self, dlg: ReplaceFoilDialog | ReplaceItemFoilDialog, accepted: Callable[[], None]
+    ) -> None:
         def finished(_code: int) -> None:
             self.replace_dialog = None
             dlg.deleteLater()
@@ -1757,7 +1813,6 @@ class CuratorBoard(QWidget):
         dlg.accepted.connect(accepted)
         dlg.finished.connect(finished)
         dlg.open()
-        return dlg
 
     # ---- generation ------------------------------------------------------------------------------
     def generate_split(self) -> GenerateSplitDialog | None:

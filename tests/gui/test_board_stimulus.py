@@ -86,9 +86,10 @@ def test_generated_items_are_curated_on_the_board(
     assert board.item_sheet.key_label.text().startswith("Key: ")
     assert board.item_sheet.checks.topLevelItemCount() >= 3
     assert "cube-net" in board.title.text()
-    # Replace foil is a glyph edit (its button and key are off); G draws the item anew
-    assert not window.actions["puzzle.replace_foil"].isEnabled()
-    assert not board.buttons["puzzle.replace_foil"].isEnabled()
+    # the cube-net family offers replacement foils (F: tests/gui/test_board_item_foil.py); G
+    # draws the item anew
+    assert window.actions["puzzle.replace_foil"].isEnabled()
+    assert board.buttons["puzzle.replace_foil"].isEnabled()
     assert window.actions["puzzle.approve"].isEnabled()
     before = dict(cp.puzzle.record)
     qtbot.keyClick(board.table, Qt.Key.Key_G)
