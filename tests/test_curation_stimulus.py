@@ -35,7 +35,10 @@ def cube_split(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def studio(tmp_path: Path):
+def studio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # a render cache of its own: another test drawing the same seeded items into the
+    # session's cache must not decide what this one finds there
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     s = Studio(
         Project.create(tmp_path / "p.studio", load_schema(bundled_schema_path())), author="cur"
     )
