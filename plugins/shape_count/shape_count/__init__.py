@@ -64,8 +64,9 @@ FAMILY = Family(
             "cells",
             "int",
             4,
-            "polyomino size in cells (3-5)",
-            minimum=3,
+            "polyomino size in cells (4-5: an item needs four shapes, and there are two free "
+            "triominoes)",
+            minimum=4,
             maximum=5,
             flag="cells",
         ),

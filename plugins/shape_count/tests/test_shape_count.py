@@ -63,7 +63,12 @@ def test_options_come_from_its_schema(tmp_path: Path, capsys: pytest.CaptureFixt
     helptext = capsys.readouterr().out
     assert "--cells" in helptext and "shape-count" in helptext
     code = main(["generate", str(tmp_path / "x"), "--family", "shape-count", "--cells", "9"])
-    assert code == EXIT_USER_ERROR and "--cells 9: expected an integer within 3..5" in (
+    assert code == EXIT_USER_ERROR and "--cells 9: expected an integer within 4..5" in (
+        capsys.readouterr().err
+    )
+    # three cells is refused before anything is made (two free triominoes; an item needs four)
+    code = main(["generate", str(tmp_path / "y"), "--family", "shape-count", "--cells", "3"])
+    assert code == EXIT_USER_ERROR and "--cells 3: expected an integer within 4..5" in (
         capsys.readouterr().err
     )
     out = tmp_path / "constant"
@@ -159,7 +164,7 @@ def test_generate_dialog_and_preview_show_it(qtbot, tmp_path: Path) -> None:
     qtbot.addWidget(dlg)
     dlg.family_combo.setCurrentIndex(dlg.family_combo.findData("shape-count"))
     cells = dlg.form.widget("cells")
-    assert (cells.minimum(), cells.maximum(), cells.value()) == (3, 5, 4)
+    assert (cells.minimum(), cells.maximum(), cells.value()) == (4, 5, 4)
     dlg.form.widget("rule").setCurrentIndex(1)
     dlg.folder_edit.setText(str(tmp_path / "from-dialog"))
     assert dlg.folder_request()["options"] == {"rule": "constant", "cells": 4, "size": 96}
