@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -321,64 +321,47 @@ def _ratios(args: argparse.Namespace) -> tuple[float, float, float]:
         ) from None
 
 
-def cmd_generate_stimuli(args: argparse.Namespace, fam: Family, out_dir: str) -> int:
-    from studio.stimuli.split import generate_stimulus_split
-
-    ratios = _ratios(args)
-    report = _reporter(args, "generate", "items")
-    summary = generate_stimulus_split(
-        fam.id,
-        out_dir,
-        args.n,
-        args.seed,
-        _family_options(args, fam),
-        ratios,
-        progress=report.update,
-    )
-    rej = ", ".join(f"{k} {v}" for k, v in summary["rejections"].items()) or "none"
-    print(
-        f"wrote {summary['items']} {args.family} items to {out_dir}: {summary['valid']} valid, "
-        f"{summary['invalid']} invalid; rejected candidates: {rej}"
-    )
-    from studio.vet.partial import partial_lines
-
-    for line in partial_lines(summary.get("partial_views") or {}):
-        print(f"  {line}")
-    return 0
-
-
 def cmd_generate(args: argparse.Namespace) -> int:
+    """Any family's split folder through the one pipeline (:func:`studio.splits.split_folder`):
+    ``PROJECT OUT_DIR`` for a family that reads annotations, ``OUT_DIR`` for the others —
+    the request says which is wrong, in words, before anything is opened."""
     from studio.families.glyph_pmp.split import GenerationShortfall
+    from studio.generate.request import GenerationRequest
     from studio.plugins import family
-    from studio.splits import generate_to_dir
+    from studio.splits import split_folder
 
     fam = family(args.family)
-    if fam.kind == "stimulus":
-        if args.require_coverage is not None:
-            raise StudioError(
-                f"--require-coverage is an option of the glyph families, not {fam.id}"
-            )
-        if len(args.paths) > 2:
-            raise StudioError(f"generate --family {fam.id} takes OUT_DIR")
-        return cmd_generate_stimuli(args, fam, args.paths[-1])
-    if len(args.paths) != 2:
-        raise StudioError(f"generate --family {fam.id} takes PROJECT OUT_DIR")
-    args.project, args.out_dir = args.paths
-    if args.require_coverage is not None and args.require_coverage < 1:
-        raise StudioError(f"--require-coverage {args.require_coverage}: expected at least 1")
-    params = _split_params(args)
-    with _open_studio(args.project, args.allow_font_change) as studio:
+    if len(args.paths) > 2:
+        raise StudioError("generate takes [PROJECT] OUT_DIR (a project only for glyph families)")
+    project = args.paths[0] if len(args.paths) == 2 else None
+    request = GenerationRequest(
+        fam.id,
+        args.n,
+        args.seed,
+        _ratios(args),
+        _family_options(args, fam),
+        out_dir=args.paths[-1],
+        workers=args.workers,
+        require_coverage=args.require_coverage,
+    )
+    try:
+        request = request.check(project=project is not None)
+    except StudioError as e:
+        usage = "PROJECT OUT_DIR" if fam.needs_project else "OUT_DIR"
+        raise StudioError(f"{e} (generate --family {fam.id} takes {usage})") from None
+    report = _reporter(args, "generate")
+
+    def progress(stage: str, done: int, total: int) -> None:
+        task, _, unit = stage.partition(" ")
+        report.stage(task, unit)
+        report.update(done, total)
+
+    opened = _open_studio(project, args.allow_font_change) if project else None
+    with opened if opened is not None else contextlib.nullcontext():
         try:
-            if any(g.status == "pending" for g in studio.project.glyphs()):
-                _render_pending(studio, args)
-            summary = generate_to_dir(
-                studio,
-                params,
-                args.out_dir,
-                progress=_split_progress(args),
-                workers=args.workers,
-                require_coverage=args.require_coverage,
-            )
+            if opened is not None and any(g.status == "pending" for g in opened.project.glyphs()):
+                _render_pending(opened, args)
+            summary = split_folder(request, opened, progress)
         except GenerationShortfall as e:
             print(
                 f"analogy-studio: error: only {e.made} of {e.wanted} {e.part} puzzles could be "
@@ -389,49 +372,17 @@ def cmd_generate(args: argparse.Namespace) -> int:
                 print(f"  {name}: {why}", file=sys.stderr)
             hint = (
                 "ask for fewer puzzles or other rules, or annotate more glyphs "
-                f"(`analogy-studio needs {args.project}` lists which)"
+                f"(`analogy-studio needs {project}` lists which)"
             )
-            if params.sampling == "diverse":
+            if request.options.get("sampling") == "diverse":
                 hint = "use --sampling balanced, " + hint
             print(f"To make more: {hint}.", file=sys.stderr)
             return EXIT_USER_ERROR
-    print(
-        f"wrote {summary['puzzles']} puzzles to {args.out_dir}: {summary['valid']} valid, "
-        f"{summary['invalid']} invalid, {summary['with_warnings']} with image-feature warnings"
-    )
-    from studio.vet.coverage import coverage_lines
-    from studio.vet.partial import partial_lines
-
-    for fold in summary["folds"]:
-        rej = ", ".join(f"{k} {v}" for k, v in fold["rejections"].items()) or "none"
-        print(f"fold {fold['fold']}: {fold['puzzles']} puzzles; rejected candidates: {rej}")
-        cov = fold["coverage"]
-        print(f"  covered: {cov['all']['tuples']} (rule, concept) tuples in all")
-        for line in coverage_lines(cov):
-            print(f"  {line}")
-        for line in partial_lines(fold.get("partial_views") or {}):
-            print(f"  {line}")
-    for warning in summary["coverage_warnings"]:
+    for line in summary["lines"]:
+        print(line)
+    for warning in summary["warnings"]:
         print(f"analogy-studio: warning: {warning}", file=sys.stderr)
-    if summary["glyphs_without_image"]:
-        print(f"{summary['glyphs_without_image']} annotated glyphs have no image and were left out")
     return 0
-
-
-def _split_progress(args: argparse.Namespace) -> Callable[[int, int], None]:
-    """``generate_to_dir`` counts generation then writing over twice the puzzles; say which
-    stage runs and count puzzles in each."""
-    report = _reporter(args, "generate", "puzzles")
-
-    def progress(done: int, total: int) -> None:
-        half = total // 2
-        if done <= half:
-            report.update(done, half)
-        else:
-            report.stage("write", "puzzles")
-            report.update(done - half, half)
-
-    return progress
 
 
 def cmd_needs(args: argparse.Namespace) -> int:

@@ -67,6 +67,7 @@ from studio.vet.rules import RuleBook
 
 if TYPE_CHECKING:
     from studio.app import Studio
+    from studio.generate.request import GenerationRequest
     from studio.store.jobs import PuzzleFlag
     from studio.store.project import Project, PuzzleEvent
 
@@ -238,6 +239,19 @@ class PuzzleFilter:
         if self.warning == "none":
             return not p.findings and not p.warnings
         return True
+
+
+@dataclass(frozen=True)
+class GeneratedSet:
+    """A generation for the board, any family (:meth:`Curator.generate_set`): the set to
+    import, the annotations its puzzles were vetted against (None for items drawn from a
+    family's options), each fold's coverage ([] without (rule, concept) tuples) and what the
+    split folder's writing said (empty when none was written)."""
+
+    prepared: PreparedImport
+    annotations: TagIndex | None
+    coverage: list[dict[str, Any]]
+    lines: list[str]
 
 
 @dataclass(frozen=True)
@@ -945,21 +959,27 @@ class Curator:
         return PreparedImport(name, len(rows), ((name, params.to_json(), summary, rows),))
 
     @staticmethod
-    def generate_glyph_set(
+    def generate_set(
         studio: Studio,
-        name: str,
-        params: Any,
+        request: GenerationRequest,
         lock: threading.RLock,
         progress: Callable[[str, int, int], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
-    ) -> tuple[PreparedImport, TagIndex, list[dict[str, Any]]]:
-        """The board's generation for a glyph family, without Qt (issue 27: the GUI assembled
-        it): the annotations and renders read under the render ``lock``, the split generated
-        and vetted by the functions ``generate`` runs, its puzzles prepared as sets for
-        :meth:`import_prepared` (on the GUI thread). Returns them with the annotations read and
-        what each fold covers. ``progress(text, done, total)`` in words; ``should_stop``
-        raises :class:`studio.splits.Cancelled` at the next step. Safe on a worker thread."""
+    ) -> GeneratedSet:
+        """The board's generation for any family, without Qt (issue 27: the board had a job
+        per kind and the GUI assembled one of them): the request's puzzles made and vetted
+        the way ``generate`` makes them, prepared as one puzzle set for
+        :meth:`import_prepared` (on the GUI thread), and, with ``request.out_dir``, the split
+        folder written as well. A family that reads annotations reads this project's (under
+        the render ``lock``); the others draw from their options, their items' sheets kept
+        in the render cache so the board shows them at once. ``progress(text, done, total)``
+        in words; ``should_stop`` raises :class:`studio.splits.Cancelled` at the next step.
+        Safe on a worker thread."""
         from studio import splits
+        from studio.plugins import family
+
+        request = request.check()
+        fam = family(request.family)
 
         def say(text: str, done: int, total: int) -> None:
             if progress is not None:
@@ -969,6 +989,14 @@ class Curator:
             if should_stop is not None and should_stop():
                 raise splits.Cancelled()
 
+        name = request.name or (Path(request.out_dir).name if request.out_dir else fam.id)
+        if not fam.needs_project:
+            return Curator._item_set(studio, request, name, say, should_stop)
+        from studio.families.glyph_pmp import split_params
+
+        params = split_params(request.options, request.n, request.seed, request.ratios)
+        if request.out_dir is not None:  # before the work, not after it
+            splits.check_split_target(request.out_dir)
         texts = {splits.STAGE_GENERATE: "Generating puzzles…", splits.STAGE_VET: "Vetting puzzles…"}
         say("Reading annotations and renders…", 0, 0)
         with lock:
@@ -982,39 +1010,98 @@ class Curator:
             inputs,
         )
         check()
+        covered = splits.split_coverage(vetted.results)
         total = sum(len(r.puzzles) for r in vetted.results)
+        lines: list[str] = []
+        if request.out_dir is not None:
+            say("Writing the split folder…", 0, total)
+            written = splits.write_vetted(
+                request.out_dir,
+                params,
+                vetted,
+                covered,
+                lambda done, n: say("Writing the split folder…", done, n),
+                should_stop,
+            )
+            lines = splits.glyph_lines(written)["lines"]
         say("Preparing the import…", total, total)
         prepared = Curator.prepare_import(name, params, vetted.results, vetted.all_verdicts)
         check()
-        return prepared, inputs.annotations, splits.split_coverage(vetted.results)
+        return GeneratedSet(prepared, inputs.annotations, covered, lines)
 
-    def generate_stimulus_set(
-        self,
-        request: Mapping[str, Any],
-        progress: Callable[[int, int], None] | None = None,
-        should_stop: Callable[[], bool] | None = None,
-    ) -> dict[str, Any]:
-        """The board's generation for a stimulus family, without Qt: the split folder
-        ``generate`` writes (``request``: its arguments and the set's ``name``), its sheets
-        kept for the board, its items prepared as one puzzle set with the verdicts generation
-        gave them. Returns generation's summary with ``prepared`` (for
-        :meth:`import_prepared`, on the GUI thread). Safe on a worker thread."""
-        from studio.stimuli.split import generate_stimulus_split, read_stimulus_split
-
-        summary = generate_stimulus_split(
-            request["family"],
-            request["out_dir"],
-            request["n"],
-            request["seed"],
-            request["options"],
-            request["ratios"],
-            progress=progress,
-            should_stop=should_stop,
+    @staticmethod
+    def _item_set(
+        studio: Studio,
+        request: GenerationRequest,
+        name: str,
+        say: Callable[[str, int, int], None],
+        should_stop: Callable[[], bool] | None,
+    ) -> GeneratedSet:
+        """:meth:`generate_set` for a family drawn from its options: the split folder when
+        one is asked for (then read back as ``import-split`` reads it), else the items drawn
+        in memory with the same records, parts and verdicts."""
+        from studio.stimuli.split import (
+            assign_parts,
+            generate_stimulus_split,
+            make_generator,
+            read_stimulus_split,
         )
-        meta, records = read_stimulus_split(request["out_dir"])
-        self.adopt_sheets(request["out_dir"], records)
-        name = str(request.get("name") or Path(request["out_dir"]).name)
-        return {**summary, "prepared": self.prepare_stimulus_import(name, meta, records)}
+
+        sheets = ItemSheets(studio.cache.root / "items")
+        text = f"Generating {request.family} items…"
+        lines: list[str] = []
+        if request.out_dir is not None:
+            from studio.splits import item_lines
+
+            summary = generate_stimulus_split(
+                request.family,
+                request.out_dir,
+                request.n,
+                request.seed,
+                request.options,
+                request.ratios,
+                progress=lambda done, total: say(text, done, total),
+                should_stop=should_stop,
+            )
+            meta, records = read_stimulus_split(request.out_dir)
+            for r in records:
+                png = Path(request.out_dir) / "sheets" / f"{r['id']}.png"
+                if png.is_file():
+                    sheets.adopt(r, png)
+            lines = item_lines(summary)["lines"]
+            verdicts = None
+        else:
+            generator = make_generator(request.family, request.options)
+            parts = assign_parts(request.n, request.ratios, request.seed)
+            records, verdicts = [], []
+            say(text, 0, request.n)
+            for i, item in enumerate(generator.items(request.n, request.seed)):
+                if should_stop is not None and should_stop():
+                    from studio.splits import Cancelled
+
+                    raise Cancelled()
+                record = {**item.to_json(), "part": parts[i]}
+                records.append(record)
+                verdicts.append(item.verdict)
+                sheets.put(record, item.sheet)
+                say(text, i + 1, request.n)
+            valid = sum(v.valid for v in verdicts)
+            meta = {
+                "family": request.family,
+                "options": dict(request.options),
+                "n": request.n,
+                "seed": request.seed,
+                "ratios": list(request.ratios),
+                "summary": {
+                    "family": request.family,
+                    "items": request.n,
+                    "valid": valid,
+                    "invalid": request.n - valid,
+                    "rejections": dict(sorted(getattr(generator, "rejections", {}).items())),
+                },
+            }
+        prepared = Curator.prepare_stimulus_import(name, meta, records, verdicts)
+        return GeneratedSet(prepared, None, [], lines)
 
     def item_sheets(self) -> ItemSheets:
         """Where the board keeps stimulus items' sheets (the user's render cache)."""

@@ -50,6 +50,7 @@ from studio.families.glyph_pmp.export import (
 )
 from studio.families.glyph_pmp.split import SplitResult
 from studio.generate.params import SplitParams
+from studio.generate.request import GenerationRequest
 from studio.vet.balance import split_stats
 from studio.vet.emergent import vet_puzzle
 from studio.vet.questions import perception_questions
@@ -532,20 +533,51 @@ def generate_to_dir(
             progress(done, 2 * n_all)
 
     vetted = generate_and_vet(studio, params, on_stage, should_stop, workers=workers)
-    inputs, results, verdicts = vetted.inputs, vetted.results, vetted.verdicts
-    covered = split_coverage(results, require_coverage)
-    warnings = []
+    covered = split_coverage(vetted.results, require_coverage)
+    if require_coverage is not None:
+        warnings = _fold_warnings(covered)
+        if warnings:
+            raise CoverageShortfall(require_coverage, warnings)
+
+    def write_progress(done: int, total: int) -> None:
+        if progress is not None:
+            progress(n_all + done, 2 * n_all)
+
+    return write_vetted(out_dir, params, vetted, covered, write_progress, should_stop)
+
+
+def check_split_target(out_dir: str | Path) -> None:
+    """Refuse, before any work, a folder that a glyph split may not be written into."""
+    check_target(Path(out_dir), is_split_entry)
+
+
+def _fold_warnings(covered: Sequence[Mapping[str, Any]]) -> list[str]:
+    out: list[str] = []
     for k, c in enumerate(covered):
-        warnings += [w if len(covered) == 1 else f"fold {k}: {w}" for w in c["warnings"]]
-    if require_coverage is not None and warnings:
-        raise CoverageShortfall(require_coverage, warnings)
+        out += [w if len(covered) == 1 else f"fold {k}: {w}" for w in c["warnings"]]
+    return out
+
+
+def write_vetted(
+    out_dir: str | Path,
+    params: SplitParams,
+    vetted: VettedSplit,
+    covered: Sequence[Mapping[str, Any]],
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> dict[str, Any]:
+    """Write a generated and vetted glyph split's folder (its statistics computed here) and
+    return :func:`generate_to_dir`'s summary; ``progress(done, total)`` over the puzzles."""
+    check_target(Path(out_dir), is_split_entry)
+    inputs, results, verdicts = vetted.inputs, vetted.results, vetted.verdicts
+    warnings = _fold_warnings(covered)
     stats = [split_stats(r.puzzles, inputs.annotations, inputs.schema) for r in results]
 
     def write_progress(done: int, total: int) -> None:
         if should_stop is not None and should_stop():
             raise Cancelled("generation was cancelled; nothing was written (an old split stays)")
         if progress is not None:
-            progress(n_all + done, 2 * n_all)
+            progress(done, total)
 
     out = write_split(
         out_dir,
@@ -580,6 +612,104 @@ def generate_to_dir(
         "coverage_warnings": warnings,
         **verdict_counts([v for vs in verdicts for v in vs]),
     }
+
+
+def split_folder(
+    request: GenerationRequest,
+    studio: Studio | None = None,
+    progress: StageProgress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> dict[str, Any]:
+    """Any family's split folder from one request (issue 27: the one pipeline ``generate``
+    calls; no front end asks which kind the family is). A family that reads annotations
+    generates from ``studio``'s project; the others from their options. ``progress(stage,
+    done, total)`` names the stage and its unit (``"generate puzzles"``, ``"write
+    puzzles"``, ``"generate items"``). Returns the family's summary with ``lines`` (what to
+    tell the user, one fact a line) and ``warnings`` (what should be looked at: coverage
+    below the threshold, say)."""
+
+    def stage(name: str) -> Progress | None:
+        if progress is None:
+            return None
+        return lambda done, total: progress(name, done, total)
+
+    from studio.plugins import family
+
+    request = request.check(project=studio is not None)
+    if request.out_dir is None:
+        raise StudioError("choose an output folder for the split")
+    fam = family(request.family)
+    if fam.needs_project:
+        assert studio is not None  # check() refused a request without one
+        from studio.families.glyph_pmp import split_params
+
+        params = split_params(request.options, request.n, request.seed, request.ratios)
+
+        def halves(done: int, total: int) -> None:  # generation, then writing
+            if progress is not None:
+                half = total // 2
+                if done <= half:
+                    progress("generate puzzles", done, half)
+                else:
+                    progress("write puzzles", done - half, half)
+
+        summary = generate_to_dir(
+            studio,
+            params,
+            request.out_dir,
+            progress=halves,
+            should_stop=should_stop,
+            workers=request.workers,
+            require_coverage=request.require_coverage,
+        )
+        return {**summary, **glyph_lines(summary)}
+    from studio.stimuli.split import generate_stimulus_split
+
+    summary = generate_stimulus_split(
+        fam.id,
+        request.out_dir,
+        request.n,
+        request.seed,
+        request.options,
+        request.ratios,
+        progress=stage("generate items"),
+        should_stop=should_stop,
+    )
+    return {**summary, **item_lines(summary)}
+
+
+def glyph_lines(summary: Mapping[str, Any]) -> dict[str, list[str]]:
+    from studio.vet.coverage import coverage_lines
+    from studio.vet.partial import partial_lines
+
+    lines = [
+        f"wrote {summary['puzzles']} puzzles to {summary['out_dir']}: {summary['valid']} valid, "
+        f"{summary['invalid']} invalid, {summary['with_warnings']} with image-feature warnings"
+    ]
+    for fold in summary["folds"]:
+        rej = ", ".join(f"{k} {v}" for k, v in fold["rejections"].items()) or "none"
+        lines.append(f"fold {fold['fold']}: {fold['puzzles']} puzzles; rejected candidates: {rej}")
+        cov = fold["coverage"]
+        lines.append(f"  covered: {cov['all']['tuples']} (rule, concept) tuples in all")
+        lines += [f"  {line}" for line in coverage_lines(cov)]
+        lines += [f"  {line}" for line in partial_lines(fold.get("partial_views") or {})]
+    if summary["glyphs_without_image"]:
+        lines.append(
+            f"{summary['glyphs_without_image']} annotated glyphs have no image and were left out"
+        )
+    return {"lines": lines, "warnings": list(summary["coverage_warnings"])}
+
+
+def item_lines(summary: Mapping[str, Any]) -> dict[str, list[str]]:
+    from studio.vet.partial import partial_lines
+
+    rej = ", ".join(f"{k} {v}" for k, v in summary["rejections"].items()) or "none"
+    lines = [
+        f"wrote {summary['items']} {summary['family']} items to {summary['out_dir']}: "
+        f"{summary['valid']} valid, {summary['invalid']} invalid; rejected candidates: {rej}"
+    ]
+    lines += [f"  {line}" for line in partial_lines(summary.get("partial_views") or {})]
+    return {"lines": lines, "warnings": []}
 
 
 class CoverageShortfall(StudioError):

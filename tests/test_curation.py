@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -494,23 +495,34 @@ def test_warnings_are_listed_by_grade_high_first() -> None:
     assert cp.problems == (high, low)
 
 
-def test_the_board_s_glyph_generation_runs_without_qt(studio: Studio) -> None:
+def test_the_board_s_glyph_generation_runs_without_qt(studio: Studio, tmp_path: Path) -> None:
     """Generation for the board is the curator's (issue 27: the GUI's job assembled it):
-    generate, vet and prepare, with progress in words and a stop that stops it."""
+    generate, vet and prepare from the one request every family takes, with progress in
+    words and a stop that stops it; asked for a folder, it writes the split there too."""
     import threading
 
+    from studio.generate.request import GenerationRequest
+
     said: list[str] = []
-    prepared, annotations, covered = Curator.generate_glyph_set(
-        studio, "small", PARAMS, threading.RLock(), lambda text, d, t: said.append(text)
+    request = GenerationRequest(
+        "glyph-pmp", PARAMS.n, PARAMS.seed, options={"sampling": "balanced"}, name="small"
     )
+    got = Curator.generate_set(
+        studio, request, threading.RLock(), lambda text, d, t: said.append(text)
+    )
+    prepared = got.prepared
     assert prepared.total == PARAMS.n and prepared.name == "small"
-    assert annotations.by_glyph and covered
+    assert got.annotations is not None and got.annotations.by_glyph and got.coverage
+    assert got.lines == []  # no folder asked for
     assert said[0] == "Reading annotations and renders…" and said[-1] == "Preparing the import…"
     assert "Vetting puzzles…" in said
     curator = Curator(studio)
     [sid] = curator.import_prepared(prepared)
     assert curator.project.puzzle_set(sid).count == PARAMS.n
     with pytest.raises(splits.Cancelled):
-        Curator.generate_glyph_set(
-            studio, "stopped", PARAMS, threading.RLock(), should_stop=lambda: True
-        )
+        Curator.generate_set(studio, request, threading.RLock(), should_stop=lambda: True)
+    folder = tmp_path / "written"
+    again = Curator.generate_set(studio, replace(request, out_dir=str(folder)), threading.RLock())
+    assert (folder / "split.json").is_file()
+    assert again.lines[0].startswith(f"wrote {PARAMS.n} puzzles to {folder}")
+    assert splits.vet_dir(folder)  # the folder vets like one ``generate`` wrote

@@ -74,25 +74,56 @@ def test_a_stimulus_split_becomes_a_puzzle_set(studio: Studio, cube_split: Path)
 
 
 def test_the_board_s_own_generation_keeps_its_sheets(studio: Studio, tmp_path: Path) -> None:
+    import threading
+
+    from studio.generate.request import GenerationRequest
+
     curator = Curator(studio)
-    request = {
-        "name": "fresh nets",
-        "family": "cube-net",
-        "out_dir": str(tmp_path / "fresh"),
-        "n": 4,
-        "seed": 2,
-        "options": {},
-        "ratios": (0.5, 0.25, 0.25),
-    }
-    summary = curator.generate_stimulus_set(request)
-    assert summary["items"] == 4 and summary["prepared"].name == "fresh nets"
-    [sid] = curator.import_prepared(summary["prepared"])
+    request = GenerationRequest(
+        "cube-net", 4, 2, (0.5, 0.25, 0.25), name="fresh nets", out_dir=str(tmp_path / "fresh")
+    )
+    got = Curator.generate_set(studio, request, threading.RLock())
+    assert got.prepared.total == 4 and got.prepared.name == "fresh nets"
+    assert got.lines[0].startswith("wrote 4 cube-net items to")
+    [sid] = curator.import_prepared(got.prepared)
     sheets = ItemSheets(studio.cache.root / "items")
     for r in records(tmp_path / "fresh"):
         kept = sheets.cached(r)  # what generation drew, so shown without drawing
         assert kept is not None
         assert kept.tobytes() == sheets.sheet(r).tobytes()
     assert curator.project.puzzle_set(sid).params["family"] == "cube-net"
+
+
+def test_the_board_generates_items_without_a_folder(studio: Studio, tmp_path: Path) -> None:
+    """A set on the board needs no split folder (issue 27: the dialog asked for one for
+    every family but the glyph one): the items are drawn in memory, each the record, part
+    and verdict the folder would hold, their sheets kept for the board."""
+    import threading
+
+    from studio.generate.request import GenerationRequest
+
+    request = GenerationRequest("cube-net", 4, 2, (0.5, 0.25, 0.25), name="nets")
+    got = Curator.generate_set(studio, request, threading.RLock())
+    curator = Curator(studio)
+    [sid] = curator.import_prepared(got.prepared)
+    listed = curator.summaries()
+    # the same items, parts and statuses as the folder generate writes for that request
+    folder = tmp_path / "same"
+    generate_stimulus_split("cube-net", folder, 4, seed=2, ratios=(0.5, 0.25, 0.25))
+    want = records(folder)
+    assert [p.puzzle_id for p in listed] == [r["id"] for r in want]
+    assert [p.split for p in listed] == [r["part"] for r in want]
+    stored = [curator.puzzle(r["id"]).puzzle.record for r in want]
+    assert [json.dumps(r, sort_keys=True) for r in stored] == [
+        json.dumps(r, sort_keys=True) for r in want
+    ]
+    sheets = ItemSheets(studio.cache.root / "items")
+    assert all(sheets.cached(r) is not None for r in want)
+    assert curator.project.puzzle_set(sid).params["seed"] == 2
+    with pytest.raises(StudioError, match="cube-net has no option"):
+        Curator.generate_set(
+            studio, GenerationRequest("cube-net", 4, options={"layout": "x"}), threading.RLock()
+        )
 
 
 def test_a_damaged_item_is_flagged_by_its_family_checks(

@@ -217,6 +217,19 @@ class Family:
                 f"family {self.id!r}: a stimulus family needs a generator and vet_record"
             )
 
+    @property
+    def needs_project(self) -> bool:
+        """Does a split of this family read a project's annotations and renders? (A glyph
+        family does; a stimulus family draws from nothing but its options.) The one place the
+        kind decides how a split is made: front ends pass a project or not, and
+        :meth:`studio.generate.request.GenerationRequest.check` says when that is wrong."""
+        return self.kind == "glyph"
+
+    @property
+    def counts_coverage(self) -> bool:
+        """Are its puzzles (rule, concept) tuples whose coverage a split reports per part?"""
+        return self.kind == "glyph"
+
     def option(self, name: str) -> Option:
         for o in self.options:
             if o.name == name:

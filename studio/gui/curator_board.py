@@ -66,25 +66,22 @@ from superqt.utils import create_worker, ensure_main_thread
 
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
-from studio.core.tagindex import TagIndex
 from studio.curation import (
     FEATURE_GRADES,
     STATUSES,
     WARNING_FILTERS,
     CuratedPuzzle,
     Curator,
-    PreparedImport,
+    GeneratedSet,
     PuzzleFilter,
     PuzzlesChanged,
     Replacement,
     feature_warning_grade,
     is_feature_warning,
 )
-from studio.generate.params import (
-    ALL_RULES,
-    SplitParams,
-)
-from studio.gui.generate_dialog import FolderJob, GenerateSplitDialog
+from studio.generate.params import ALL_RULES
+from studio.generate.request import GenerationRequest
+from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
 from studio.gui.item_foil_dialog import ReplaceItemFoilDialog
 from studio.gui.item_sheet import ItemSheetView
@@ -499,12 +496,11 @@ class ReplaceFoilDialog(QDialog):
 
 # ---- background work ---------------------------------------------------------------------------
 class GenerationJob(ThreadJob):
-    """Generates and vets a split on a worker thread with ``studio.splits`` — the functions the
-    CLI calls. ``progressed(stage, done, total)``; then exactly one of ``succeeded((prepared,
-    annotations))`` (a :class:`~studio.curation.PreparedImport`, serialised on the worker),
+    """Generates any family's set on a worker thread with
+    :meth:`studio.curation.Curator.generate_set` — the pipeline the CLI's shares, without Qt.
+    ``progressed(text, done, total)``; then exactly one of ``succeeded(GeneratedSet)``,
     ``cancelled()`` or ``failed(message)``. Every signal is delivered on the GUI thread;
-    :meth:`cancel` stops the work at the next puzzle. A :class:`ThreadJob` like the export's
-    (issue 27: it was a copy of it)."""
+    :meth:`cancel` stops the work at the next puzzle."""
 
     progressed = Signal(str, int, int)
     cancelled = Signal()
@@ -512,15 +508,13 @@ class GenerationJob(ThreadJob):
     def __init__(
         self,
         studio: Studio,
-        name: str,
-        params: SplitParams,
+        request: GenerationRequest,
         lock: threading.RLock,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__({"name": name, "params": params}, parent)
+        super().__init__(request.to_json(), parent)
+        self.generation = request
         self.studio = studio
-        self.name = name
-        self.params = params
         self._lock = lock
 
     @property
@@ -535,11 +529,10 @@ class GenerationJob(ThreadJob):
         else:
             super()._errored(e)
 
-    def _work(self) -> tuple[PreparedImport, TagIndex, list[dict[str, Any]]]:
-        """Runs on the worker thread; signals it emits are queued to the GUI thread. The work
-        is the curator's, without Qt (:meth:`Curator.generate_glyph_set`)."""
-        return Curator.generate_glyph_set(
-            self.studio, self.name, self.params, self._lock, self.progressed.emit, self._stop.is_set
+    def _work(self) -> GeneratedSet:
+        """Runs on the worker thread; signals it emits are queued to the GUI thread."""
+        return Curator.generate_set(
+            self.studio, self.generation, self._lock, self.progressed.emit, self._stop.is_set
         )
 
 
@@ -564,8 +557,6 @@ class CuratorBoard(QWidget):
     ``generation_done(imported)`` fires when a background generation ends."""
 
     generation_done = Signal(bool)
-    #: a stimulus family's split folder is written (True, folder) or not (False, why)
-    folder_job_done = Signal(bool, str)
 
     def __init__(
         self,
@@ -1821,67 +1812,16 @@ class CuratorBoard(QWidget):
             return None
         concepts = [c.id for c in self.studio.schema.concepts]
         dlg = GenerateSplitDialog(concepts, self)
-
-        def accepted() -> None:
-            if dlg.family.kind == "glyph":
-                self.start_generation(dlg.name(), dlg.params())
-            else:
-                self.start_folder_job(dlg.folder_request())
-
-        dlg.accepted.connect(accepted)
+        dlg.accepted.connect(lambda: self.start_generation(dlg.request()))
         dlg.finished.connect(dlg.deleteLater)
         dlg.open()
         return dlg
 
-    def start_folder_job(self, request: dict[str, Any]) -> FolderJob:
-        """A stimulus family's split folder, written in the background with a progress
-        dialog; the status bar says where it went (the Preview tab shows single items)."""
-        job = FolderJob(request, self, self.curator)
-        progress = QProgressDialog(f"Generating {request['family']} items…", "Cancel", 0, 0, self)
-        progress.setObjectName("folderProgress")
-        progress.setWindowTitle(f"Generating {request['family']}")
-        progress.setMinimumDuration(0)
-        progress.setAutoClose(False)
-        progress.setAutoReset(False)
-        progress.canceled.connect(job.cancel)
-
-        def on_progress(done: int, total: int) -> None:
-            progress.setMaximum(total)
-            progress.setValue(done)
-
-        job.progressed.connect(on_progress)
-
-        def succeeded(summary: dict[str, Any]) -> None:
-            progress.close()
-            prepared = summary.get("prepared")
-            ids = (
-                self._run("Cannot import the items", lambda: self.curator.import_prepared(prepared))
-                if prepared is not None
-                else []
-            )
-            flagged = sum(self.curator.flagged_share(sid)[0] for sid in ids) if ids else 0
-            on_board = f"; on the board as “{prepared.name}”, {flagged} flagged" if ids else ""
-            self._status_bar_message(
-                f"Wrote {summary['items']} {summary['family']} items to {summary['out_dir']}: "
-                f"{summary['valid']} valid, {summary['invalid']} invalid{on_board}",
-                20000,
-            )
-            self.folder_job_done.emit(True, summary["out_dir"])
-
-        def failed(message: str) -> None:
-            progress.close()
-            self._status_bar_message(f"Generation stopped: {message}")
-            self.folder_job_done.emit(False, message)
-
-        job.succeeded.connect(succeeded)
-        job.failed.connect(failed)
-        self.folder_job = job
-        job.start()
-        return job
-
-    def start_generation(self, name: str, params: SplitParams) -> GenerationJob:
-        """Generate and vet in the background with a progress dialog; import when done."""
-        job = GenerationJob(self.studio, name, params, self.curator.render_lock, self)
+    def start_generation(self, request: GenerationRequest) -> GenerationJob:
+        """Generate and vet in the background with a progress dialog; import when done (any
+        family: one request, one job)."""
+        name = request.name or request.family
+        job = GenerationJob(self.studio, request, self.curator.render_lock, self)
         if self.progress_dialog is not None:
             self.progress_dialog.deleteLater()  # the previous one, long closed
         progress = QProgressDialog("Preparing…", "Cancel", 0, 0, self)
@@ -1910,18 +1850,23 @@ class CuratorBoard(QWidget):
             if self._stats_dirty:
                 self._schedule_stats()
 
-        def on_success(payload: object) -> None:
+        def on_success(made: GeneratedSet) -> None:
             finish()
-            prepared, annotations, covered = payload  # type: ignore[misc]
-            self.curator.adopt_annotations(annotations)
+            if made.annotations is not None:
+                self.curator.adopt_annotations(made.annotations)
+            prepared = made.prepared
             ids = self._run(
                 "Cannot import the split", lambda: self.curator.import_prepared(prepared)
             )
             if ids:
-                n = prepared.total
                 flagged = sum(self.curator.flagged_share(sid)[0] for sid in ids)
-                done = f"Generated “{name}”: {n} puzzles, {flagged} flagged for review"
-                self.last_generation_message = self._say_coverage(done, covered)
+                done = (
+                    f"Generated “{prepared.name}”: {prepared.total} puzzles, {flagged} flagged "
+                    "for review"
+                )
+                if request.out_dir is not None:
+                    done += f"; the split folder is {request.out_dir}"
+                self.last_generation_message = self._say_coverage(done, made.coverage)
                 self._status_bar_message(self.last_generation_message, 20000)
             self.generation_done.emit(bool(ids))
 

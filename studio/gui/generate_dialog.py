@@ -1,19 +1,20 @@
 """Puzzles ▸ Generate…: choose a family, its options (built from the family's options schema),
 how many, the seed and the train/val/test shares.
 
-A glyph family (made from the project's annotations) becomes a puzzle set in the project, on
-the curator's board; a stimulus family (KiVA, polycubes, a plugin's …) is written as a split
-folder, the same as ``analogy-studio generate --family …`` writes it, by :class:`FolderJob`.
+Every family's split becomes a puzzle set on the curator's board, named here; the dialog gives
+one :class:`~studio.generate.request.GenerationRequest` whatever the family (issue 27: it gave
+split parameters for a glyph family and a folder job for the others), and the board runs it
+with :meth:`studio.curation.Curator.generate_set`. A split folder — what ``analogy-studio
+generate`` writes, for ``vet``, ``baseline`` and sharing — is written too when one is named.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -34,10 +35,9 @@ from PySide6.QtWidgets import (
 
 from studio.core.errors import StudioError
 from studio.core.family import GLYPH_FAMILY, Family
-from studio.generate.params import SplitParams
+from studio.generate.request import DEFAULT_RATIOS, GenerationRequest
 from studio.gui.options_form import OptionsForm
 from studio.gui.settings import StudioSettings
-from studio.gui.widgets import ThreadJob
 
 #: Defaults of the glyph family's form that differ from the family's own (none: the dialog
 #: and the CLI share every default, ``sampling`` included: ``generate.params.DEFAULT_SAMPLING``).
@@ -45,9 +45,8 @@ GLYPH_DIALOG_DEFAULTS: dict[str, object] = {}
 
 
 class GenerateSplitDialog(QDialog):
-    """The family, its options and a name (glyph families) or an output folder (stimulus
-    families). :meth:`params` gives a glyph family's split parameters, :meth:`folder_request`
-    a stimulus family's job."""
+    """The family, its options, a name for the set and, if wanted, a split folder;
+    :meth:`request` gives the one request every family's generation takes."""
 
     def __init__(
         self,
@@ -61,7 +60,6 @@ class GenerateSplitDialog(QDialog):
         self.setObjectName("generateDialog")
         self.setWindowTitle("Generate split")
         self.families = list(families if families is not None else registered())
-        d = SplitParams()
         self.family_combo = QComboBox(objectName="familyCombo")
         for f in self.families:
             self.family_combo.addItem(f"{f.label} ({f.id})", f.id)
@@ -69,7 +67,7 @@ class GenerateSplitDialog(QDialog):
         self.family_combo.setCurrentIndex(max(0, self.family_combo.findData(GLYPH_FAMILY)))
         self.name_edit = QLineEdit(f"Split {datetime.now():%Y-%m-%d %H:%M}", objectName="splitName")
         self.folder_edit = QLineEdit(objectName="outFolder")
-        self.folder_edit.setPlaceholderText("a new, empty folder")
+        self.folder_edit.setPlaceholderText("optional: also write the split folder here")
         browse = QPushButton("Browse…", objectName="browseFolder")
         browse.clicked.connect(self._browse)
         folder_row = QHBoxLayout()
@@ -79,7 +77,7 @@ class GenerateSplitDialog(QDialog):
         self.seed_spin = QSpinBox(objectName="seedSpin", minimum=0, maximum=2**31 - 1, value=1)
         ratios = QHBoxLayout()
         self.ratio_spins = []
-        for name, value in zip(("train", "val", "test"), d.ratios, strict=True):
+        for name, value in zip(("train", "val", "test"), DEFAULT_RATIOS, strict=True):
             spin = QDoubleSpinBox(objectName=f"ratio_{name}", minimum=0, maximum=1, value=value)
             spin.setSingleStep(0.05)
             ratios.addWidget(QLabel(name))
@@ -98,10 +96,8 @@ class GenerateSplitDialog(QDialog):
         top.addRow("Family", self.family_combo)
         self.name_label = QLabel("Name")
         top.addRow(self.name_label, self.name_edit)
-        self.folder_label = QLabel("Output folder")
+        self.folder_label = QLabel("Split folder")
         top.addRow(self.folder_label, folder_row)
-        self._folder_widgets = (self.folder_label, self.folder_edit, browse)
-        self._name_widgets = (self.name_label, self.name_edit)
         top.addRow("Puzzles (n)", self.n_spin)
         top.addRow("Seed", self.seed_spin)
         bottom = QFormLayout()
@@ -133,17 +129,12 @@ class GenerateSplitDialog(QDialog):
         return self.forms[self.family.id]
 
     def _family_changed(self) -> None:
-        glyph = self.family.kind == "glyph"
         for form in self.forms.values():  # the stack takes the size of the page shown only
             policy = (
                 QSizePolicy.Policy.Preferred if form is self.form else QSizePolicy.Policy.Ignored
             )
             form.setSizePolicy(policy, policy)
         self.stack.setCurrentWidget(self.form)
-        # every family's split becomes a set on the board (its name); a stimulus family's
-        # items are also written to a split folder (their pictures, for baselines and vet)
-        for w in self._folder_widgets:
-            w.setVisible(not glyph)
         self.error_label.clear()
         self.adjustSize()
 
@@ -162,81 +153,34 @@ class GenerateSplitDialog(QDialog):
     def ratios(self) -> tuple[float, float, float]:
         return tuple(s.value() for s in self.ratio_spins)  # type: ignore[return-value]
 
-    def params(self) -> SplitParams:
-        """A glyph family's split parameters as entered; StudioError says what is wrong."""
-        from studio.families.glyph_pmp import split_params
+    def request(self) -> GenerationRequest:
+        """The generation as entered, checked (StudioError says what is wrong): the family's
+        options by its schema, the folder, when one is named, new or empty."""
+        folder = self.folder_edit.text().strip() or None
+        if folder is not None:
+            from studio.core.splitdir import check_target
 
-        return split_params(
-            {"family": self.family.id, **self.options()},
+            check_target(Path(folder))
+        return GenerationRequest(
+            self.family.id,
             self.n_spin.value(),
             self.seed_spin.value(),
             self.ratios(),
-        )
-
-    def folder_request(self) -> dict[str, Any]:
-        """A stimulus family's job: ``generate_stimulus_split``'s arguments."""
-        folder = self.folder_edit.text().strip()
-        if not folder:
-            raise StudioError("choose an output folder for the split")
-        from studio.core.splitdir import check_target
-
-        check_target(Path(folder))
-        return {
-            "name": self.name(),
-            "family": self.family.id,
-            "out_dir": folder,
-            "n": self.n_spin.value(),
-            "seed": self.seed_spin.value(),
-            "options": self.options(),
-            "ratios": self.ratios(),
-        }
+            self.options(),
+            name=self.name(),
+            out_dir=folder,
+        ).check()
 
     def name(self) -> str:
         return self.name_edit.text().strip() or "Split"
 
     def _check_and_accept(self) -> None:
         try:
-            if self.family.kind == "glyph":
-                self.params()
-            else:
-                self.folder_request()
+            self.request()
         except StudioError as e:
             self.error_label.setText(str(e))
             return
         self.accept()
 
 
-class FolderJob(ThreadJob):
-    """Writes a stimulus family's split folder on a worker thread with
-    ``studio.stimuli.split.generate_stimulus_split`` (the function the CLI calls) and, given a
-    ``curator``, prepares its items as a puzzle set for the board
-    (:meth:`studio.curation.Curator.generate_stimulus_set`). ``progressed(done, total)``; then
-    one of ``succeeded(summary)`` (with ``prepared`` when a set was prepared),
-    ``failed(message)``."""
-
-    progressed = Signal(int, int)
-
-    def __init__(self, request: Mapping[str, Any], parent: Any = None, curator: Any = None) -> None:
-        super().__init__(request, parent)
-        self.curator = curator
-
-    def _work(self) -> dict[str, Any]:
-        r = self.request
-        progress: Callable[[int, int], None] = self.progressed.emit
-        if self.curator is not None:
-            return self.curator.generate_stimulus_set(r, progress, self._stop.is_set)
-        from studio.stimuli.split import generate_stimulus_split
-
-        return generate_stimulus_split(
-            r["family"],
-            r["out_dir"],
-            r["n"],
-            r["seed"],
-            r["options"],
-            r["ratios"],
-            progress=progress,
-            should_stop=self._stop.is_set,
-        )
-
-
-__all__ = ["GLYPH_DIALOG_DEFAULTS", "FolderJob", "GenerateSplitDialog"]
+__all__ = ["GLYPH_DIALOG_DEFAULTS", "GenerateSplitDialog"]

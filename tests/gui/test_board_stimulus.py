@@ -45,7 +45,9 @@ def window(qtbot, tmp_path: Path):
     studio.close()
 
 
-def generate_items(qtbot, window: MainWindow, family: str, folder: Path, n: int) -> CuratorBoard:
+def generate_items(
+    qtbot, window: MainWindow, family: str, folder: Path | None, n: int
+) -> CuratorBoard:
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     board = window.board
     qtbot.keyClick(window, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
@@ -53,10 +55,11 @@ def generate_items(qtbot, window: MainWindow, family: str, folder: Path, n: int)
     dlg.family_combo.setCurrentIndex(dlg.family_combo.findData(family))
     dlg.name_edit.clear()
     qtbot.keyClicks(dlg.name_edit, "nets to vet")
-    qtbot.keyClicks(dlg.folder_edit, str(folder))
+    if folder is not None:
+        qtbot.keyClicks(dlg.folder_edit, str(folder))
     dlg.n_spin.selectAll()
     qtbot.keyClicks(dlg.n_spin, str(n))
-    with qtbot.waitSignal(board.folder_job_done, timeout=WAIT_MS) as done:
+    with qtbot.waitSignal(board.generation_done, timeout=WAIT_MS) as done:
         qtbot.mouseClick(
             dlg.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton
         )
@@ -64,6 +67,19 @@ def generate_items(qtbot, window: MainWindow, family: str, folder: Path, n: int)
     # the progress dialog closed: the window has the keyboard again (a user would wait too)
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
     return board
+
+
+def test_items_need_no_folder_to_be_curated(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """The board's set of a stimulus family needs no split folder (issue 27: the dialog
+    insisted on one): the items are drawn into the project and shown."""
+    board = generate_items(qtbot, window, "cube-net", None, 4)
+    assert board.model.rowCount() == 4 and board.set_combo.currentText().startswith("nets")
+    said = window.statusBar().currentMessage()
+    assert "Generated “nets to vet”: 4 puzzles" in said and "split folder" not in said
+    assert not list(tmp_path.rglob("items.jsonl")) and not list(tmp_path.rglob("split.json"))
+    board.table.setFocus()
+    qtbot.keyClick(board.table, Qt.Key.Key_Home)
+    qtbot.waitUntil(lambda: board.item_sheet.picture.original is not None, timeout=WAIT_MS)
 
 
 def test_generated_items_are_curated_on_the_board(
@@ -75,7 +91,8 @@ def test_generated_items_are_curated_on_the_board(
     assert (folder / "items.jsonl").is_file()
     assert board.set_combo.currentText().startswith("nets to vet")
     assert board.model.rowCount() == 6
-    assert "on the board as “nets to vet”" in window.statusBar().currentMessage()
+    said = window.statusBar().currentMessage()
+    assert "Generated “nets to vet”: 6 puzzles" in said and f"the split folder is {folder}" in said
     # the first item: its family's sheet, its key and checks, not a glyph sheet
     board.table.setFocus()
     qtbot.keyClick(board.table, Qt.Key.Key_Home)

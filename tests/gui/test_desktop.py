@@ -520,4 +520,4 @@ def test_the_cli_and_the_generate_dialog_share_the_sampling_default(qtbot) -> No
     assert _split_params(args).sampling == DEFAULT_SAMPLING
     dlg = GenerateSplitDialog(["closure", "aspect"])
     qtbot.addWidget(dlg)
-    assert dlg.params().sampling == DEFAULT_SAMPLING == "balanced"
+    assert dlg.request().options["sampling"] == DEFAULT_SAMPLING == "balanced"

@@ -167,7 +167,7 @@ def test_generate_dialog_and_preview_show_it(qtbot, tmp_path: Path) -> None:
     assert (cells.minimum(), cells.maximum(), cells.value()) == (4, 5, 4)
     dlg.form.widget("rule").setCurrentIndex(1)
     dlg.folder_edit.setText(str(tmp_path / "from-dialog"))
-    assert dlg.folder_request()["options"] == {"rule": "constant", "cells": 4, "size": 96}
+    assert dict(dlg.request().options) == {"rule": "constant", "cells": 4, "size": 96}
 
     panel = PreviewPanel()
     qtbot.addWidget(panel)

@@ -130,7 +130,7 @@ FAMILY = Family(
             _D.min_answers,
             "the fewest answers a symmetric set may hold (2-4): a concept with fewer values "
             "that could be the key builds sets of that many instead of running dry; each "
-            "puzzle's chance is one over its answers (the row layouts; analogy and "
+            "puzzle's chance is one over its answers (the row layouts and analogies; "
             "odd-one-out puzzles and UA's pool keep their sets)",
             minimum=2,
             maximum=4,
@@ -139,4 +139,11 @@ FAMILY = Family(
         Option("folds", "int", _D.folds, "folds, each a split of its own", minimum=1, maximum=100),
     ),
     generator=fold_generator,
+    check="studio.families.glyph_pmp:check_options",
 )
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """The options as split parameters, which say what is wrong (no rule, an unknown layout
+    …) when a request is checked rather than when the work starts."""
+    split_params(options)
