@@ -227,7 +227,7 @@ _BASELINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("cnn-mlp", "studio.baselines.trained:CnnMlpBaseline", {
         "label": "CNN+MLP", "group": "spatial", "trained": True,
         "flags_shortcuts": False,
-        "applies_to": "polycube-rotation, shape-composition, cube-net",
+        "applies_to": "spatial families (a question picture and four candidates)",
         "recipe": "Spatial-reasoning paper §4.1.1/§4.2.1: a 4-layer CNN encodes question "
                   "and candidate (composition: each piece, vectors concatenated in random "
                   "slot order, an MLP makes the candidate vector); a 2-layer MLP scores the "
@@ -235,14 +235,16 @@ _BASELINES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     }),
     ("siamese", "studio.baselines.trained:SiameseBaseline", {
         "label": "Siamese", "group": "spatial", "trained": True,
-        "flags_shortcuts": False, "applies_to": "polycube-rotation",
+        "flags_shortcuts": False,
+        "applies_to": "families whose candidates are views of the question's object",
         "recipe": "Spatial-reasoning paper §4.1.3: one CNN encodes question and view; "
                   "cosine similarity, trained with binary cross-entropy on 'is a rotation'; "
                   f"the least similar view is the answer. {_TRAINING}.",
     }),
     ("cnn-max", "studio.baselines.trained:CnnMaxBaseline", {
         "label": "CNN+Max", "group": "spatial", "trained": True,
-        "flags_shortcuts": False, "applies_to": "shape-composition",
+        "flags_shortcuts": False,
+        "applies_to": "families whose candidates are sets of pieces",
         "recipe": "Spatial-reasoning paper §4.2.2: a CNN encodes the question, another each "
                   "piece (connected ink regions of the candidate); the dimension-wise "
                   "maximum of the piece vectors is the candidate vector; an MLP scores the "
