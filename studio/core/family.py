@@ -164,6 +164,9 @@ class Family:
       them: the curator's board and ``export-set`` keep records, not pictures, and draw them
       again when shown or written (:func:`studio.stimuli.split.render_record`); None where the
       family's items cannot be re-drawn.
+    - ``vet_render_record``: ``record → (verdict, images, sheet)``, ``vet_record``'s verdict
+      and ``render_record``'s pictures from one drawing, for a family whose vetting renders
+      (KiVA's pixel checks): ``export-set`` then draws each item once. None: the two are called.
     - ``foil_candidates``: ``(record, answer_index, seed, n) → [record]``, up to ``n`` copies
       of the item's record in which answer ``answer_index`` (a foil, as ``baseline_layout``
       numbers the answers) is replaced by another foil the family's design could have drawn
@@ -197,6 +200,7 @@ class Family:
     answer_attributes: Any = None
     partial_views: Any = None
     render_record: Any = None
+    vet_render_record: Any = None
     foil_candidates: Any = None
     prompt: str = ""
     spatial: bool = False

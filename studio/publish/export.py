@@ -635,7 +635,10 @@ def _export_stimulus_set(
 
     project = studio.project
     family = str(rec.params.get("family"))
-    vet_record = family_of(family).load("vet_record")
+    fam = family_of(family)
+    vet_record = fam.load("vet_record")
+    # a family whose vetting renders gives its pictures with its verdict: drawn once
+    both = fam.load("vet_render_record") if fam.vet_render_record is not None else None
     drawn: list[tuple[dict[str, Any], Verdict, Any, Any]] = []
     for i, s in enumerate(stored):
         _check_stop(should_stop)
@@ -644,8 +647,11 @@ def _export_stimulus_set(
         if record.get("id") != s.puzzle_id:
             raise StudioError(f"item {s.puzzle_id}: its record is of another item ({record['id']})")
         try:
-            verdict = vet_record(record)
-            images, sheet = render_record(record)
+            if both is not None:
+                verdict, images, sheet = both(record)
+            else:
+                verdict = vet_record(record)
+                images, sheet = render_record(record)
         except StudioError:
             raise
         except Exception as e:  # a damaged record: named, never an internal error

@@ -25,13 +25,20 @@ def redraws_exactly(
     generate_stimulus_split(family_id, out, n, seed=seed, options=options)
     records = [json.loads(line) for line in (out / ITEMS).read_text().splitlines()]
     assert len(records) == n
-    own = family(family_id).load("render_record")
+    fam = family(family_id)
+    own = fam.load("render_record")
+    both = fam.load("vet_render_record") if fam.vet_render_record is not None else None
     for record in records:
         folder = out / "images" / record["id"]
         written = {p.stem: p.read_bytes() for p in folder.glob("*.png")}
         sheet_file = (out / "sheets" / f"{record['id']}.png").read_bytes()
         bare = {k: v for k, v in record.items() if k not in ADDED}
-        for images, sheet in (render_record(record), own(bare)):
+        drawings = [render_record(record), own(bare)]
+        if both is not None:  # vetted and drawn at once (export-set): the same pictures
+            verdict, images, sheet = both(bare)
+            assert verdict == fam.load("vet_record")(bare) and verdict.valid
+            drawings.append((images, sheet))
+        for images, sheet in drawings:
             # every picture generation wrote, and no other, is re-drawn
             assert sorted(images) == sorted(written) == sorted(record["images"])
             for name, image in images.items():

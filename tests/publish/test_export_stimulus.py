@@ -130,3 +130,41 @@ def test_a_damaged_record_refuses_the_export_naming_it(
         assert f"`{ids[1]}`" in (out / "README.md").read_text("utf-8")
     finally:
         studio.close()
+
+
+def test_a_kiva_set_exports_drawing_each_trial_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KiVA's vetting renders every picture; export-set takes those pictures with the verdict
+    (``Family.vet_render_record``) instead of rendering each trial a second time to write it.
+    Counted at the renderer: one drawing per trial, and the exported pictures are generation's."""
+    import studio.families.kiva.generator as kiva
+
+    split = tmp_path / "trials"
+    generate_stimulus_split("kiva", split, 3, seed=2, options={"size": 64})
+    path = tmp_path / "trials.studio"
+    studio = Studio(Project.create(path, load_schema(bundled_schema_path())), author="cur")
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(split, "trials"))
+    ids = [p.puzzle_id for p in curator.summaries()]
+    curator.set_status(ids, "approved")
+    drawings: list[str] = []
+    real = kiva._draw_trial
+
+    def counted(*args, **kw):
+        drawings.append("vet")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(kiva, "_draw_trial", counted)
+    monkeypatch.setattr(
+        kiva, "render_trial_record", lambda *a, **k: pytest.fail("drawn a second time")
+    )
+    out = tmp_path / "published"
+    export_set(studio, "trials", out)
+    studio.close()
+    assert len(drawings) == 3
+    _, records = read_stimulus_split(out)
+    for r in records:
+        for name in r["images"]:
+            got = (out / "images" / r["id"] / f"{name}.png").read_bytes()
+            assert got == (split / "images" / r["id"] / f"{name}.png").read_bytes()

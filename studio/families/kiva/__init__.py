@@ -70,6 +70,7 @@ FAMILY = Family(
     generator="studio.families.kiva.generator:KivaGenerator",
     vet_record="studio.families.kiva.generator:vet_trial_record",
     render_record="studio.families.kiva.generator:render_trial_record",
+    vet_render_record="studio.families.kiva.generator:vet_and_draw_trial_record",
     foil_candidates="studio.families.kiva.foils:kiva_foils",
     baseline_layout=baseline_layout,
     answer_attributes="studio.families.kiva.answers:kiva_answers",

@@ -996,6 +996,16 @@ def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None
     (the after-pictures are the recorded transformations of the inputs; kiva's test input equals
     the training input, kiva-adults' differs), then the pictures re-rendered and vetted as at
     generation (with ``renderer`` or this thread's of the record's size)."""
+    return vet_and_draw_trial_record(record, renderer)[0]
+
+
+def vet_and_draw_trial_record(
+    record: Mapping[str, Any], renderer: Renderer | None = None
+) -> tuple[Verdict, dict[str, Image.Image], Image.Image]:
+    """The family's ``vet_render_record``: :func:`vet_trial_record`'s verdict and the
+    pictures and sheet its rendering drew — those generation drew and
+    :func:`render_trial_record` draws again — so an export renders each trial once, not once
+    to vet and once to write."""
     checks: list[Finding] = []
     mode, domain = str(record["mode"]), str(record["domain"])
     spec, sibling = TransformSpec.parse(record["spec"]), TransformSpec.parse(record["sibling"])
@@ -1057,7 +1067,14 @@ def vet_trial_record(record: Mapping[str, Any], renderer: Renderer | None = None
         size,
         specs(mode),
     )
-    return Verdict(tuple(checks) + drawn.verdict.findings)
+    ext = next((x for x in record["questions"] if x["id"] == "extrapolate"), None)
+    unshuffled_ids = [spec.id, sibling.id, NO_CHANGE]
+    shown = list(ext["option_ids"][: len(unshuffled_ids)]) if ext is not None else []
+    if sorted(shown) != sorted(unshuffled_ids):  # the questions check failed: stored order
+        shown = unshuffled_ids
+    images = drawn.images([unshuffled_ids.index(i) for i in shown])
+    verdict = Verdict(tuple(checks) + drawn.verdict.findings)
+    return verdict, images, render_trial_sheet(record, images)
 
 
 def _record_objects(record: Mapping[str, Any]) -> dict[str, Object3D]:
