@@ -23,12 +23,11 @@ import numpy as np
 
 from studio.families.cube_net.generator import (
     DISTRACTOR_KINDS,
-    FACES,
     FAMILY,
-    ROTATIONS,
     Cube,
     View,
     all_views,
+    changed_cube,
     cube_from_net,
     cube_rotations,
     swap_faces,
@@ -37,7 +36,6 @@ from studio.families.cube_net.generator import (
     view_from_json,
     view_of,
     view_to_json,
-    visible_faces,
 )
 from studio.stimuli.foils import check_foil, foil_rng, keep_vetted
 
@@ -116,23 +114,7 @@ def _changed_drafts(
     for _ in range(MAX_DRAWS if kinds else 0):
         kind = kinds[int(rng.integers(len(kinds)))]
         rot = rotations[int(rng.integers(len(rotations)))]
-        shown = sorted(visible_faces(rot))
-        mod: dict[str, Any]
-        if kind == "rotate":  # only a visible face can show the turn
-            face = shown[int(rng.integers(3))]
-            by = int(ROTATIONS[1 + int(rng.integers(3))])
-            modified = turn_face(cube, face, by)
-            mod = {"kind": "rotate", "face": face, "mark": cube[face][0], "by": by}
-        else:  # at least one of the two swapped faces shows
-            a = shown[int(rng.integers(3))]
-            others = [f for f in FACES if f != a]
-            b = others[int(rng.integers(len(others)))]
-            modified = swap_faces(cube, a, b)
-            mod = {
-                "kind": "swap",
-                "faces": sorted([a, b]),
-                "marks": sorted([cube[a][0], cube[b][0]]),
-            }
+        modified, mod = changed_cube(cube, kind, rot, rng)
         view = view_of(modified, rot)
         if view not in truth:
             yield view, _with(record, i, view, rot, kind=kind, modification=mod)

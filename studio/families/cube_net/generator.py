@@ -151,6 +151,30 @@ def quarter_turns(reference: str, up: str, normal: str) -> int:
 # Nets and folding
 
 
+def changed_cube(
+    cube: Any, kind: str, rot: Any, rng: np.random.Generator
+) -> tuple[Any, dict[str, Any]]:
+    """A distractor's cube: ``cube`` with one face turned (``rotate``) or two faces swapped,
+    where the view ``rot`` shows the change (only a visible face can show a turn; at least
+    one of two swapped faces shows), and the record of the change. The generator and the
+    replacement foils draw through it, in the same order of random draws."""
+    shown = sorted(visible_faces(rot))
+    if kind == "rotate":
+        face = shown[int(rng.integers(3))]
+        by = int(ROTATIONS[1 + int(rng.integers(3))])
+        return turn_face(cube, face, by), {
+            "kind": "rotate",
+            "face": face,
+            "mark": cube[face][0],
+            "by": by,
+        }
+    a = shown[int(rng.integers(3))]
+    others = [f for f in FACES if f != a]
+    b = others[int(rng.integers(len(others)))]
+    mod = {"kind": "swap", "faces": sorted([a, b]), "marks": sorted([cube[a][0], cube[b][0]])}
+    return swap_faces(cube, a, b), mod
+
+
 class FoldedSquare(NamedTuple):
     """Where a net square ends up: its cube face, and the axis its image-up direction points to.
 
@@ -679,22 +703,7 @@ class CubeNetGenerator(ItemGenerator):
         for _ in range(3):
             kind = DISTRACTOR_KINDS[int(rng.integers(len(DISTRACTOR_KINDS)))]
             rot = rotations[int(rng.integers(len(rotations)))]
-            shown = sorted(visible_faces(rot))
-            if kind == "rotate":  # only a visible face can show the turn
-                face = shown[int(rng.integers(3))]
-                by = int(ROTATIONS[1 + int(rng.integers(3))])
-                modified = turn_face(cube, face, by)
-                mod = {"kind": "rotate", "face": face, "mark": cube[face][0], "by": by}
-            else:  # at least one of the two swapped faces shows
-                a = shown[int(rng.integers(3))]
-                others = [f for f in FACES if f != a]
-                b = others[int(rng.integers(len(others)))]
-                modified = swap_faces(cube, a, b)
-                mod = {
-                    "kind": "swap",
-                    "faces": sorted([a, b]),
-                    "marks": sorted([cube[a][0], cube[b][0]]),
-                }
+            modified, mod = changed_cube(cube, kind, rot, rng)
             view = view_of(modified, rot)
             if view in truth:
                 self._reject("distractor-is-a-true-view")
