@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, str] = {
     "needs": "needs_bench",
     "pilot": "pilot_bench",
     "tagger": "tagger_bench",
+    "suggest": "suggest_bench",
 }
 
 

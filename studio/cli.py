@@ -420,6 +420,45 @@ def cmd_needs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_suggest(args: argparse.Namespace) -> int:
+    """The untagged glyphs most likely to carry what a concept lacks (issue 30): a list to
+    look at, never a tag. Uses the stored encoder when fresh, else trains it (progress on
+    stderr), or the image features alone with --features-only."""
+    from studio.suggest import check_concept_value, suggest
+
+    if args.n < 1:
+        raise StudioError(f"--n must be at least 1 (got {args.n})")
+    mode = "none" if args.features_only else ("stored" if args.stored_only else "auto")
+    with _open_studio(args.project, args.allow_font_change) as studio:
+        check_concept_value(studio.schema, args.concept, args.value)
+        report = _reporter(args, "suggest", "glyphs")
+        stages = {"render": ("render", "glyphs"), "train": ("train the encoder", "batches")}
+        current: list[str] = []
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if current != [stage]:
+                current[:] = [stage]
+                report.stage(*stages.get(stage, (stage, "")))
+            report.update(done, total)
+
+        found = suggest(studio, args.concept, args.value, args.n, encoder=mode, progress=progress)
+        report.close()
+    if args.json:
+        print(json.dumps(found.to_json(), indent=1, ensure_ascii=False))
+        return 0
+    why = {
+        "asked": "the value asked for",
+        "needs": "the values the Needs report lacks",
+        "tagged": "the Needs report lacks none: every tagged value",
+    }[found.why]
+    print(f"{args.concept}: {', '.join(found.values)} ({why}; space: {found.space})")
+    for i, s in enumerate(found.suggestions, 1):
+        print(f"{i:3d}  {s.key}  {s.key.char!r}  guess {s.value}  score {s.score:.3f}")
+    if not found.suggestions:
+        print("no untagged glyph left to suggest")
+    return 0
+
+
 def cmd_vet_stimuli(args: argparse.Namespace) -> int:
     from studio.stimuli.split import vet_stimulus_split
 
@@ -1133,6 +1172,33 @@ def build_parser() -> argparse.ArgumentParser:
     _add_family_arguments(s, [family(GLYPH_FAMILY)])
     s.add_argument("--json", action="store_true", help="the report as JSON")
     s.set_defaults(func=cmd_needs, family=GLYPH_FAMILY)
+
+    s = sub.add_parser(
+        "suggest",
+        help="untagged glyphs likely to carry the values a concept lacks (never tags them)",
+        description="Rank the project's untagged glyphs for one concept: a model fitted on "
+        "the current tags over an encoder learned from the project's own glyphs (trained here "
+        "when the stored one is missing or its fonts changed) and the image features. Without "
+        "--value, the values the Needs report lacks. The list is diverse (not N look-alikes).",
+    )
+    s.add_argument("project", metavar="PROJECT")
+    s.add_argument("--concept", required=True, help="the concept to suggest glyphs for")
+    s.add_argument("--value", help="one value (default: what the Needs report lacks)")
+    s.add_argument("--n", type=int, default=20, help="how many glyphs (default 20)")
+    s.add_argument("--json", action="store_true", help="the list as JSON")
+    enc = s.add_mutually_exclusive_group()
+    enc.add_argument(
+        "--features-only",
+        action="store_true",
+        help="use the image features alone (no encoder, no training)",
+    )
+    enc.add_argument(
+        "--stored-only",
+        action="store_true",
+        help="refuse rather than train when no fresh encoder is stored",
+    )
+    s.add_argument("--allow-font-change", action="store_true", help=_FONT_CHANGE_HELP)
+    s.set_defaults(func=cmd_suggest)
 
     s = sub.add_parser("vet", help="vet every puzzle of a split folder")
     s.add_argument("split_dir")

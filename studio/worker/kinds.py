@@ -19,6 +19,8 @@ JobFunction = Callable[[Any], dict[str, Any]]  # run(ctx: JobContext) -> JSON re
 JOB_KINDS: dict[str, str] = {
     "baseline": "studio.baselines.job:run_job",
     "diagnostic": "studio.worker.diagnostic:run",
+    # trains the glyph encoder of the suggestions (issue 30) on every rendered glyph
+    "encoder": "studio.suggest.job:run_job",
 }
 
 

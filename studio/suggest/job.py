@@ -1,0 +1,73 @@
+"""The worker's ``encoder`` job kind: train the glyph encoder of the suggestions in the
+background, as baseline jobs run (``run_job(ctx) -> dict``).
+
+Parameters (``ctx.params``, all optional)::
+
+    {"project": "/path/x.studio",   # default: the worker's own project (file or lab database)
+     "seed": 0, "epochs": 4,        # studio.suggest.encoder.EncoderParams fields
+     "force": false}                # train even when a fresh encoder is stored
+
+The job renders what is not rendered yet, trains on every rendered glyph of the project and
+stores the encoder under the render cache, versioned with the fonts' hashes
+(:mod:`studio.suggest.space`). Progress: rendering to 10 %, training to 100 %; a cancel is
+noticed between batches. The result names the version, the glyph count and the seconds spent.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from studio.core.errors import StudioError
+
+__all__ = ["run_job"]
+
+
+def run_job(ctx: Any) -> dict[str, Any]:
+    from studio.app import Studio
+    from studio.store.project import Project
+    from studio.suggest.encoder import EncoderParams
+    from studio.suggest.space import load_encoder, project_images, train_and_store
+
+    params = dict(ctx.params or {})
+    location = params.get("project") or ctx.project_path or getattr(ctx, "location", None)
+    if location is None:
+        raise StudioError("an encoder job needs a project")
+    relative = isinstance(location, str) and "://" not in location
+    if relative and ctx.project_path is not None and not Path(location).is_absolute():
+        location = str(Path(ctx.project_path).parent / location)
+    enc_params = EncoderParams.from_json(params)
+    t0 = time.perf_counter()
+    with Studio(Project.open(location)) as studio:
+        if not params.get("force"):
+            stored = load_encoder(studio, enc_params)
+            if stored is not None:
+                ctx.progress(1.0, "the stored encoder is fresh")
+                return {"version": stored.version, "glyphs": len(stored.keys), "trained": False}
+
+        def on_render(done: int, total: int) -> None:
+            ctx.check_cancel()
+            ctx.progress(0.1 * done / max(1, total), f"rendering {done}/{total} glyphs")
+
+        images = project_images(studio, on_render)
+
+        def on_batch(done: int, total: int) -> None:
+            ctx.progress(0.1 + 0.9 * done / max(1, total), f"training: batch {done}/{total}")
+
+        def should_stop() -> bool:
+            ctx.check_cancel()  # raises the worker's JobCancelled
+            return False
+
+        enc = train_and_store(
+            studio, images, enc_params, progress=on_batch, should_stop=should_stop
+        )
+    ctx.set_device("cpu")
+    ctx.progress(1.0, "done")
+    return {
+        "version": enc.version,
+        "glyphs": len(enc.keys),
+        "trained": True,
+        "train_seconds": enc.meta.get("train_seconds"),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
