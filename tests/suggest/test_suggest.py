@@ -1,0 +1,218 @@
+"""Suggestions (issue 30, the core): the encoder is deterministic for a seed, a suggestion is
+never a tag, one tagged glyph brings its nearest neighbours, a planted look-alike set comes
+first, and the CLI's errors exit 2. Glyphs are rendered from set-up's Symbola only (the
+suite's hermetic font folder, tests/fontenv.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from studio.app import Studio
+from studio.cli import EXIT_USER_ERROR, main
+from studio.core.keys import GlyphKey
+from studio.core.schema import Schema
+from studio.core.tagindex import TagIndex
+from studio.glyphs.fonts import FontCatalog
+from studio.glyphs.render import RenderCache
+from studio.store.project import Project
+from studio.suggest import suggest
+from studio.suggest.encoder import EncoderParams, embed_images, train_encoder
+from studio.suggest.rank import rank_candidates
+from studio.suggest.space import (
+    GlyphSpace,
+    encoder_version,
+    load_encoder,
+    project_images,
+    space_from_images,
+)
+
+CIRCLED = [GlyphKey(cp, "symbola") for cp in range(0x2460, 0x2474)]  # ① .. ⑳
+LETTERS = [GlyphKey(cp, "symbola") for cp in range(0x41, 0x5B)]  # A .. Z
+ARROWS = [GlyphKey(cp, "symbola") for cp in range(0x2190, 0x219A)]  # ← .. ↙
+GLYPHS = CIRCLED + LETTERS + ARROWS
+TINY = EncoderParams(seed=3, epochs=2, batch=32, threads=1)
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> FontCatalog:
+    cat = FontCatalog.scan(cache_dir=tmp_path_factory.mktemp("fonts"))
+    if cat.get("symbola") is None:
+        pytest.skip("fonts-symbola is not installed")
+    return cat
+
+
+def make_studio(path: Path, schema: Schema, catalog: FontCatalog, cache: Path) -> Studio:
+    studio = Studio(
+        Project.create(path, schema), catalog=catalog, cache=RenderCache(cache), author="ann"
+    )
+    studio.add_glyphs(GLYPHS)
+    for _ in studio.render_all(workers=1):
+        pass
+    return studio
+
+
+@pytest.fixture
+def studio(tmp_path: Path, ua_schema: Schema, catalog: FontCatalog) -> Iterator[Studio]:
+    s = make_studio(tmp_path / "p.studio", ua_schema, catalog, tmp_path / "renders")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def images(
+    tmp_path_factory: pytest.TempPathFactory, ua_schema: Schema, catalog: FontCatalog
+) -> dict[GlyphKey, np.ndarray]:
+    base = tmp_path_factory.mktemp("imgs")
+    with make_studio(base / "p.studio", ua_schema, catalog, base / "renders") as s:
+        return project_images(s)
+
+
+@pytest.fixture(scope="module")
+def space(images: dict[GlyphKey, np.ndarray]) -> GlyphSpace:
+    keys = sorted(images)
+    stack = np.stack([images[k] for k in keys])
+    trained = train_encoder(stack, TINY)
+    emb = embed_images(stack, TINY, trained.weights)
+    return space_from_images(images, dict(zip(keys, emb, strict=True)))
+
+
+def test_the_encoder_is_deterministic_for_a_seed(images: dict[GlyphKey, np.ndarray]) -> None:
+    stack = np.stack([images[k] for k in sorted(images)][:40])
+    a = train_encoder(stack, TINY)
+    b = train_encoder(stack, TINY)
+    assert a.weights.keys() == b.weights.keys()
+    for name in a.weights:
+        assert np.array_equal(a.weights[name], b.weights[name]), name
+    assert a.losses == b.losses
+    assert np.array_equal(
+        embed_images(stack, TINY, a.weights), embed_images(stack, TINY, b.weights)
+    )
+    other = train_encoder(stack, EncoderParams(seed=4, epochs=2, batch=32, threads=1))
+    assert any(not np.array_equal(a.weights[n], other.weights[n]) for n in a.weights)
+
+
+def test_progress_counts_batches(images: dict[GlyphKey, np.ndarray]) -> None:
+    stack = np.stack([images[k] for k in sorted(images)][:40])
+    seen: list[tuple[int, int]] = []
+    train_encoder(
+        stack,
+        EncoderParams(epochs=2, batch=16, threads=1),
+        progress=lambda d, t: seen.append((d, t)),
+    )
+    assert seen == [(i, 4) for i in range(1, 5)]  # 40 // 16 = 2 batches an epoch
+
+
+def test_one_tagged_glyph_brings_its_nearest_neighbours(space: GlyphSpace) -> None:
+    one = CIRCLED[0]
+    tags = TagIndex.from_tags([(one, "closure", "circle")])
+    found = rank_candidates(space, tags, "closure", ["circle"], 5, diversity=0.0)
+    v = space.vectors
+    sims = v @ v[space.index[one]]
+    nearest = [space.keys[i] for i in np.argsort(-sims, kind="stable") if space.keys[i] != one]
+    assert [s.key for s in found] == nearest[:5]
+    assert all(s.value == "circle" for s in found)
+    # with the diversity on, the first is still the nearest, and all are look-alikes here
+    diverse = rank_candidates(space, tags, "closure", ["circle"], 5)
+    assert diverse[0].key == nearest[0]
+    assert sum(s.key in CIRCLED for s in diverse) >= 4
+
+
+def test_a_planted_look_alike_set_comes_first(space: GlyphSpace) -> None:
+    tags = TagIndex.from_tags(
+        [(k, "closure", "circle") for k in CIRCLED[:3]]
+        + [(k, "closure", "line") for k in ARROWS[:3]]
+    )
+    found = rank_candidates(space, tags, "closure", ["circle"], 10)
+    assert sum(s.key in CIRCLED for s in found) >= 9, [str(s.key) for s in found]
+    assert not {s.key for s in found} & set(CIRCLED[:3] + ARROWS[:3])  # tagged: not suggested
+
+
+def test_suggestions_never_write_a_tag(studio: Studio) -> None:
+    studio.tag(CIRCLED[:2], "closure", "circle")
+    studio.tag([LETTERS[0]], "closure", "triangle")
+    before = studio.project.all_tags()
+    undo = studio.undo_stack.count() if hasattr(studio.undo_stack, "count") else None
+    found = suggest(studio, "closure", n=8)
+    assert len(found.suggestions) == 8
+    assert found.space == "encoder+features"
+    again = suggest(studio, "closure", "circle", n=8, encoder="stored")
+    assert again.values == ["circle"]
+    assert studio.project.all_tags() == before
+    if undo is not None:
+        assert studio.undo_stack.count() == undo
+
+
+def test_the_stored_encoder_follows_the_fonts(studio: Studio) -> None:
+    assert load_encoder(studio) is None
+    studio.tag([CIRCLED[0]], "closure", "circle")
+    suggest(studio, "closure", "circle", n=3)  # trains and stores it
+    stored = load_encoder(studio)
+    assert stored is not None and set(stored.keys) == set(project_images(studio))
+    fonts = studio.font_manifest()
+    changed = {f: "0" * 64 for f in fonts}
+    assert encoder_version(changed, EncoderParams()) != stored.version
+
+
+def test_a_concept_without_tags_is_told(studio: Studio) -> None:
+    from studio.core.errors import StudioError
+
+    with pytest.raises(StudioError, match="no glyph is tagged closure=circle"):
+        suggest(studio, "closure", "circle", encoder="none")
+
+
+@pytest.fixture
+def project_file(tmp_path: Path, ua_schema: Schema, catalog: FontCatalog) -> str:
+    path = tmp_path / "cli.studio"
+    with make_studio(path, ua_schema, catalog, tmp_path / "renders") as s:
+        s.tag(CIRCLED[:3], "closure", "circle")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--concept", "colour"], "no concept 'colour'"),
+        (["--concept", "closure", "--value", "oval"], "no value 'oval'"),
+        (["--concept", "closure", "--n", "0"], "--n must be at least 1"),
+        (["--concept", "closure", "--value", "square"], "no glyph is tagged closure=square"),
+        (["--concept", "closure", "--stored-only"], "no encoder for its current fonts"),
+    ],
+)
+def test_cli_errors_exit_2(
+    project_file: str, args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["-q", "suggest", project_file, *args])
+    _, err = capsys.readouterr()
+    assert code == EXIT_USER_ERROR and words in err
+
+
+def test_cli_lists_suggestions_as_json(
+    project_file: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    assert main(["-q", "suggest", project_file, "--concept", "closure", "--n", "5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["values"] == ["circle"] and len(out["suggestions"]) == 5
+    assert sum(GlyphKey.parse(s["key"]) in CIRCLED for s in out["suggestions"]) >= 3
+    code = main(["-q", "suggest", project_file, "--concept", "closure", "--features-only"])
+    assert code == 0 and "space: features" in capsys.readouterr().out
+    with Project.open(project_file) as p:
+        assert len(p.all_tags()) == 3  # still only the hand tags
+
+
+def test_the_encoder_job_kind_trains_and_stores(project_file: str) -> None:
+    from studio.worker.context import LocalContext
+    from studio.worker.kinds import resolve_kind
+
+    run = resolve_kind("encoder")
+    ctx = LocalContext({"project": project_file, "epochs": 1})
+    result = run(ctx)
+    assert result["trained"] is True and result["glyphs"] == len(GLYPHS)
+    assert ctx.last_progress[0] == 1.0
+    again = run(LocalContext({"project": project_file, "epochs": 1}))
+    assert again["trained"] is False and again["version"] == result["version"]
