@@ -9,7 +9,7 @@ Cancel), so a large font never stalls the window.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,8 +41,6 @@ from studio.glyphs.system_fonts import (
 from studio.gui.settings import StudioSettings
 
 if TYPE_CHECKING:
-    from psygnal import SignalInstance
-
     from studio.app import Studio
 
 FONT_FILES = "Fonts (*.ttf *.otf *.ttc *.otc);;All files (*)"
@@ -272,33 +270,15 @@ class AddFontDialog(QDialog):
         return FontChoice(font, font is self._file_font, tuple(blocks))
 
 
-def held_back(
-    signal: SignalInstance, work: Callable[..., Iterator[tuple[int, int]]], *args: object
-) -> Iterator[tuple[int, int]]:
-    """Run ``work(*args)`` (on a worker thread: a generator function, as ``create_worker``
-    needs) with ``signal`` blocked, so its subscribers — Qt views that start timers and reset
-    models — never hear it on that thread; the caller emits it on the GUI thread when the job
-    ends (``run_job``'s ``on_done``). While it runs, an emission from the GUI thread is held
-    back too; the one at the end covers it.
-
-    This is the fix for "QObject::startTimer: Timers cannot be started from another thread":
-    :meth:`studio.app.Studio.render_all` and :meth:`~studio.app.Studio.add_glyphs` announce
-    ``glyphs_changed`` on the thread they run on."""
-    with signal.blocked():
-        yield from work(*args)
-
-
 def add_glyphs_job(
     studio: Studio, font_id: str, blocks: Sequence[str]
 ) -> Iterator[tuple[int, int]]:
     """Add the glyphs of ``font_id`` in ``blocks`` to the project, then render them: a
-    generator function of (done, total) for the window's job runner. Emits nothing (see
-    :func:`held_back`): the caller announces ``glyphs_changed`` on the GUI thread."""
-
-    def work() -> Iterator[tuple[int, int]]:
-        yield (0, 0)
-        cps = codepoints_in_blocks(studio.catalog.codepoint_array(font_id).tolist(), blocks)
-        studio.add_glyphs(GlyphKey(cp, font_id) for cp in cps)
-        yield from studio.render_all()
-
-    yield from held_back(studio.events.glyphs_changed, work)
+    generator function of (done, total) for the window's job runner. The studio fires
+    ``glyphs_changed`` on the thread this runs on, where Qt views must not hear it: run it as a
+    job that announces that event (:meth:`MainWindow.run_job`'s ``announce``), which holds it
+    back and fires it on the GUI thread as the job ends."""
+    yield (0, 0)
+    cps = codepoints_in_blocks(studio.catalog.codepoint_array(font_id).tolist(), blocks)
+    studio.add_glyphs(GlyphKey(cp, font_id) for cp in cps)
+    yield from studio.render_all()

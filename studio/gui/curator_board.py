@@ -62,7 +62,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from superqt import QFlowLayout
-from superqt.utils import create_worker, ensure_main_thread
+from superqt.utils import ensure_main_thread
 
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
@@ -85,10 +85,11 @@ from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
 from studio.gui.item_foil_dialog import ReplaceItemFoilDialog
 from studio.gui.item_sheet import ItemSheetView
+from studio.gui.jobs import ThreadJob
 from studio.gui.settings import StudioSettings
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
-from studio.gui.widgets import ThreadJob, cell_width, header_width, refill_combo
+from studio.gui.widgets import cell_width, header_width, refill_combo
 from studio.stimuli.items import StimulusPuzzle
 from studio.stimuli.pictures import ItemSheets
 from studio.store.project import GlyphRecord, PuzzleSummary
@@ -500,10 +501,10 @@ class GenerationJob(ThreadJob):
     :meth:`studio.curation.Curator.generate_set` — the pipeline the CLI's shares, without Qt.
     ``progressed(text, done, total)``; then exactly one of ``succeeded(GeneratedSet)``,
     ``cancelled()`` or ``failed(message)``. Every signal is delivered on the GUI thread;
-    :meth:`cancel` stops the work at the next puzzle."""
+    :meth:`cancel` stops the work at the next puzzle (a split made before it noticed is not
+    imported)."""
 
     progressed = Signal(str, int, int)
-    cancelled = Signal()
 
     def __init__(
         self,
@@ -516,18 +517,6 @@ class GenerationJob(ThreadJob):
         self.generation = request
         self.studio = studio
         self._lock = lock
-
-    @property
-    def cancel_requested(self) -> bool:
-        return self._stop.is_set()
-
-    def _errored(self, e: BaseException) -> None:
-        from studio.splits import Cancelled
-
-        if isinstance(e, Cancelled):
-            self.cancelled.emit()
-        else:
-            super()._errored(e)
 
     def _work(self) -> GeneratedSet:
         """Runs on the worker thread; signals it emits are queued to the GUI thread."""
@@ -581,7 +570,7 @@ class CuratorBoard(QWidget):
         self.last_generation_message = ""
         self.progress_dialog: QProgressDialog | None = None
         self.replace_dialog: ReplaceFoilDialog | ReplaceItemFoilDialog | None = None
-        self._stats_job: Any = None
+        self._stats_job: ThreadJob | None = None
         self._stats_dirty = False
         self._stats_set_id: int | None = None
         # every request for statistics gets a number; a result older than the one shown is
@@ -589,8 +578,7 @@ class CuratorBoard(QWidget):
         self._stats_requested = 0
         self._stats_shown = 0
         self._stats_token = 0
-        self._prefetch_worker: Any = None
-        self._prefetch_stop = threading.Event()
+        self._prefetch_job: ThreadJob | None = None
         self._prefetch_set: int | None = None
         self._prefetch_again = False
         # the audit's clicked value and the puzzles listed for it (None: no such filter)
@@ -960,7 +948,8 @@ class CuratorBoard(QWidget):
     def project_switched(self) -> None:
         if self.job is not None:
             self.job.cancel()  # its split belongs to the project that was closed
-        self._prefetch_stop.set()
+        if self._prefetch_job is not None:
+            self._prefetch_job.cancel()
         self._prefetch_set = None
         self.loader.forget()
         self.curator.reset()
@@ -1275,11 +1264,7 @@ class CuratorBoard(QWidget):
         if self._warming:
             return
         self._warming = True
-        worker = create_worker(
-            self.curator.warm_up, _start_thread=False, _connect={"errored": self._warmed}
-        )
-        worker.returned.connect(self._warmed)
-        worker.start()
+        ThreadJob.call(self.curator.warm_up, ended=self._warmed, errored=_ignored, parent=self)
 
     def _warmed(self, *_args: object) -> None:
         self._warming = False
@@ -1293,37 +1278,34 @@ class CuratorBoard(QWidget):
         set_id = self.curator.set_id
         if set_id is None or self._closed or self._prefetch_set == set_id:
             return
-        if self._prefetch_worker is not None:
-            self._prefetch_stop.set()  # the running one stops at its next chunk
+        if self._prefetch_job is not None:
+            self._prefetch_job.cancel()  # the running one stops at its next chunk
             self._prefetch_again = True
             return
-        self._prefetch_stop = threading.Event()
         self._prefetch_set = set_id
         self._prefetch_again = False
-        stop = self._prefetch_stop.is_set
         curator = self.curator
 
-        def work() -> int:
+        def work(should_stop: Callable[[], bool]) -> int:
             try:
-                return curator.prefetch_features(set_id, stop)
+                return curator.prefetch_features(set_id, should_stop)
             except StudioError:  # the set went away meanwhile
                 return 0
 
-        worker = create_worker(work, _start_thread=False, _connect={"errored": self._prefetched})
-        worker.returned.connect(self._prefetched)
-        self._prefetch_worker = worker
-        worker.start()
+        self._prefetch_job = ThreadJob.call(
+            work, stoppable=True, ended=self._prefetched, errored=_ignored, parent=self
+        )
 
-    def _prefetched(self, *_args: object) -> None:
-        self._prefetch_worker = None
-        if self._prefetch_stop.is_set():
+    def _prefetched(self) -> None:
+        job, self._prefetch_job = self._prefetch_job, None
+        if job is not None and job.cancel_requested:
             self._prefetch_set = None
         if self._prefetch_again and not self._closed:
             self._prefetch()
 
     def prefetching(self) -> bool:
         """Whether image features are being computed in the background."""
-        return self._prefetch_worker is not None
+        return self._prefetch_job is not None
 
     def _on_evidence_chosen(self, row: int) -> None:
         if row >= 0:
@@ -1533,13 +1515,12 @@ class CuratorBoard(QWidget):
             except StudioError:  # the set went away meanwhile (an undone import)
                 return token, set_id, None
 
-        # bound methods, not lambdas: Qt drops the connection if the board is deleted first
-        worker = create_worker(work, _start_thread=False, _connect={"errored": self._stats_failed})
-        worker.returned.connect(self._stats_returned)
-        self._stats_job = worker
         self._stats_set_id = set_id
         self._stats_token = token
-        worker.start()
+        # bound methods, not lambdas: Qt drops the connection if the board is deleted first
+        self._stats_job = ThreadJob.call(
+            work, succeeded=self._stats_returned, errored=self._stats_failed, parent=self
+        )
 
     def _stats_returned(self, got: tuple[int, int, Any]) -> None:
         self._stats_done(*got)
@@ -1903,12 +1884,18 @@ class CuratorBoard(QWidget):
     def shutdown(self) -> None:
         """Stop the background work (the window is closing)."""
         self._closed = True
-        self._prefetch_stop.set()
+        if self._prefetch_job is not None:
+            self._prefetch_job.cancel()
         self._stats_timer.stop()
         if self.job is not None:
             self.job.cancel()
         self.loader.stop()
         self.item_sheet.shutdown()
+
+
+def _ignored(_error: BaseException) -> None:
+    """An error of work that only prepares (a warm-up, a prefetch): what it would have made is
+    made again when it is needed, and says then what is wrong."""
 
 
 def _values(rows: Sequence[Sequence[str]]) -> str:

@@ -75,7 +75,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 from sqlalchemy.exc import SQLAlchemyError
-from superqt.utils import create_worker
 
 from studio.baselines import DEFAULT_MODELS
 from studio.baselines.params import DEFAULT_SEEDS, BaselineJobParams
@@ -89,6 +88,7 @@ from studio.core.errors import StudioError
 from studio.core.progress import UNIT_SHARE
 from studio.core.progress import time_left_text as seconds_text
 from studio.gui.job_controller import JOB_ERRORS, JobController, report_set_id
+from studio.gui.jobs import ThreadJob
 from studio.gui.settings import StudioSettings
 from studio.worker.jobtext import (
     THIS_COMPUTER,
@@ -1161,10 +1161,14 @@ class BaselineDashboard(QWidget):
         if job.id in self._building:
             return
         self._building.add(job.id)
-        worker = create_worker(_build_figures, job.id, job.result)
-        worker.returned.connect(self._on_figures_built)
-        worker.errored.connect(self._on_figures_failed)
-        worker.start()
+        ThreadJob.call(
+            _build_figures,
+            job.id,
+            job.result,
+            succeeded=self._on_figures_built,
+            errored=self._on_figures_failed,
+            parent=self,
+        )
 
     def _on_figures_built(self, value: tuple[int, dict[str, Any]]) -> None:
         job_id, figs = value
@@ -1303,10 +1307,14 @@ class BaselineDashboard(QWidget):
                 return
             settings.remember_dir("exports", folder)
         self.export_button.setEnabled(False)
-        worker = create_worker(_export, job.result, folder)
-        worker.returned.connect(self._on_exported)
-        worker.errored.connect(self._on_export_failed)
-        worker.start()
+        ThreadJob.call(
+            _export,
+            job.result,
+            folder,
+            succeeded=self._on_exported,
+            errored=self._on_export_failed,
+            parent=self,
+        )
 
     def _on_exported(self, path: str) -> None:
         self._update_buttons()

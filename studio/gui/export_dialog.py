@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.curation import STATUSES
-from studio.gui.widgets import ThreadJob
+from studio.gui.jobs import ThreadJob
 
 if TYPE_CHECKING:
     from studio.app import Studio
@@ -60,10 +60,11 @@ class ExportJob(ThreadJob):
     """Runs ``export_set`` on a worker thread. ``progressed(stage, done, total)``; then exactly
     one of ``succeeded(summary)``, ``cancelled()``, ``failed(message)``. Every signal is
     delivered on the GUI thread (the job lives there; the worker only emits). :meth:`cancel`
-    stops the export at the next puzzle; nothing is left on disk then."""
+    stops the export at the next puzzle; nothing is left on disk then (an export that was done
+    before it noticed is still reported as done)."""
 
     progressed = Signal(str, int, int)
-    cancelled = Signal()
+    DELIVER_AFTER_CANCEL = True
 
     def __init__(
         self,
@@ -75,14 +76,6 @@ class ExportJob(ThreadJob):
         super().__init__(request, parent)
         self.studio = studio
         self._lock = lock
-
-    def _errored(self, e: BaseException) -> None:
-        from studio.splits import Cancelled
-
-        if isinstance(e, Cancelled):
-            self.cancelled.emit()
-        else:
-            super()._errored(e)
 
     def _work(self) -> ExportSummary:
         """Runs on the worker thread: no QObject is made here, only signals emitted."""

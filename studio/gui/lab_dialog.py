@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
 )
 from sqlalchemy import URL, make_url, text
 from sqlalchemy.exc import SQLAlchemyError
-from superqt.utils import create_worker
 
 from studio.core.errors import StudioError
+from studio.gui.jobs import ThreadJob
 from studio.store import secrets
 from studio.store.dbfile import is_database_url, open_engine, safe_location
 from studio.store.project import Project
@@ -100,7 +100,7 @@ class OpenLabDialog(QDialog):
         self.project: Project | None = None
         #: why a password to remember was not kept (the project opened all the same), or ""
         self.kept_password_problem = ""
-        self._worker: Any = None
+        self._job: ThreadJob | None = None
         self._keyring = secrets.keyring_available()
 
         intro = QLabel(
@@ -236,7 +236,7 @@ class OpenLabDialog(QDialog):
         return None
 
     def _update_buttons(self) -> None:
-        busy = self._worker is not None
+        busy = self._job is not None
         problem = self._problem()
         for button in (self.test_button, self.open_button):
             button.setEnabled(problem is None and not busy)
@@ -254,22 +254,20 @@ class OpenLabDialog(QDialog):
         self.message.setStyleSheet("" if ok is None else (_OK_STYLE if ok else _ERROR_STYLE))
 
     def _run(self, what: str, work: Any, done: Any) -> None:
-        if self._worker is not None:
+        if self._job is not None:
             return
         self._say(f"{what} {self.location()}…", ok=None)
         # an error is an answer here (shown in the dialog), not a bug to re-raise
-        worker = create_worker(work, _start_thread=False, _connect={"errored": self._failed})
-        worker.returned.connect(done)
-        worker.finished.connect(self._finished)
-        self._worker = worker
+        self._job = ThreadJob.call(
+            work, succeeded=done, errored=self._failed, ended=self._finished, parent=self
+        )
         self._update_buttons()
-        worker.start()
 
     def busy(self) -> bool:
-        return self._worker is not None
+        return self._job is not None
 
     def _finished(self) -> None:
-        self._worker = None
+        self._job = None
         self._update_buttons()
 
     def _failed(self, error: BaseException) -> None:
@@ -308,6 +306,6 @@ class OpenLabDialog(QDialog):
         self.accept()
 
     def reject(self) -> None:
-        if self._worker is not None:  # a connection attempt under way ends by its timeout
-            self._worker.quit()
+        if self._job is not None:  # a connection attempt under way ends by its timeout
+            self._job.cancel()
         super().reject()

@@ -38,12 +38,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import create_worker
 
 from studio.app import Studio
 from studio.core.agreement import AgreementReport, Disagreement, Estimate
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
+from studio.gui.jobs import ThreadJob
 from studio.store.lab import AuditEntry, Person, plain_field
 from studio.store.project import Project
 
@@ -141,8 +141,8 @@ class LabPanel(QWidget):
         self.studio = studio
         self._role = "admin"
         self._user = ""
-        self._agreement_worker: Any = None
-        self._reader: Any = None  # the live refresh's worker thread, while it reads
+        self._agreement_job: ThreadJob | None = None
+        self._reader: ThreadJob | None = None  # the live refresh's job, while it reads
         self._read_again = False
         self._agreement_stale = False
         self._queue: list[tuple[GlyphKey, Disagreement]] = []
@@ -392,20 +392,18 @@ class LabPanel(QWidget):
             return
         self._loaded = True
         project = self.studio.project
-        worker = create_worker(
+        self._reader = ThreadJob.call(
             self._read,
             self.user,
             project,
-            _start_thread=False,
-            _connect={"errored": self._unreadable},
+            # a read of the project the window has since left is dropped
+            succeeded=lambda snapshot: (
+                self._show(snapshot) if project is self.studio.project else None
+            ),
+            errored=self._unreadable,
+            ended=self._read_finished,
+            parent=self,
         )
-        # a read of the project the window has since left is dropped
-        worker.returned.connect(
-            lambda snapshot: self._show(snapshot) if project is self.studio.project else None
-        )
-        worker.finished.connect(self._read_finished)
-        self._reader = worker
-        worker.start()
 
     def _read_finished(self) -> None:
         self._reader = None
@@ -579,29 +577,27 @@ class LabPanel(QWidget):
 
     # ---- agreement -------------------------------------------------------------------------------
     def computing(self) -> bool:
-        return self._agreement_worker is not None
+        return self._agreement_job is not None
 
     def compute_agreement(self) -> None:
         """Compute the agreement report in a worker thread; the tables fill when it is done."""
-        if self._agreement_worker is not None:
+        if self._agreement_job is not None:
             return
         project = self.studio.project
         n_boot = self.n_boot.value()
-        worker = create_worker(
+        self._agreement_job = ThreadJob.call(
             lambda: project.agreement(n_boot=n_boot, seed=0),
-            _start_thread=False,
-            _connect={"errored": lambda e: self._report("Agreement not computed", e)},
+            succeeded=self._show_agreement,
+            errored=lambda e: self._report("Agreement not computed", e),
+            ended=self._agreement_finished,
+            parent=self,
         )
-        worker.returned.connect(self._show_agreement)
-        worker.finished.connect(self._agreement_finished)
-        self._agreement_worker = worker
         self.compute_button.setEnabled(False)
         self.busy.setVisible(True)
         self.agreement_summary.setText(f"Computing, with {n_boot:,} bootstrap replicates…")
-        worker.start()
 
     def _agreement_finished(self) -> None:
-        self._agreement_worker = None
+        self._agreement_job = None
         self.compute_button.setEnabled(True)
         self.busy.setVisible(False)
 

@@ -12,9 +12,9 @@ from types import TracebackType
 
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressDialog, QWidget
-from superqt.utils import create_worker
 
 from studio.core.errors import StudioError, bug_message, save_crash_log
+from studio.gui.jobs import ThreadJob
 
 
 def build_demo_with_progress(path: Path, parent: QWidget | None = None) -> bool:
@@ -31,7 +31,6 @@ def build_demo_with_progress(path: Path, parent: QWidget | None = None) -> bool:
     dlg.setObjectName("demoProgress")
     outcome: dict[str, object] = {}
     loop = QEventLoop()
-    worker = create_worker(build_demo, path)
 
     def progress(p: tuple[str, int, int]) -> None:
         stage, done, total = p
@@ -39,11 +38,14 @@ def build_demo_with_progress(path: Path, parent: QWidget | None = None) -> bool:
         dlg.setMaximum(max(total, 1))
         dlg.setValue(done)
 
-    worker.yielded.connect(progress)
-    worker.errored.connect(lambda e: outcome.setdefault("error", e))
-    worker.finished.connect(loop.quit)
-    dlg.canceled.connect(worker.quit)
-    worker.start()
+    job = ThreadJob.call(
+        build_demo,
+        path,
+        yielded=progress,
+        errored=lambda e: outcome.setdefault("error", e),
+        ended=loop.quit,
+    )
+    dlg.canceled.connect(job.cancel)
     dlg.show()
     loop.exec()
     dlg.close()

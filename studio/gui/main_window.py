@@ -10,10 +10,10 @@ All state changes go through :class:`studio.app.Studio`; long work runs in worke
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
@@ -29,18 +29,18 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QToolButton,
 )
-from superqt.utils import create_worker
 
 from studio.app import Studio
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.gui.about_dialog import AboutDialog
 from studio.gui.actions import build_actions, build_menus, name_value_actions
-from studio.gui.add_font_dialog import AddFontDialog, FontChoice, add_glyphs_job, held_back
+from studio.gui.add_font_dialog import AddFontDialog, FontChoice, add_glyphs_job
 from studio.gui.curator_board import CuratorBoard
 from studio.gui.dashboard import BaselineDashboard
 from studio.gui.export_dialog import ExportDialog
 from studio.gui.glyph_grid import FontSource, GlyphGridModel, ThumbnailLoader
+from studio.gui.jobs import ThreadJob
 from studio.gui.lab_dialog import OpenLabDialog
 from studio.gui.lab_panel import LabPanel, refusal
 from studio.gui.lab_session import LiveChanges, RightsGate, signed_in_text, window_title
@@ -53,6 +53,9 @@ from studio.gui.tagger_page import TaggerPage
 from studio.gui.widgets import RefocusAfterDialogs
 from studio.store.dbfile import is_database_url
 from studio.store.project import Project, TagChange
+
+if TYPE_CHECKING:
+    from psygnal import SignalInstance
 
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: a dialog on a puzzle set (:meth:`MainWindow._open_set_dialog`)
@@ -81,7 +84,7 @@ class MainWindow(QMainWindow):
         stored_name = self.settings.annotator_name()
         if stored_name is not None:
             studio.author = stored_name
-        self._worker = None
+        self._job: ThreadJob | None = None
         self._job_name = ""
         self.setObjectName("mainWindow")
         self.resize(1280, 800)
@@ -582,24 +585,29 @@ class MainWindow(QMainWindow):
         name: str,
         gen: Callable[[], Iterator[tuple[int, int]]],
         on_done: Callable[[], None] | None = None,
+        announce: Sequence[SignalInstance] = (),
     ) -> None:
-        """Run a generator of (done, total) in a worker thread, with progress and Cancel."""
-        if self._worker is not None:
+        """Run a generator of (done, total) in a worker thread, with progress and Cancel;
+        ``announce``: the studio events it fires, announced on the GUI thread as it ends
+        (before ``on_done``; see :class:`ThreadJob`)."""
+        if self._job is not None:
             QMessageBox.information(
                 self, "Busy", f"Wait for “{self._job_name}” to finish or cancel it."
             )
             return
         self._job_name = name
-        worker = create_worker(gen)
-        worker.yielded.connect(self._job_progress)
-        worker.errored.connect(lambda e: self.show_error(f"{name} failed", e))
-        worker.finished.connect(lambda: self._job_finished(on_done))
-        self._worker = worker
+        self._job = ThreadJob.call(
+            gen,
+            yielded=self._job_progress,
+            errored=lambda e: self.show_error(f"{name} failed", e),
+            ended=lambda: self._job_finished(on_done),
+            announce=announce,
+            parent=self,
+        )
         self.progress.setRange(0, 0)
         self.progress.setFormat(f"{name} %p%")
         self.progress.setVisible(True)
         self.cancel_button.setVisible(True)
-        worker.start()
 
     def _job_progress(self, p: tuple[int, int]) -> None:
         done, total = p
@@ -607,7 +615,7 @@ class MainWindow(QMainWindow):
         self.progress.setValue(done)
 
     def _job_finished(self, on_done: Callable[[], None] | None) -> None:
-        self._worker = None
+        self._job = None
         self.progress.setVisible(False)
         self.cancel_button.setVisible(False)
         self.statusBar().showMessage(f"{self._job_name}: done", 5000)
@@ -615,19 +623,18 @@ class MainWindow(QMainWindow):
             on_done()
 
     def cancel_job(self) -> None:
-        if self._worker is not None:
-            self._worker.quit()
+        if self._job is not None:
+            self._job.cancel()
             self.statusBar().showMessage(f"Cancelling {self._job_name}…", 3000)
 
     def job_running(self) -> bool:
-        return self._worker is not None
+        return self._job is not None
 
     # ---- file actions --------------------------------------------------------------------------
     def render_all(self) -> None:
-        # glyphs_changed is announced here, on the GUI thread, not by the worker (held_back)
-        changed = self.studio.events.glyphs_changed
+        # glyphs_changed is announced on the GUI thread as the job ends, not by the worker
         self.run_job(
-            "Rendering glyphs", partial(held_back, changed, self.studio.render_all), changed.emit
+            "Rendering glyphs", self.studio.render_all, announce=[self.studio.events.glyphs_changed]
         )
 
     def import_annotations(self, path: str | None = None) -> None:
@@ -698,10 +705,8 @@ class MainWindow(QMainWindow):
             except StudioError as e:
                 self.show_error("Cannot add this font", e)
                 return
-        changed = self.studio.events.glyphs_changed
 
-        def done() -> None:
-            changed.emit()  # on the GUI thread: the views reload
+        def done() -> None:  # after glyphs_changed, on the GUI thread: the views reloaded
             i = self.font_combo.findData(font_id)
             if i >= 0:
                 self.font_combo.setCurrentIndex(i)
@@ -710,6 +715,7 @@ class MainWindow(QMainWindow):
             f"Adding {choice.glyph_count:,} glyphs of {choice.font.label}",
             partial(add_glyphs_job, self.studio, font_id, choice.blocks),
             done,
+            announce=[self.studio.events.glyphs_changed],
         )
 
     def new_project(self) -> None:
@@ -1168,7 +1174,7 @@ class MainWindow(QMainWindow):
     def running_jobs(self) -> list[str]:
         """What would stop if the window closed now: this window's job, the board's split
         generation and the dashboard's running or queued jobs."""
-        out = [self._job_name] if self._worker is not None else []
+        out = [self._job_name] if self._job is not None else []
         if getattr(self.board, "job", None) is not None:
             out.append("Generating a split")
         for job in self.dashboard.controller.jobs:
@@ -1215,8 +1221,8 @@ class MainWindow(QMainWindow):
                 self.confirm_quit(jobs)
             return
         self.save_state()
-        if self._worker is not None:
-            self._worker.quit()
+        if self._job is not None:
+            self._job.cancel()
         self.tagger.shutdown()
         self.live.stop()
         self.loader.stop()

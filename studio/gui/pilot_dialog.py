@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.gui.export_dialog import STATUS_CHOICES, SetJobDialog
-from studio.gui.widgets import ThreadJob
+from studio.gui.jobs import ThreadJob
 from studio.pilot.export import PilotOptions
 
 if TYPE_CHECKING:
@@ -45,9 +45,10 @@ PARTS = ("train", "val", "test")
 
 class PilotJob(ThreadJob):
     """Runs ``pilot_set`` on a worker thread: ``progressed(done, total)`` per puzzle's
-    pictures, then ``succeeded(summary)`` or ``failed(message)``."""
+    pictures, then ``succeeded(summary)`` or ``failed(message)`` (a cancel too, in words)."""
 
     progressed = Signal(int, int)
+    DELIVER_AFTER_CANCEL = True  # a pilot written before the cancel was noticed is written
 
     def __init__(
         self,
@@ -66,7 +67,7 @@ class PilotJob(ThreadJob):
         if isinstance(e, Cancelled):
             self.failed.emit("The pilot was cancelled; nothing was written.")
         else:
-            super()._errored(e)
+            self._fail(e)
 
     def _work(self) -> dict[str, Any]:
         from studio.pilot.sets import pilot_set

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from superqt.utils import create_worker
 
 from studio.app import Studio
 from studio.core.errors import StudioError
@@ -46,6 +45,7 @@ from studio.gui.glyph_grid import (
     SearchKeys,
 )
 from studio.gui.inspector import Inspector
+from studio.gui.jobs import ThreadJob
 from studio.gui.schema_tree import SchemaTree
 from studio.gui.widgets import refill_combo
 from studio.store.project import GlyphRecord, TagRecord
@@ -124,7 +124,7 @@ class TaggerPage(QSplitter):
         # the "needs glyphs" marker: recomputed off the GUI thread a moment after tags change
         self._needs_timer = QTimer(self, singleShot=True, interval=600)
         self._needs_timer.timeout.connect(self.refresh_needs)
-        self._needs_worker = None
+        self._needs_job: ThreadJob | None = None
         self._filter_timer = QTimer(self, singleShot=True, interval=200)
         self._filter_timer.timeout.connect(self.apply_filter)
         self.search.textChanged.connect(lambda _t: self._filter_timer.start())
@@ -231,15 +231,13 @@ class TaggerPage(QSplitter):
     def shutdown(self) -> None:
         """The window closes: no Needs refresh starts, a running one is waited for."""
         self._needs_timer.stop()
-        if self._needs_worker is not None:
-            from PySide6.QtCore import QThreadPool
-
-            QThreadPool.globalInstance().waitForDone(5000)  # a few milliseconds of work
+        if self._needs_job is not None:
+            self._needs_job.wait(5000)  # a few milliseconds of work
 
     # ---- the Needs column --------------------------------------------------------------------
     def refresh_needs(self) -> None:
         """Read the tags here (the project's connection), compute the needs in a worker."""
-        if self._needs_worker is not None:
+        if self._needs_job is not None:
             self._needs_timer.start()  # one at a time; try again shortly
             return
         from studio.families.glyph_pmp.needs import annotation_needs, project_annotations
@@ -252,15 +250,16 @@ class TaggerPage(QSplitter):
         def work():  # type: ignore[no-untyped-def]
             return annotation_needs(SplitParams(), annotations, schema)
 
-        worker = create_worker(work)
-        worker.returned.connect(self._show_needs)
-        worker.errored.connect(lambda e: self._show_message(f"Annotation needs: {e}", 10000))
-        worker.finished.connect(self._needs_done)
-        self._needs_worker = worker
-        worker.start()
+        self._needs_job = ThreadJob.call(
+            work,
+            succeeded=self._show_needs,
+            errored=lambda e: self._show_message(f"Annotation needs: {e}", 10000),
+            ended=self._needs_done,
+            parent=self,
+        )
 
     def _needs_done(self) -> None:
-        self._needs_worker = None
+        self._needs_job = None
 
     def _show_needs(self, report: object) -> None:
         from studio.families.glyph_pmp.needs import NeedsReport
