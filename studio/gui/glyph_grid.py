@@ -2,20 +2,20 @@
 thumbnails and tag state, and a loader thread that fills thumbnails in without stalling the GUI.
 
 The model keeps only plain Python lists; filtering builds a list of row indices. Thumbnails are
-decoded (or rendered, then cached on disk) by one background thread; the GUI thread takes at
-most ``BATCH`` finished images per timer tick, so a scroll through 20,000 glyphs never blocks it
-for long. Images are kept in a bounded LRU.
+decoded (or rendered, then cached on disk) by one background thread (a
+:class:`~studio.gui.jobs.ServiceThread`, newest request first); the GUI thread takes the
+images finished within ``PACE_MS``, at most ``BATCH`` at a time, so a scroll through 20,000
+glyphs never blocks it for long. Images are kept in a bounded LRU.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from PySide6.QtCore import (
@@ -28,7 +28,6 @@ from PySide6.QtCore import (
     QRect,
     QSize,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor, QFont, QImage, QKeyEvent, QPainter, QPen
@@ -51,7 +50,11 @@ from studio.core.keys import GlyphKey
 from studio.families.glyph_pmp.split import glyph_side
 from studio.generate.params import SplitParams
 from studio.glyphs.unicode import block, char_name, matches
+from studio.gui.jobs import ServiceThread
 from studio.store.project import GlyphRecord
+
+if TYPE_CHECKING:
+    from studio.glyphs.render import GlyphRenderer
 
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 STATE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -61,6 +64,8 @@ IMAGE_ROLE = Qt.ItemDataRole.UserRole + 4
 THUMB = 80
 CELL = QSize(92, 108)
 BATCH = 64
+#: milliseconds finished thumbnails gather before the GUI thread takes them (a batch)
+PACE_MS = 25
 LRU_SIZE = 6000
 
 # tag state of a glyph for the current concept
@@ -139,28 +144,24 @@ class ThumbnailLoader(QObject):
     def __init__(self, cache, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._cache = cache
-        self._pending: collections.OrderedDict[GlyphKey, _Request] = collections.OrderedDict()
-        self._done: collections.deque[tuple[GlyphKey, QImage | None]] = collections.deque()
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = False
-        self._thread = threading.Thread(target=self._run, name="thumbnails", daemon=True)
-        self._thread.start()
-        self._timer = QTimer(self)
-        self._timer.setInterval(25)
-        self._timer.timeout.connect(self._drain)
-        self._timer.start()
+        # a glyph asked for again moves to the front; what scrolled away long ago is forgotten
+        self._service = ServiceThread(
+            "thumbnails",
+            newest_first=True,
+            limit=4 * BATCH * 8,
+            batch=BATCH,
+            pace_ms=PACE_MS,
+            parent=self,
+        )
+        self._service.finished.connect(self._arrived)
+        self._service.delivered.connect(self._announce)
+        self._arrived_keys: list[GlyphKey] = []
+        #: the font renderers, made and used on the thumbnail thread only
+        self._renderers: dict[tuple[Path, int], GlyphRenderer] = {}
         self.images: collections.OrderedDict[GlyphKey, QImage | None] = collections.OrderedDict()
 
     def request(self, key: GlyphKey, font: FontSource, codepoint: int) -> None:
-        with self._lock:
-            if key in self._pending:
-                self._pending.move_to_end(key)
-            else:
-                self._pending[key] = _Request(key, font, codepoint)
-                while len(self._pending) > 4 * BATCH * 8:
-                    self._pending.popitem(last=False)  # forget what scrolled away long ago
-        self._wake.set()
+        self._service.submit(self._load, _Request(key, font, codepoint), key=key)
 
     def forget(self, keys: Iterable[GlyphKey] | None = None) -> None:
         if keys is None:
@@ -170,59 +171,44 @@ class ThumbnailLoader(QObject):
                 self.images.pop(k, None)
 
     def stop(self) -> None:
-        self._stop = True
-        self._wake.set()
-        self._timer.stop()
-        self._thread.join(timeout=2)
+        self._service.shutdown(timeout=2)
 
-    def _run(self) -> None:
-        from studio.glyphs.render import GlyphRenderer
+    def _load(self, req: _Request) -> tuple[GlyphKey, QImage | None]:
+        """On the thumbnail thread: the glyph's key and its image (None: nothing to show)."""
+        try:
+            return req.row_key, self._image(req)
+        except Exception:  # a broken font shows as a missing image, the grid goes on
+            return req.row_key, None
 
-        renderers: dict[tuple[Path, int], GlyphRenderer] = {}
-        while not self._stop:
-            self._wake.wait(0.5)
-            while not self._stop:
-                with self._lock:
-                    if not self._pending:
-                        self._wake.clear()
-                        break
-                    _, req = self._pending.popitem(last=True)  # newest first: what is on screen
-                img = self._load(req, renderers)
-                with self._lock:
-                    self._done.append((req.row_key, img))
-
-    def _load(self, req: _Request, renderers: dict) -> QImage | None:
+    def _image(self, req: _Request) -> QImage | None:
         arr = self._cache.get(req.font.sha256, req.codepoint, THUMB)
         if arr is None:
             from studio.glyphs.render import GlyphRenderer
 
-            try:
-                r = renderers.get((req.font.path, req.font.index))
-                if r is None:
-                    r = renderers[(req.font.path, req.font.index)] = GlyphRenderer(
-                        req.font.path, req.font.index
-                    )
-                if r.missing_reason(req.codepoint, THUMB):
-                    return None
-                arr = r.render(req.codepoint, THUMB)
-                self._cache.put(req.font.sha256, req.codepoint, THUMB, arr)
-            except Exception:  # a broken font shows as a missing image, the grid goes on
+            r = self._renderers.get((req.font.path, req.font.index))
+            if r is None:
+                r = self._renderers[(req.font.path, req.font.index)] = GlyphRenderer(
+                    req.font.path, req.font.index
+                )
+            if r.missing_reason(req.codepoint, THUMB):
                 return None
+            arr = r.render(req.codepoint, THUMB)
+            self._cache.put(req.font.sha256, req.codepoint, THUMB, arr)
         return to_qimage(arr)
 
-    def _drain(self) -> None:
-        batch: list[tuple[GlyphKey, QImage | None]] = []
-        with self._lock:
-            while self._done and len(batch) < BATCH:
-                batch.append(self._done.popleft())
-        if not batch:
-            return
-        for key, img in batch:
-            self.images[key] = img
-            self.images.move_to_end(key)
+    def _arrived(self, _seq: int, answer: tuple[GlyphKey, QImage | None]) -> None:
+        key, img = answer
+        self.images[key] = img
+        self.images.move_to_end(key)
+        self._arrived_keys.append(key)
+
+    def _announce(self) -> None:
+        """A batch is in: trim the LRU, say which keys arrived."""
         while len(self.images) > LRU_SIZE:
             self.images.popitem(last=False)
-        self.ready.emit([k for k, _ in batch])
+        keys, self._arrived_keys = self._arrived_keys, []
+        if keys:
+            self.ready.emit(keys)
 
 
 def to_qimage(arr: np.ndarray) -> QImage:

@@ -212,11 +212,9 @@ class ReplaceItemFoilDialog(QDialog):
         self._submit(-1, _propose, self.item, asks, self._limit)
 
     def _submit(self, role: int, fn: Callable[..., Any], *args: Any) -> None:
-        seq = self._service.next_seq()
-        if seq == 0:  # the board is closing
-            return
-        self._jobs[seq] = role
-        self._service.submit(fn, *args)
+        seq = self._service.submit(fn, *args)
+        if seq:  # 0: the board is closing
+            self._jobs[seq] = role
 
     def _finished(self, seq: int, result: Any) -> None:
         role = self._jobs.pop(seq, None)

@@ -93,8 +93,8 @@ class ItemSheetView(QWidget):
         self.state.setText(
             " ".join(x for x in (f"Drawing {item.id} ({item.family})…", self._note) if x)
         )
-        self._latest = self.service.next_seq()
-        self.service.submit(self.sheets.sheet, record)
+        # latest wins: the sheet of an item scrolled past, still waiting, is not drawn
+        self._latest = self.service.submit(self.sheets.sheet, record, key="sheet")
 
     @staticmethod
     def _cache_key(item: StimulusPuzzle) -> str:

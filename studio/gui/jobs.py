@@ -1,25 +1,32 @@
-"""Background work in the GUI (issue 27).
+"""Background work in the GUI, one way for each kind (issue 27).
 
 - :class:`ThreadJob`: a one-shot piece of work on a worker thread — a call, or a generator
   that yields progress — whose outcome (``succeeded``, ``errored``/``failed`` or
   ``cancelled``, then ``ended``) is delivered on the GUI thread through Qt signals. A running
   job is kept alive by the class until it has ended, whoever holds it; tests and closing
   windows wait for jobs with :meth:`ThreadJob.wait` and :meth:`ThreadJob.wait_all`.
+- :class:`ServiceThread`: one long-lived thread fed requests (first in, first out, or newest
+  first; a request with the key of one still waiting replaces it), for work that must stay on
+  one thread — an EGL context, a font renderer's cache. Answers reach the GUI thread in
+  batches, through the event loop, never inside :meth:`ServiceThread.submit`.
 
-It builds on superqt only where it helps (its ``FunctionWorker`` turns an exception into a
+Both build on superqt only where it helps (its ``FunctionWorker`` turns an exception into a
 signal); the rest is here, once.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import functools
 import inspect
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+import traceback
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from PySide6.QtCore import QCoreApplication, QMetaMethod, QObject, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QMetaMethod, QObject, Qt, QThreadPool, QTimer, Signal
 from superqt.utils import create_worker
 
 if TYPE_CHECKING:
@@ -262,4 +269,160 @@ class ThreadJob(QObject):
         self.blockSignals(True)
 
 
-__all__ = ["ThreadJob"]
+# ---- long-lived threads -------------------------------------------------------------------------
+class ServiceThread(QObject):
+    """One long-lived worker thread fed requests, for work that must stay on one thread.
+
+    :meth:`submit` queues ``fn(*args)`` and returns its number (0 once shut down). The thread
+    takes the waiting requests first in, first out, or newest first (``newest_first``: what is on
+    screen now); a request given the ``key`` of one still waiting replaces it (latest wins: the
+    replaced one is never answered), and beyond ``limit`` waiting requests the oldest is dropped.
+    Each answer is ``finished(number, result)`` or ``failed(number, message)`` (the exception as
+    ``traceback.format_exception_only`` writes it), emitted on the GUI thread through the event
+    loop (never inside :meth:`submit`): those that finish within ``pace_ms`` go together, at
+    most ``batch`` at a time (0: all there are), each batch followed by ``delivered()``.
+    :meth:`shutdown` drops what waits, runs ``on_stop`` on the thread (to close what belongs to
+    it) and joins it. The thread starts with the first request."""
+
+    finished = Signal(int, object)
+    failed = Signal(int, str)
+    delivered = Signal()
+    _answered = Signal()  # from the thread: answers wait (queued to the GUI thread)
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        newest_first: bool = False,
+        limit: int = 0,
+        batch: int = 0,
+        pace_ms: int = 0,
+        on_stop: Callable[[], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.name = name
+        self._newest_first = newest_first
+        self._limit = limit
+        self._batch = batch
+        self._pace_ms = pace_ms
+        self._on_stop = on_stop
+        self._cond = threading.Condition()
+        self._waiting: collections.OrderedDict[
+            Hashable, tuple[int, Callable[..., Any], tuple[Any, ...]]
+        ] = collections.OrderedDict()
+        self._answers: collections.deque[tuple[int, bool, Any]] = collections.deque()
+        self._delivering = False
+        self._seq = 0
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._answered.connect(self._answers_waiting, Qt.ConnectionType.QueuedConnection)
+        # deleted without a shutdown (a widget closed in a test): the thread ends on its own
+        self.destroyed.connect(functools.partial(ServiceThread._abandon, self))
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def thread_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def submit(self, fn: Callable[..., Any], *args: Any, key: Hashable | None = None) -> int:
+        """Queue ``fn(*args)``; its number, or 0 once shut down (a debounce timer may still fire
+        while a tab closes: that request is simply dropped)."""
+        with self._cond:
+            if self._closed:
+                return 0
+            self._seq += 1
+            seq = self._seq
+            slot = ("seq", seq) if key is None else ("key", key)
+            self._waiting.pop(slot, None)
+            self._waiting[slot] = (seq, fn, args)
+            while self._limit and len(self._waiting) > self._limit:
+                self._waiting.popitem(last=False)
+            self._cond.notify()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
+                self._thread.start()
+        return seq
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Drop the waiting requests and answers, let the running one finish, run ``on_stop`` on
+        the thread, and join it (up to ``timeout`` seconds; None: as long as it takes)."""
+        if self._abandon():
+            return
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _abandon(self, *_args: object) -> bool:
+        """Close: nothing more is taken or answered; the thread ends after what it runs. Whether
+        it was closed already."""
+        with self._cond:
+            was_closed, self._closed = self._closed, True
+            self._waiting.clear()
+            self._answers.clear()
+            self._cond.notify_all()
+        return was_closed
+
+    # ---- the thread ----------------------------------------------------------------------------
+    def _serve(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    while not self._waiting and not self._closed:
+                        self._cond.wait()
+                    if self._closed:
+                        return
+                    _slot, (seq, fn, args) = self._waiting.popitem(last=self._newest_first)
+                try:
+                    answer: tuple[int, bool, Any] = (seq, True, fn(*args))
+                except Exception as e:
+                    answer = (seq, False, "".join(traceback.format_exception_only(e)).strip())
+                with self._cond:
+                    if self.closed:  # shut down while it ran: the answer is dropped
+                        return
+                    self._answers.append(answer)
+                    wake = not self._delivering
+                    self._delivering = True
+                if wake:
+                    try:
+                        self._answered.emit()
+                    except RuntimeError:  # this object was deleted meanwhile
+                        return
+        finally:
+            if self._on_stop is not None:
+                try:
+                    self._on_stop()
+                except Exception:
+                    traceback.print_exc()
+
+    # ---- the GUI thread --------------------------------------------------------------------------
+    def _answers_waiting(self) -> None:
+        """The first answer after a pause: delivered now, or (paced) with those that follow it
+        within ``pace_ms`` — a grid repaints once for a batch of thumbnails, not once each."""
+        if self._pace_ms:
+            QTimer.singleShot(self._pace_ms, self, self._deliver)
+        else:
+            self._deliver()
+
+    def _deliver(self) -> None:
+        with self._cond:
+            n = len(self._answers) if not self._batch else min(self._batch, len(self._answers))
+            batch = [self._answers.popleft() for _ in range(n)]
+            more = bool(self._answers) and not self._closed
+            self._delivering = more
+        if self._closed:
+            return
+        for seq, ok, value in batch:
+            if ok:
+                self.finished.emit(seq, value)
+            else:
+                self.failed.emit(seq, value)
+        if batch:
+            self.delivered.emit()
+        if more:
+            QTimer.singleShot(self._pace_ms, self, self._deliver)
+
+
+__all__ = ["ServiceThread", "ThreadJob"]

@@ -10,14 +10,19 @@ import weakref
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import QObject, QThread
+from PySide6.QtCore import QObject, Qt, QThread
 from PySide6.QtWidgets import QApplication
 
-from studio.gui.jobs import ThreadJob
+from studio.gui.jobs import ServiceThread, ThreadJob
 
 pytestmark = pytest.mark.gui
 
 WAIT_MS = 10_000
+
+
+#: slots connected directly run on the thread that emits: a lambda connected the default way
+#: would be queued to the GUI thread by PySide whoever emitted
+DIRECT = Qt.ConnectionType.DirectConnection
 
 
 def on_gui_thread() -> bool:
@@ -34,13 +39,10 @@ def test_a_job_delivers_its_result_on_the_gui_thread(qtbot) -> None:
         worker_threads.append(threading.current_thread().name)
         return a + b
 
-    job = ThreadJob.call(
-        work,
-        2,
-        3,
-        succeeded=lambda r: seen.append((r, on_gui_thread())),
-        ended=lambda: seen.append(("ended", on_gui_thread())),
-    )
+    job = ThreadJob.call(work, 2, 3, start=False)
+    job.succeeded.connect(lambda r: seen.append((r, on_gui_thread())), DIRECT)
+    job.ended.connect(lambda: seen.append(("ended", on_gui_thread())), DIRECT)
+    job.start()
     assert job.running
     assert ThreadJob.wait_all(WAIT_MS)
     assert seen == [(5, True), ("ended", True)]
@@ -54,12 +56,10 @@ def test_a_job_delivers_an_exception_on_the_gui_thread(qtbot) -> None:
     def work() -> None:
         raise ValueError("the store is locked")
 
-    ThreadJob.call(
-        work,
-        errored=lambda e: seen.append((e, on_gui_thread())),
-        failed=lambda m: seen.append((m, on_gui_thread())),
-        succeeded=lambda r: seen.append(("succeeded", r)),
-    )
+    job = ThreadJob.call(work, succeeded=lambda r: seen.append(("succeeded", r)), start=False)
+    job.errored.connect(lambda e: seen.append((e, on_gui_thread())), DIRECT)
+    job.failed.connect(lambda m: seen.append((m, on_gui_thread())), DIRECT)
+    job.start()
     assert ThreadJob.wait_all(WAIT_MS)
     [(error, first_on_gui), (message, second_on_gui)] = seen
     assert isinstance(error, ValueError) and message == "the store is locked"
@@ -242,3 +242,133 @@ def test_announced_events_are_held_back_and_emitted_on_the_gui_thread(qtbot) -> 
     ThreadJob.call(work, announce=[events.changed], succeeded=lambda _r: None)
     assert ThreadJob.wait_all(WAIT_MS)
     assert heard == [True]  # once, at the end, on the GUI thread
+
+
+# ---- the service thread -------------------------------------------------------------------------
+def test_a_service_answers_in_order_on_the_gui_thread(qtbot) -> None:
+    service = ServiceThread("test-fifo")
+    answers: list[tuple[int, object, bool]] = []
+    service.finished.connect(lambda seq, r: answers.append((seq, r, on_gui_thread())), DIRECT)
+    seqs = [service.submit(lambda i=i: i * 10) for i in range(5)]
+    qtbot.waitUntil(lambda: len(answers) == 5, timeout=5000)
+    assert answers == [(s, i * 10, True) for i, s in enumerate(seqs)]
+    service.shutdown()
+
+
+def test_a_service_reports_a_failure_by_its_number(qtbot) -> None:
+    service = ServiceThread("test-failed")
+    failures: list[tuple[int, str]] = []
+    service.failed.connect(lambda seq, m: failures.append((seq, m)))
+
+    def broken() -> None:
+        raise ValueError("no such glyph")
+
+    seq = service.submit(broken)
+    qtbot.waitUntil(lambda: bool(failures), timeout=5000)
+    assert failures == [(seq, "ValueError: no such glyph")]
+    service.shutdown()
+
+
+def _blocked(service: ServiceThread) -> threading.Event:
+    """Keep the service's thread busy until the returned event is set."""
+    busy, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        busy.set()
+        release.wait(5)
+
+    service.submit(hold)
+    assert busy.wait(5)
+    return release
+
+
+def test_a_keyed_request_replaces_the_one_waiting_latest_wins(qtbot) -> None:
+    service = ServiceThread("test-latest")
+    answers: list[object] = []
+    service.finished.connect(lambda _seq, r: answers.append(r))
+    release = _blocked(service)
+    service.submit(lambda: "old view", key="view")
+    other = service.submit(lambda: "other", key="other")
+    newest = service.submit(lambda: "new view", key="view")
+    assert newest > other
+    release.set()
+    qtbot.waitUntil(lambda: len(answers) == 3, timeout=5000)
+    QApplication.processEvents()
+    assert answers == [None, "other", "new view"]  # the old view was never drawn
+    service.shutdown()
+
+
+def test_newest_first_with_a_limit(qtbot) -> None:
+    """The thumbnails' order: what was asked last (on screen now) first; beyond the limit the
+    oldest requests are forgotten."""
+    service = ServiceThread("test-newest", newest_first=True, limit=3)
+    answers: list[object] = []
+    service.finished.connect(lambda _seq, r: answers.append(r))
+    release = _blocked(service)
+    for i in range(5):
+        service.submit(lambda i=i: i, key=i)
+    release.set()
+    qtbot.waitUntil(lambda: len(answers) == 4, timeout=5000)
+    QApplication.processEvents()
+    assert answers == [None, 4, 3, 2]
+    service.shutdown()
+
+
+def test_answers_come_in_batches(qtbot) -> None:
+    service = ServiceThread("test-batch", batch=2, pace_ms=5)
+    batches: list[list[object]] = [[]]
+    service.finished.connect(lambda _seq, r: batches[-1].append(r))
+    service.delivered.connect(lambda: batches.append([]))
+    release = _blocked(service)
+    for i in range(5):
+        service.submit(lambda i=i: i)
+    release.set()
+    qtbot.waitUntil(lambda: sum(len(b) for b in batches) == 6, timeout=5000)
+    assert all(len(b) <= 2 for b in batches)
+    assert [r for b in batches for r in b] == [None, 0, 1, 2, 3, 4]
+    service.shutdown()
+
+
+def test_an_answer_never_arrives_inside_submit(qtbot) -> None:
+    """A consumer keeps the number submit returns and compares answers with it: an answer
+    delivered before submit returned would be dropped (the catalog's flaky test). Answers
+    travel through the event loop, so even a job finished at once waits for it."""
+    service = ServiceThread("test-order")
+    answers: list[int] = []
+    done = threading.Event()
+    service.finished.connect(lambda seq, _r: answers.append(seq))
+    seq = service.submit(done.set)
+    assert done.wait(5)
+    time.sleep(0.05)  # the answer is queued by now
+    assert answers == []
+    qtbot.waitUntil(lambda: answers == [seq], timeout=5000)
+    service.shutdown()
+
+
+def test_shutting_a_service_down_joins_its_thread(qtbot) -> None:
+    stopped_on: list[str] = []
+    service = ServiceThread(
+        "test-stop", on_stop=lambda: stopped_on.append(threading.current_thread().name)
+    )
+    answers: list[object] = []
+    service.finished.connect(lambda _seq, r: answers.append(r))
+    release = _blocked(service)
+    service.submit(lambda: "dropped")
+    assert service.thread_alive
+    threading.Timer(0.05, release.set).start()
+    service.shutdown()
+    assert not service.thread_alive
+    assert stopped_on == ["test-stop"]  # on_stop ran on the service's own thread
+    assert service.submit(lambda: "late") == 0
+    QApplication.processEvents()
+    assert answers == []  # what waited, and the running one's answer, are dropped
+
+
+def test_a_service_deleted_without_shutdown_ends_its_thread(qtbot) -> None:
+    """A widget closed without its shutdown (a test's board): the thread ends on its own."""
+    owner = QObject()
+    service = ServiceThread("test-abandoned", parent=owner)
+    service.submit(lambda: 1)
+    assert service.thread_alive
+    owner.deleteLater()
+    qtbot.waitUntil(lambda: not service.thread_alive, timeout=5000)

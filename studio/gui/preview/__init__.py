@@ -2,11 +2,13 @@
 catalog browser, and previews of every task generator with their vet verdicts.
 
 All rendering and generation runs off the GUI thread, in ONE background thread
-(:class:`RenderService`): an EGL context belongs to the thread that made it, so the renderer lives
-there for the life of the tab. Requests are numbered; a result that arrives after a newer request
-was made is dropped, so dragging a slider never shows a stale picture. Inputs are debounced
-(:data:`DEBOUNCE_MS`) rather than rendered on every slider tick. The heavy modules (trimesh,
-pyrender, the transforms) are imported the first time the tab is shown, not at start-up.
+(:class:`RenderService`, a :class:`~studio.gui.jobs.ServiceThread`): an EGL context belongs to
+the thread that made it, so the renderer lives there for the life of the tab. Requests are
+numbered; a page's request still waiting is replaced by its newer one, and a result that arrives
+after a newer request was made is dropped, so dragging a slider never shows a stale picture.
+Inputs are debounced (:data:`DEBOUNCE_MS`) rather than rendered on every slider tick. The heavy
+modules (trimesh, pyrender, the transforms) are imported the first time the tab is shown, not at
+start-up.
 """
 
 from __future__ import annotations

@@ -2,14 +2,13 @@
 debounced, numbered requests (:class:`_Requester`), image views and the checks tree.
 
 An EGL context belongs to the thread that made it, so the renderer lives in that one thread for
-the life of the tab; a result that arrives after a newer request was made is dropped.
+the life of the tab; a request waiting when a newer one of the same page comes is dropped, and
+a result that arrives after a newer request was made is not shown.
 """
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from PIL import Image
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.gui.jobs import ServiceThread
 from studio.gui.widgets import wrap_cells
 
 DEBOUNCE_MS = 120
@@ -37,57 +37,14 @@ def pil_to_pixmap(image: Image.Image) -> QPixmap:
 
 
 # ---- the render thread -----------------------------------------------------------------------
-class RenderService(QObject):
-    """One worker thread for every render and generator preview of the tab.
-
-    ``finished(seq, result)`` and ``failed(seq, message)`` are emitted from the worker thread
-    and, this object living in the GUI thread, delivered queued to slots in the GUI thread."""
-
-    finished = Signal(int, object)
-    failed = Signal(int, str)
+class RenderService(ServiceThread):
+    """One thread for every render and generator preview of the tab (the board has one for its
+    items' sheets): a :class:`~studio.gui.jobs.ServiceThread`, first in first out, whose
+    renderers are closed on it when it is shut down. ``finished(seq, result)`` and
+    ``failed(seq, message)`` arrive on the GUI thread."""
 
     def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="preview-render")
-        self._seq = 0
-        self._closed = False
-
-    def next_seq(self) -> int:
-        """The number the next :meth:`submit` will return (0 once shut down). A consumer takes
-        it *before* submitting: a quick job may finish, and its ``finished`` be delivered,
-        before ``submit`` returns — straight from ``add_done_callback`` in this thread — and an
-        answer to a number the consumer does not yet hold would be dropped (the flaky catalog
-        test: a 12-shape sheet drawn faster than the GUI thread got back)."""
-        return 0 if self._closed else self._seq + 1
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> int:
-        """Queue ``fn(*args)``; its sequence number, or 0 once the service is shut down (a
-        debounce timer may still fire while the tab closes: that request is simply dropped)."""
-        if self._closed:
-            return 0
-        self._seq += 1
-        seq = self._seq
-        future = self._pool.submit(fn, *args)
-        future.add_done_callback(lambda f, s=seq: self._done(s, f))
-        return seq
-
-    def _done(self, seq: int, future: Future) -> None:
-        if self._closed:
-            return
-        error = future.exception()
-        if error is None:
-            self.finished.emit(seq, future.result())
-        else:
-            detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-            self.failed.emit(seq, detail)
-
-    def shutdown(self) -> None:
-        """Close the thread's renderers in their own thread, then stop the thread."""
-        if self._closed:
-            return
-        self._closed = True
-        self._pool.submit(_close_thread_renderers)
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        super().__init__("preview-render", on_stop=_close_thread_renderers, parent=parent)
 
 
 def _close_thread_renderers() -> None:
@@ -129,8 +86,8 @@ class _Requester:
         if job is None:
             return
         fn, args = job
-        self.latest = self.service.next_seq()  # before the answer can arrive
-        self.service.submit(fn, *args)
+        # latest wins: this page's request still waiting is replaced, not drawn
+        self.latest = self.service.submit(fn, *args, key=self)
 
     def _finished(self, seq: int, result: Any) -> None:
         if seq == self.latest:
