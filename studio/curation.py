@@ -1511,16 +1511,20 @@ class Curator:
 
     def _regenerate_item(self, cp: CuratedPuzzle) -> StimulusPuzzle:
         """A stimulus item replaced by a fresh valid one of its family testing the same rule
-        and concept (its family's reading: KiVA's domain and change), drawn by the set's
-        generator with its options and seeds derived from the item's id and how often it was
-        regenerated; the id and part stay (undoable). Items are drawn in small batches, so a
-        3D family makes its renderer once per batch."""
-        import contextlib
+        and concept (:meth:`item_redraw`, :func:`draw_item_again`, :meth:`apply_redraw`: the
+        board runs the middle step, which takes a second or two for a 3D family, on a worker
+        thread); the id and part stay (undoable)."""
+        request = self.item_redraw(cp.id)
+        return self.apply_redraw(request, draw_item_again(request))
 
-        from studio.stimuli.split import make_generator
-
+    def item_redraw(self, puzzle_id: str) -> ItemRedraw:
+        """What drawing an item anew needs, read from the store (on the thread that owns it):
+        its family, the set's options and the seed derived from the set's seed, the item's id
+        and how often it was regenerated."""
+        cp = self._stored(puzzle_id)
         old = cp.puzzle
-        assert isinstance(old, StimulusPuzzle)
+        if not isinstance(old, StimulusPuzzle):
+            raise StudioError(f"puzzle {puzzle_id} is a glyph puzzle, not a family's item")
         set_rec = self.project.puzzle_set(cp.set_id)
         assert set_rec is not None
         options = set_rec.params.get("options") or {}
@@ -1530,37 +1534,27 @@ class Curator:
                 f"item {old.id}: its set's options or its regeneration count are damaged in the "
                 "store; it cannot be drawn anew"
             )
-        gen = make_generator(old.family, dict(options))
         count = done + 1
         seed = _derived_seed(set_rec.params.get("seed", 0), 0, old.id, count) % (2**31)
-        reasons: Counter[str] = Counter()
-        for batch in range(ITEM_REGENERATION_BATCHES):
-            with contextlib.closing(gen.items(ITEM_BATCH, seed + batch)) as drawn:
-                for item in drawn:
-                    record = {
-                        **item.to_json(),
-                        "id": old.id,
-                        "part": old.split,
-                        "regenerated": count,
-                    }
-                    new = StimulusPuzzle.from_record(record)
-                    if (new.rule, new.concept) != (old.rule, old.concept):
-                        reasons["another rule or concept"] += 1
-                    elif not item.verdict.valid:
-                        reasons["invalid"] += 1
-                    elif _drawn(record) == _drawn(old.record):
-                        reasons["the same item"] += 1
-                    else:
-                        detail = {"seed": seed + batch, "old": dict(old.record)}
-                        self._push_edit(
-                            cp, new, item.verdict, "regenerate", detail, f"Regenerate item {old.id}"
-                        )
-                        return new
-        drawn_n = ITEM_REGENERATION_BATCHES * ITEM_BATCH
-        why = ", ".join(f"{k} {n}" for k, n in reasons.most_common(3))
-        raise StudioError(
-            f"no new {old.family} item of {old.rule} / {old.concept} in {drawn_n} draws ({why})"
-        )
+        return ItemRedraw(cp, dict(options), seed, count)
+
+    def apply_redraw(self, request: ItemRedraw, drawn: RedrawnItem) -> StimulusPuzzle:
+        """Store an item drawn anew (undoable), unless the item changed since the request was
+        read (another edit, an undo, another client): then StudioError, nothing stored."""
+        now = self._stored(request.item.id)
+        before = request.item.puzzle
+        assert isinstance(before, StimulusPuzzle)
+        if not isinstance(now.puzzle, StimulusPuzzle) or _drawn(now.puzzle.record) != _drawn(
+            before.record
+        ):
+            raise StudioError(
+                f"item {request.item.id} changed while it was drawn anew; nothing was replaced "
+                "(regenerate it again)"
+            )
+        label = f"Regenerate item {request.item.id}"
+        detail = {"seed": drawn.seed, "old": dict(before.record)}
+        self._push_edit(now, drawn.puzzle, drawn.verdict, "regenerate", detail, label)
+        return drawn.puzzle
 
     def _push_edit(
         self,
@@ -1741,6 +1735,64 @@ class Curator:
 
 
 # ---- helpers -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ItemRedraw:
+    """A stimulus item to draw anew (:meth:`Curator.item_redraw`): the item as stored, its
+    set's options, the seed of the first batch and the regeneration count."""
+
+    item: CuratedPuzzle
+    options: dict[str, Any]
+    seed: int
+    count: int
+
+
+@dataclass(frozen=True)
+class RedrawnItem:
+    """An item drawn anew (:func:`draw_item_again`), with its verdict and the batch seed."""
+
+    puzzle: StimulusPuzzle
+    verdict: Verdict
+    seed: int
+
+
+def draw_item_again(request: ItemRedraw) -> RedrawnItem:
+    """A fresh valid item of the request's family testing the same rule and concept (its
+    family's reading: KiVA's domain and change), drawn by the set's generator with its options
+    in small batches from the request's seed (a 3D family makes its renderer once a batch).
+    Reads nothing from the store: safe on a worker thread."""
+    import contextlib
+
+    from studio.stimuli.split import make_generator
+
+    old = request.item.puzzle
+    assert isinstance(old, StimulusPuzzle)
+    gen = make_generator(old.family, dict(request.options))
+    reasons: Counter[str] = Counter()
+    for batch in range(ITEM_REGENERATION_BATCHES):
+        with contextlib.closing(gen.items(ITEM_BATCH, request.seed + batch)) as drawn:
+            for item in drawn:
+                record = {
+                    **item.to_json(),
+                    "id": old.id,
+                    "part": old.split,
+                    "regenerated": request.count,
+                }
+                new = StimulusPuzzle.from_record(record)
+                if (new.rule, new.concept) != (old.rule, old.concept):
+                    reasons["another rule or concept"] += 1
+                elif not item.verdict.valid:
+                    reasons["invalid"] += 1
+                elif _drawn(record) == _drawn(old.record):
+                    reasons["the same item"] += 1
+                else:
+                    return RedrawnItem(new, item.verdict, request.seed + batch)
+    drawn_n = ITEM_REGENERATION_BATCHES * ITEM_BATCH
+    why = ", ".join(f"{k} {n}" for k, n in reasons.most_common(3))
+    raise StudioError(
+        f"no new {old.family} item of {old.rule} / {old.concept} in {drawn_n} draws ({why})"
+    )
+
+
 def _drawn(record: Mapping[str, Any]) -> str:
     """What an item is, whatever its regeneration count: the same draw is the same item."""
     from studio.stimuli.pictures import record_digest

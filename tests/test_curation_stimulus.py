@@ -549,3 +549,28 @@ def test_baselines_run_on_a_project_s_stimulus_set(studio: Studio, cube_split: P
         )
     with pytest.raises(StudioError, match=f"item {pid}: its cube-net record cannot be drawn"):
         load_source(source)
+
+
+def test_an_item_drawn_anew_in_the_background_is_not_stored_over_a_newer_one(
+    studio: Studio, cube_split: Path
+) -> None:
+    """The board draws an item anew on a worker thread (Curator.item_redraw → draw_item_again
+    → apply_redraw). If the item changed meanwhile (here: regenerated again), the late drawing
+    is refused in words and nothing is stored over the newer item."""
+    from studio.curation import draw_item_again
+
+    curator = Curator(studio)
+    curator.import_prepared(curator.prepare_folder_import(cube_split, "cubes"))
+    first = curator.summaries()[0].puzzle_id
+    request = curator.item_redraw(first)
+    late = draw_item_again(request)  # what the worker thread would hand back
+    newer = curator.regenerate(first)
+    with pytest.raises(StudioError, match="changed while it was drawn anew"):
+        curator.apply_redraw(request, late)
+    assert curator.puzzle(first).puzzle.record == newer.record
+    # drawn and applied in turn it is an ordinary, undoable regeneration
+    request = curator.item_redraw(first)
+    made = curator.apply_redraw(request, draw_item_again(request))
+    assert made.record["regenerated"] == 2
+    studio.undo_stack.undo()
+    assert curator.puzzle(first).puzzle.record == newer.record

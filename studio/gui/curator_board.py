@@ -76,6 +76,7 @@ from studio.curation import (
     PuzzleFilter,
     PuzzlesChanged,
     Replacement,
+    draw_item_again,
     feature_warning_grade,
     is_feature_warning,
 )
@@ -546,6 +547,8 @@ class CuratorBoard(QWidget):
     ``generation_done(imported)`` fires when a background generation ends."""
 
     generation_done = Signal(bool)
+    #: an item drawn anew in the background has been stored, or not (G on an item)
+    redraw_done = Signal()
 
     def __init__(
         self,
@@ -567,6 +570,7 @@ class CuratorBoard(QWidget):
         self._warming = False
         self._actions: Mapping[str, QAction] = {}
         self.job: GenerationJob | None = None
+        self.redraw_job: ThreadJob | None = None
         self.last_generation_message = ""
         self.progress_dialog: QProgressDialog | None = None
         self.replace_dialog: ReplaceFoilDialog | ReplaceItemFoilDialog | None = None
@@ -1700,12 +1704,34 @@ class CuratorBoard(QWidget):
         cp = self.current()
         if cp is None:
             return
-        # a stimulus item is drawn anew by its family: a second or two for a 3D one
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
+        if not isinstance(cp.puzzle, StimulusPuzzle):
             self._run("Cannot regenerate", lambda: self.curator.regenerate(cp.id))
-        finally:
-            QApplication.restoreOverrideCursor()
+            return
+        if self.redraw_job is not None:
+            self._status_bar_message("An item is being drawn anew; wait for it.")
+            return
+        # a stimulus item is drawn anew by its family (a second or two for a 3D one) on a
+        # worker thread; the board stays usable and stores the new item when it comes
+        request = self._run("Cannot regenerate", lambda: self.curator.item_redraw(cp.id))
+        if request is None:
+            return
+        self._status_bar_message(f"Drawing item {cp.id} anew…", 0)
+
+        def drawn(new: Any) -> None:
+            done = self._run("Cannot regenerate", lambda: self.curator.apply_redraw(request, new))
+            if done is not None:
+                self._status_bar_message(f"Item {cp.id} drawn anew (Ctrl+Z undoes it).", 8000)
+
+        def failed(message: str) -> None:
+            self.show_error("Cannot regenerate", StudioError(message))
+
+        def ended() -> None:
+            self.redraw_job = None
+            self.redraw_done.emit()
+
+        self.redraw_job = ThreadJob.call(
+            draw_item_again, request, succeeded=drawn, failed=failed, ended=ended, parent=self
+        )
 
     def replace_foil(self) -> ReplaceFoilDialog | ReplaceItemFoilDialog | None:
         cp = self.current()

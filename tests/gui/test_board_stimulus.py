@@ -109,7 +109,11 @@ def test_generated_items_are_curated_on_the_board(
     assert board.buttons["puzzle.replace_foil"].isEnabled()
     assert window.actions["puzzle.approve"].isEnabled()
     before = dict(cp.puzzle.record)
-    qtbot.keyClick(board.table, Qt.Key.Key_G)
+    # drawn on a worker thread: the board answers at once and stores the item when it comes
+    with qtbot.waitSignal(board.redraw_done, timeout=WAIT_MS):
+        qtbot.keyClick(board.table, Qt.Key.Key_G)
+        assert board.redraw_job is not None  # the key returned before the item was drawn
+    assert "drawn anew (Ctrl+Z undoes it)" in window.statusBar().currentMessage()
     again = board.current()
     assert again is not None and again.id == cp.id
     assert again.puzzle.record["regenerated"] == 1
