@@ -19,8 +19,10 @@ import numpy as np
 from psygnal import Signal, SignalGroup
 
 from studio.core.annotations import (
+    HAND,
     TagRow,
     read_annotations,
+    source_problem,
     write_annotation_csv,
     write_annotation_folder,
 )
@@ -208,22 +210,32 @@ class Studio:
         return self.project.schema
 
     # ---- tagging ---------------------------------------------------------------------------
-    def tag(self, keys: Sequence[GlyphKey], concept: str, value: str) -> int:
-        """Tag glyphs (undoable). Returns how many glyphs gained the tag."""
+    def tag(self, keys: Sequence[GlyphKey], concept: str, value: str, *, source: str = HAND) -> int:
+        """Tag glyphs (undoable). Returns how many glyphs gained the tag.
+
+        ``source`` says how the tag came to be: ``"hand"``, or ``"suggestion"`` when the
+        annotator accepted it from the tagger's suggestions (issue 30); it is stored with the
+        tag, exported with it and kept apart by the agreement statistics. A glyph the author
+        had already tagged so keeps its tag as it was. The undo removes only the author's own
+        tags it added (not another person's same tag), so the project is exactly as before."""
+        problem = source_problem(source)
+        if problem:
+            raise StudioError(problem)
         keys = list(keys)
         added: list[GlyphKey] = []
         label_value = self.schema.concept(concept).value(value).display
+        how = " (suggested)" if source != HAND else ""
 
         def do() -> None:
-            added[:] = self.project.add_tags(keys, concept, value, self.author)
+            added[:] = self.project.add_tags(keys, concept, value, self.author, source)
             self.events.tags_changed.emit(list(keys))
 
         def undo() -> None:
-            self.project.remove_tags(added, concept, value)
+            self.project.remove_tags(added, concept, value, self.author)
             self.events.tags_changed.emit(list(keys))
 
         self.undo_stack.push(
-            FunctionCommand(f"Tag {_glyphs(len(keys))} {concept} = {label_value}", do, undo)
+            FunctionCommand(f"Tag {_glyphs(len(keys))} {concept} = {label_value}{how}", do, undo)
         )
         return len(added)
 

@@ -19,6 +19,7 @@ from studio.core.errors import StudioError
 from studio.core.family import GLYPH_FAMILY
 
 if TYPE_CHECKING:
+    from studio.core.agreement import AgreementReport
     from studio.core.family import Family, Option
     from studio.core.progress import ProgressReporter
     from studio.generate.params import SplitParams
@@ -906,6 +907,34 @@ def _interval(est: Any) -> str:
     return f"{est.value:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None else "")
 
 
+_AGREEMENT_HEADINGS = {
+    None: "all tags:",
+    "hand": "unassisted (every tag of a person's glyph by hand):",
+    "suggestion": "assisted (some tag of a person's glyph accepted from a suggestion):",
+}
+
+
+def _print_agreement(report: AgreementReport) -> None:
+    print(
+        f"{len(report.annotators)} annotators, {report.pairable_glyphs} glyphs annotated"
+        f" by two or more, {report.ratings} tags; intervals: {report.n_boot} bootstrap"
+        " replicates over glyphs"
+    )
+    if report.pairable_glyphs == 0:
+        print("no agreement to measure yet: no glyph was annotated by two or more people")
+        return
+    for c in report.concepts:
+        print(
+            f"{c.concept}: alpha {_interval(c.alpha)}; agreement"
+            f" {_interval(c.percent)}; {c.glyphs} glyphs"
+        )
+    for pair in report.pairs:
+        print(
+            f"{pair.first} × {pair.second}: kappa {_interval(pair.kappa)};"
+            f" agreement {pair.percent:.3f} over {pair.glyphs} glyphs"
+        )
+
+
 def cmd_lab(args: argparse.Namespace) -> int:
     """People, assignments, agreement, the disagreement queue and the audit trail of a project
     (a lab database, or a file: a lab of one)."""
@@ -947,28 +976,22 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
             if not 0 <= args.boot <= MAX_BOOT:
                 raise StudioError(f"--boot {args.boot}: expected 0 to {MAX_BOOT:,} replicates")
-            report = project.agreement(n_boot=args.boot, seed=args.seed)
+            # --by-source: all the work, then the unassisted and the assisted apart (issue 30)
+            sources = (None, "hand", "suggestion") if args.by_source else (None,)
+            reports = {
+                s: project.agreement(n_boot=args.boot, seed=args.seed, source=s) for s in sources
+            }
             if args.json:
-                print(json.dumps(report.to_json(), indent=1, ensure_ascii=False))
+                if args.by_source:
+                    out = {s or "all": r.to_json() for s, r in reports.items()}
+                else:
+                    out = reports[None].to_json()
+                print(json.dumps(out, indent=1, ensure_ascii=False))
                 return 0
-            print(
-                f"{len(report.annotators)} annotators, {report.pairable_glyphs} glyphs annotated"
-                f" by two or more, {report.ratings} tags; intervals: {report.n_boot} bootstrap"
-                " replicates over glyphs"
-            )
-            if report.pairable_glyphs == 0:
-                print("no agreement to measure yet: no glyph was annotated by two or more people")
-                return 0
-            for c in report.concepts:
-                print(
-                    f"{c.concept}: alpha {_interval(c.alpha)}; agreement"
-                    f" {_interval(c.percent)}; {c.glyphs} glyphs"
-                )
-            for pair in report.pairs:
-                print(
-                    f"{pair.first} × {pair.second}: kappa {_interval(pair.kappa)};"
-                    f" agreement {pair.percent:.3f} over {pair.glyphs} glyphs"
-                )
+            for source, report in reports.items():
+                if args.by_source:
+                    print(_AGREEMENT_HEADINGS[source])
+                _print_agreement(report)
         elif action == "queue":
             queue = project.disagreement_queue()
             if args.json:
@@ -1385,6 +1408,11 @@ def build_parser() -> argparse.ArgumentParser:
     lp.add_argument("--boot", type=int, default=1000, help="bootstrap replicates (1000)")
     lp.add_argument("--seed", type=int, default=0)
     lp.add_argument("--json", action="store_true")
+    lp.add_argument(
+        "--by-source",
+        action="store_true",
+        help="also the unassisted and the assisted work apart (tags accepted from suggestions)",
+    )
     lp = lab.add_parser("queue", help="glyphs whose annotators disagree, not yet settled")
     lp.add_argument("project", metavar="PROJECT")
     lp.add_argument("--json", action="store_true")

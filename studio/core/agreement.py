@@ -20,6 +20,9 @@ concept):
   one of the items pooled by Cohen's kappa: it is the complement of the others).
 - Tags whose concept or value is not in the schema are left out and counted
   (:attr:`AgreementReport.ignored_ratings`).
+- Assisted and unassisted work can be measured apart (issue 30, :func:`ratings_of_source`):
+  an (annotator, glyph) cell is *assisted* when any of that person's tags of the glyph was
+  accepted from a suggestion, else *unassisted*; each report then covers one kind of cell.
 
 Alpha is nominal Krippendorff's alpha with missing data; the point estimates come from the
 ``krippendorff`` package. Intervals are percentile intervals of a bootstrap over the glyphs
@@ -43,6 +46,7 @@ import krippendorff
 import numpy as np
 import numpy.typing as npt
 
+from studio.core.annotations import HAND, TAG_SOURCES
 from studio.core.errors import StudioError
 from studio.core.schema import NONE_VALUE, Schema
 
@@ -52,6 +56,9 @@ MAX_BOOT = 100_000
 
 Rating = tuple[int, str, str, str]
 """(glyph_id, annotator, concept, value): one tag of one person."""
+SourcedRating = tuple[int, str, str, str, str]
+"""(glyph_id, annotator, concept, value, source): a tag with how it came to be
+(``hand`` or ``suggestion``, :data:`studio.core.annotations.TAG_SOURCES`)."""
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -519,6 +526,26 @@ def _multiplicities(n_boot: int, units: int, seed: int) -> Iterator[npt.NDArray[
         draws += (np.arange(r, dtype=np.int64) * units)[:, None]  # row by row: cache-friendly
         counts = np.bincount(draws.ravel(), minlength=units * r)
         yield np.ascontiguousarray(counts.reshape(r, units).T, dtype=np.float32)
+
+
+def ratings_of_source(
+    ratings: Iterable[SourcedRating], annotated: Iterable[tuple[int, str]], source: str
+) -> tuple[list[Rating], set[tuple[int, str]]]:
+    """The ratings and annotated cells of one kind of work, the input of
+    :func:`agreement_report`: ``"suggestion"`` keeps the (glyph, annotator) cells where any of
+    that person's tags of the glyph was accepted from a suggestion (assisted); ``"hand"`` the
+    others (unassisted: every tag by hand, or none given and the glyph marked done). A cell is
+    kept or left whole, never split by tag: leaving out an assisted tag would turn the
+    person's answer into "none". So a glyph counts toward a kind's agreement when two or more
+    people worked on it that way; one tagged assisted by one person and unassisted by the
+    other counts in neither."""
+    if source not in TAG_SOURCES:
+        raise StudioError(f"source {source!r} is not one of {', '.join(TAG_SOURCES)}")
+    rows = list(ratings)
+    assisted = {(g, a) for g, a, _, _, s in rows if s != HAND}
+    cells = {(g, a) for g, a, *_ in rows} | set(annotated)
+    keep = {c for c in cells if (c in assisted) == (source != HAND)}
+    return [(g, a, c, v) for g, a, c, v, _ in rows if (g, a) in keep], keep
 
 
 def agreement_report(

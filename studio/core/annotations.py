@@ -1,5 +1,11 @@
 """Annotation exchange: the CSV ``concept,value,codepoint,font`` and UA's folder layout.
 
+A CSV may have a fifth column, ``source``: how each tag came to be (``hand``, or
+``suggestion`` when the annotator accepted it from the tagger's suggestions, issue 30). The
+studio writes it only when some tag came from a suggestion, so the export of hand-made tags
+is UA's four columns byte for byte; a file without it reads as all ``hand``. UA's folder
+layout has no place for it (its tags read as ``hand``).
+
 Readers validate everything against the schema before returning anything: an import is all or
 nothing, and every bad record is reported with its line (CSV) or its relative path (folders).
 Nothing here assumes one tag per glyph: a glyph carries any number of (concept, value) tags.
@@ -22,25 +28,38 @@ from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
 
 CSV_HEADER = ("concept", "value", "codepoint", "font")
+#: How a tag came to be: given by hand, or accepted from a suggestion (issue 30). The store's
+#: CHECK, the CSV's ``source`` column and the agreement split all take these.
+TAG_SOURCES = ("hand", "suggestion")
+HAND = "hand"
+#: The header of a CSV whose tags carry their source.
+CSV_HEADER_WITH_SOURCE = (*CSV_HEADER, "source")
 _FILE_RE = re.compile(r"^0x([0-9A-Fa-f]{1,6})_([A-Za-z0-9][A-Za-z0-9_.-]*)\.png$")
 
 
 @dataclass(frozen=True, order=True, slots=True)
 class TagRow:
-    """One tag in exchange form. Ordering matches the UA CSV: concept, value, hex text, font."""
+    """One tag in exchange form. Ordering matches the UA CSV: concept, value, hex text, font
+    (then source, which a tag has one of). ``source`` is one of :data:`TAG_SOURCES`."""
 
     concept: str
     value: str
     codepoint_hex: str
     font: str
+    source: str = HAND
 
     @property
     def key(self) -> GlyphKey:
         return GlyphKey(int(self.codepoint_hex, 16), self.font)
 
     @classmethod
-    def of(cls, concept: str, value: str, key: GlyphKey) -> TagRow:
-        return cls(concept, value, key.hex, key.font)
+    def of(cls, concept: str, value: str, key: GlyphKey, source: str = HAND) -> TagRow:
+        return cls(concept, value, key.hex, key.font, source)
+
+    @property
+    def tag(self) -> tuple[str, str, str, str]:
+        """The tag without its source: (concept, value, hex text, font)."""
+        return (self.concept, self.value, self.codepoint_hex, self.font)
 
 
 def sort_rows(rows: Iterable[TagRow]) -> list[TagRow]:
@@ -48,8 +67,15 @@ def sort_rows(rows: Iterable[TagRow]) -> list[TagRow]:
     return sorted(rows)
 
 
+def source_problem(source: str) -> str | None:
+    """Why ``source`` is not a tag's source, or None."""
+    if source in TAG_SOURCES:
+        return None
+    return f"source {source!r} is not one of {', '.join(TAG_SOURCES)}"
+
+
 def _check_row(
-    schema: Schema, concept: str, value: str, cp: str, font: str
+    schema: Schema, concept: str, value: str, cp: str, font: str, source: str = HAND
 ) -> tuple[TagRow | None, str | None]:
     if not schema.has_concept(concept):
         return None, f"unknown concept {concept!r} (not in schema {schema.id} {schema.version})"
@@ -61,10 +87,12 @@ def _check_row(
         key = GlyphKey.from_csv(cp, font)
     except ValueError as e:
         return None, str(e)
-    problem = codepoint_problem(key.codepoint) or id_problem("font", key.font)
+    problem = (
+        codepoint_problem(key.codepoint) or id_problem("font", key.font) or source_problem(source)
+    )
     if problem:
         return None, problem
-    return TagRow(concept, value, key.hex, key.font), None
+    return TagRow(concept, value, key.hex, key.font, source), None
 
 
 def _records(reader: Any, path: str | Path) -> Iterator[list[str]]:
@@ -84,36 +112,47 @@ def _records(reader: Any, path: str | Path) -> Iterator[list[str]]:
 
 def parse_annotation_csv(text: str, schema: Schema, path: str | Path = "<csv>") -> list[TagRow]:
     """Rows of an annotation CSV in file order. Raises AnnotationImportError listing every problem
-    (line numbers count the header as line 1)."""
+    (line numbers count the header as line 1). The header is ``concept,value,codepoint,font``
+    (every tag ``hand``) or that and ``source`` (each tag's, one of :data:`TAG_SOURCES`)."""
     reader = csv.reader(io.StringIO(text))
     problems: list[ImportProblem] = []
     header = next(_records(reader, path), None)
     if header is None:
         raise AnnotationImportError(path, [ImportProblem("line 1", "the file is empty")])
-    if tuple(h.strip().lower() for h in header) != CSV_HEADER:
+    columns = tuple(h.strip().lower() for h in header)
+    if columns not in (CSV_HEADER, CSV_HEADER_WITH_SOURCE):
         raise AnnotationImportError(
             path,
-            [ImportProblem("line 1", f"header must be {','.join(CSV_HEADER)}, not {header!r}")],
+            [
+                ImportProblem(
+                    "line 1",
+                    f"header must be {','.join(CSV_HEADER)} (and optionally source),"
+                    f" not {header!r}",
+                )
+            ],
         )
+    width = len(columns)
     rows: list[TagRow] = []
-    first_seen: dict[TagRow, int] = {}
+    first_seen: dict[tuple[str, str, str, str], int] = {}
     for record in _records(reader, path):
         line = reader.line_num
         if not record or all(not f.strip() for f in record):
             continue
-        if len(record) != 4:
-            problems.append(ImportProblem(f"line {line}", f"expected 4 fields, got {len(record)}"))
+        if len(record) != width:
+            problems.append(
+                ImportProblem(f"line {line}", f"expected {width} fields, got {len(record)}")
+            )
             continue
-        concept, value, cp, font = (f.strip() for f in record)
-        row, problem = _check_row(schema, concept, value, cp, font)
+        concept, value, cp, font, *rest = (f.strip() for f in record)
+        row, problem = _check_row(schema, concept, value, cp, font, *rest)
         if problem:
             problems.append(ImportProblem(f"line {line}", problem))
             continue
         assert row is not None
-        if row in first_seen:
-            problems.append(ImportProblem(f"line {line}", f"repeats line {first_seen[row]}"))
+        if row.tag in first_seen:  # the same tag twice is a repeat whatever its sources
+            problems.append(ImportProblem(f"line {line}", f"repeats line {first_seen[row.tag]}"))
             continue
-        first_seen[row] = line
+        first_seen[row.tag] = line
         rows.append(row)
     if problems:
         raise AnnotationImportError(path, problems)
@@ -205,11 +244,15 @@ def read_annotations(path: str | Path, schema: Schema) -> list[TagRow]:
 
 
 def format_annotation_csv(rows: Iterable[TagRow]) -> str:
+    """The CSV of ``rows`` in exchange order: UA's four columns, and ``source`` as a fifth
+    only when some tag did not come by hand (so hand-made tags export exactly as UA's file)."""
+    ordered = sort_rows(rows)
+    with_source = any(r.source != HAND for r in ordered)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
-    for r in sort_rows(rows):
-        writer.writerow((r.concept, r.value, r.codepoint_hex, r.font))
+    writer.writerow(CSV_HEADER_WITH_SOURCE if with_source else CSV_HEADER)
+    for r in ordered:
+        writer.writerow((*r.tag, r.source) if with_source else r.tag)
     return buf.getvalue()
 
 

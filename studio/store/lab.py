@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
+from studio.core.annotations import HAND, source_problem
 from studio.core.errors import StudioError
 from studio.store.dialect import is_postgres
 from studio.store.labschema import (
@@ -51,6 +52,7 @@ __all__ = [
     "refresh_consensus",
     "remove_own_tags",
     "role_of",
+    "sourced_ratings",
 ]
 
 #: Login names the studio creates as PostgreSQL roles: plain identifiers only, so a name can
@@ -409,22 +411,28 @@ def add_own_tags(
     concept: str,
     value: str,
     at: str | None,
+    source: str = HAND,
 ) -> list[int]:
     """Add ``annotator``'s tag to glyphs; returns the glyph ids that were newly tagged by them.
     Concurrent adds of the same tag by two people are two rows (neither lost); the same
-    person adding it twice is one (a unique key, ``ON CONFLICT DO NOTHING``)."""
+    person adding it twice is one (a unique key, ``ON CONFLICT DO NOTHING``: a tag they have
+    keeps the source it has). ``source`` is how the tag came to be (one of
+    :data:`~studio.core.annotations.TAG_SOURCES`; the table's CHECK refuses any other)."""
+    problem = source_problem(source)
+    if problem:
+        raise StudioError(problem)
     wanted = list(dict.fromkeys(int(i) for i in glyph_ids))
     new: set[int] = set()
     for chunk in _chunks(wanted):
         # one statement per chunk: one audit entry and one notification for a bulk tag
         rows = conn.execute(
             text(
-                "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at)"
-                " SELECT id, :c, :v, :a, :t FROM glyphs"
+                "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at,"
+                " source) SELECT id, :c, :v, :a, :t, :s FROM glyphs"
                 f" WHERE id IN ({','.join(str(i) for i in chunk)}) ORDER BY id"
                 " ON CONFLICT DO NOTHING RETURNING glyph_id"
             ),
-            {"c": concept, "v": value, "a": annotator, "t": at},
+            {"c": concept, "v": value, "a": annotator, "t": at, "s": source},
         ).all()
         new.update(int(r[0]) for r in rows)
     added = [g for g in wanted if g in new]
@@ -438,23 +446,23 @@ def remove_own_tags(
     glyph_ids: Sequence[int],
     concept: str,
     value: str,
-) -> list[tuple[int, str, str | None]]:
+) -> list[tuple[int, str, str | None, str]]:
     """Remove a tag from glyphs: ``annotator``'s own (None: everyone's — a file's single user
-    removing the tag outright). Returns (glyph id, whose, when) of each removed row, which is
-    what an undo puts back."""
-    removed: list[tuple[int, str, str | None]] = []
+    removing the tag outright). Returns (glyph id, whose, when, source) of each removed row,
+    which is what an undo puts back."""
+    removed: list[tuple[int, str, str | None, str]] = []
     who = "" if annotator is None else " AND annotator = :a"
     for chunk in _chunks(list(dict.fromkeys(int(i) for i in glyph_ids))):
         rows = conn.execute(
             text(
                 "DELETE FROM annotator_tags WHERE concept = :c AND value = :v"
                 f" AND glyph_id IN ({','.join(str(i) for i in chunk)}){who}"
-                " RETURNING glyph_id, annotator, created_at"
+                " RETURNING glyph_id, annotator, created_at, source"
             ),
             {"c": concept, "v": value, "a": annotator},
         ).all()
-        removed.extend((int(r[0]), str(r[1]), r[2]) for r in rows)
-    refresh_consensus(conn, {g for g, _, _ in removed})
+        removed.extend((int(r[0]), str(r[1]), r[2], str(r[3])) for r in rows)
+    refresh_consensus(conn, {g for g, _, _, _ in removed})
     return sorted(removed)
 
 
@@ -463,13 +471,21 @@ def ratings(
 ) -> tuple[list[tuple[int, str, str, str]], set[tuple[int, str]]]:
     """Everyone's own tags as (glyph, person, concept, value), and who annotated which glyph
     (tagged it, or marked it done): the input of :mod:`studio.core.agreement`."""
+    tags, annotated = sourced_ratings(conn)
+    return [t[:4] for t in tags], annotated
+
+
+def sourced_ratings(
+    conn: Connection,
+) -> tuple[list[tuple[int, str, str, str, str]], set[tuple[int, str]]]:
+    """:func:`ratings` with each tag's source: (glyph, person, concept, value, source)."""
     tags = [
-        (int(r[0]), str(r[1]), str(r[2]), str(r[3]))
+        (int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]))
         for r in conn.execute(
-            text("SELECT glyph_id, annotator, concept, value FROM annotator_tags")
+            text("SELECT glyph_id, annotator, concept, value, source FROM annotator_tags")
         )
     ]
-    annotated = {(g, a) for g, a, _, _ in tags}
+    annotated = {(t[0], t[1]) for t in tags}
     annotated.update(
         (int(r[0]), str(r[1]))
         for r in conn.execute(

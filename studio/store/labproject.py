@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, text
 
-from studio.core.agreement import AgreementReport, Disagreement, agreement_report, disagreements
+from studio.core.agreement import (
+    AgreementReport,
+    Disagreement,
+    agreement_report,
+    disagreements,
+    ratings_of_source,
+)
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
@@ -220,10 +226,19 @@ class LabProjectMixin:
         with self._engine.connect() as conn:
             return lab.ratings(conn)
 
-    def agreement(self, *, n_boot: int = 1000, seed: int = 0) -> AgreementReport:
+    def agreement(
+        self, *, n_boot: int = 1000, seed: int = 0, source: str | None = None
+    ) -> AgreementReport:
         """Krippendorff's alpha per concept and value, Cohen's kappa per pair, percent
-        agreement, with bootstrap intervals over glyphs (:mod:`studio.core.agreement`)."""
-        tags, annotated = self.ratings()
+        agreement, with bootstrap intervals over glyphs (:mod:`studio.core.agreement`).
+        ``source``: over the unassisted (``"hand"``) or assisted (``"suggestion"``) work
+        alone (:func:`~studio.core.agreement.ratings_of_source`); None: all of it."""
+        if source is None:
+            tags, annotated = self.ratings()
+        else:
+            with self._engine.connect() as conn:
+                sourced, done = lab.sourced_ratings(conn)
+            tags, annotated = ratings_of_source(sourced, done, source)
         return agreement_report(tags, annotated, self.schema, n_boot=n_boot, seed=seed)
 
     def disagreement_queue(self) -> list[tuple[GlyphKey, Disagreement]]:

@@ -73,8 +73,9 @@ NOTIFY_CHANNEL = "studio_changes"
 #: bounded consensus calls and audit entries, annotators' idle transactions ended after a
 #: minute (issue 25). 4: the consensus refreshed in one statement (:data:`CONSENSUS_PG`).
 #: 5: a pilot's tables (format 8, issue 29): curators insert them, everyone reads them,
-#: their changes are audited.
-SERVER_RULES_VERSION = 5
+#: their changes are audited. 6: the consensus carries each tag's source (format 9, issue 30:
+#: ``suggestion`` when any person's tag of it came from a suggestion).
+SERVER_RULES_VERSION = 6
 #: Format 8's tables: granted and audited once they exist (the format-7 step installs the
 #: rules before the format-8 step creates them)
 PILOT_TABLES = ("pilots", "pilot_participants", "pilot_responses")
@@ -101,7 +102,8 @@ CONSENSUS_RULE = (
     "A glyph's consensus tags: the curator's settled tags when it was adjudicated; else, when "
     "fewer than two people are assigned it, every tag anyone gave it; else the tags every "
     "person who tagged it (or marked it done) agrees on, where an annotator's tags count only "
-    "on the glyphs assigned to them: nobody outside the overlap vetoes its agreement."
+    "on the glyphs assigned to them: nobody outside the overlap vetoes its agreement. A "
+    "consensus tag came from a suggestion when any person's tag of it did."
 )
 
 _TABLES = (
@@ -140,14 +142,16 @@ _COUNTS = (
 )
 
 #: The consensus of the glyphs in ``{todo}`` (a subquery of glyph ids), as rows
-#: (glyph_id, concept, value, author, created_at). One text for both dialects: SQLite runs it
-#: from Python, PostgreSQL inside ``studio_refresh_consensus``.
+#: (glyph_id, concept, value, author, created_at, source). One text for both dialects: SQLite
+#: runs it from Python, PostgreSQL inside ``studio_refresh_consensus``. ``source`` is
+#: ``suggestion`` when any person's tag of it came from a suggestion ('suggestion' > 'hand'):
+#: a tag that an assisted person helped make is kept apart from purely unassisted data.
 CONSENSUS_SELECT = """
 SELECT a.glyph_id AS glyph_id, a.concept AS concept, a.value AS value,
        (SELECT f.annotator FROM annotator_tags f WHERE f.glyph_id = a.glyph_id
           AND f.concept = a.concept AND f.value = a.value
           ORDER BY COALESCE(f.created_at, ''), f.id LIMIT 1) AS author,
-       MIN(a.created_at) AS created_at
+       MIN(a.created_at) AS created_at, MAX(a.source) AS source
 FROM annotator_tags a
 WHERE a.glyph_id IN ({todo})
   AND NOT EXISTS (SELECT 1 FROM adjudications j WHERE j.glyph_id = a.glyph_id)
@@ -174,13 +178,15 @@ DELETE FROM tags WHERE glyph_id IN ({todo})
                     AND c.value = tags.value)
 """
 
-#: Add what the rule gives and ``tags`` lacks. ``WHERE true`` lets SQLite parse ON CONFLICT
-#: after a SELECT.
+#: Add what the rule gives and ``tags`` lacks, and bring the source of what it has to the
+#: rule's (a second person's tag accepted from a suggestion makes an agreed tag assisted).
+#: ``WHERE true`` lets SQLite parse ON CONFLICT after a SELECT.
 CONSENSUS_INSERT = """
-INSERT INTO tags (glyph_id, concept, value, author, created_at)
-SELECT c.glyph_id, c.concept, c.value, c.author, c.created_at
+INSERT INTO tags (glyph_id, concept, value, author, created_at, source)
+SELECT c.glyph_id, c.concept, c.value, c.author, c.created_at, c.source
 FROM ({select}) AS c WHERE true
-ON CONFLICT DO NOTHING
+ON CONFLICT (glyph_id, concept, value) DO UPDATE SET source = excluded.source
+  WHERE tags.source <> excluded.source
 """
 
 
@@ -198,9 +204,10 @@ stale AS (
     AND NOT EXISTS (SELECT 1 FROM adjudications j WHERE j.glyph_id = tags.glyph_id)
     AND NOT EXISTS (SELECT 1 FROM c WHERE c.glyph_id = tags.glyph_id
                     AND c.concept = tags.concept AND c.value = tags.value))
-INSERT INTO tags (glyph_id, concept, value, author, created_at)
-SELECT c.glyph_id, c.concept, c.value, c.author, c.created_at FROM c
-ON CONFLICT DO NOTHING
+INSERT INTO tags (glyph_id, concept, value, author, created_at, source)
+SELECT c.glyph_id, c.concept, c.value, c.author, c.created_at, c.source FROM c
+ON CONFLICT (glyph_id, concept, value) DO UPDATE SET source = excluded.source
+  WHERE tags.source <> excluded.source
 """
 
 
@@ -380,7 +387,7 @@ def _catalog_calls(sql: str) -> str:
     owner-run function: a same-named function that someone else created in a schema on the
     path, with an argument type that fits better (``count(text)`` over ``count("any")``),
     would otherwise run with the owner's rights (issue 25)."""
-    for name in ("COUNT", "MIN"):
+    for name in ("COUNT", "MIN", "MAX"):
         sql = sql.replace(f"{name}(", f"pg_catalog.{name.lower()}(")
     return sql
 
@@ -394,6 +401,17 @@ _NEWEST_TAGS = """newest_tags AS (
       pg_catalog.jsonb_array_elements(cat.category -> 'concepts') AS c(concept),
       pg_catalog.jsonb_array_elements(c.concept -> 'values') AS v(value)
     WHERE c.concept ->> 'id' IS NOT NULL AND v.value ->> 'id' IS NOT NULL)"""
+
+
+def install_consensus_rules(conn: Connection) -> None:
+    """The format-9 step's share of the rules: ``studio_refresh_consensus`` replaced by this
+    build's, which carries each tag's source (``CREATE OR REPLACE`` keeps its owner and
+    grants; the rest of the rules stand, and a database whose rules are older gets them all
+    when its owner opens it)."""
+    schema = str(conn.execute(text("SELECT current_schema()")).scalar_one())
+    refresh = _functions(schema, group_roles(current_database(conn)))[0]
+    assert "FUNCTION studio_refresh_consensus(" in refresh
+    conn.execute(text(refresh))
 
 
 def _functions(schema: str, roles: dict[str, str]) -> tuple[str, ...]:

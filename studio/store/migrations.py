@@ -51,6 +51,13 @@ Format history
   imported it when) and ``pilot_responses`` (each answer: kind, puzzle, the answer chosen,
   right or not, the response time). A format-7 project gains the three empty tables; on
   PostgreSQL curators may insert them and everyone may read them.
+- 9: provenance of tags (issue 30). ``annotator_tags.source`` and ``tags.source`` say whether
+  a tag was given by hand (``hand``) or accepted from the tagger's suggestions
+  (``suggestion``); a CHECK refuses any other value, on PostgreSQL too (an annotator writing
+  with psql is held to it). A consensus tag is ``suggestion`` when any person's tag of it
+  came from a suggestion (:data:`~studio.store.labschema.CONSENSUS_SELECT`). Tags migrated
+  from format 8 are ``hand``: every tag before this format was. On PostgreSQL the step also
+  reinstalls ``studio_refresh_consensus``, which now carries the source.
 """
 
 from __future__ import annotations
@@ -59,11 +66,12 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, text
 
+from studio.core.annotations import TAG_SOURCES
 from studio.store.dialect import add_column, create_missing, dialect_of, translate
-from studio.store.labschema import install_pilot_rules
+from studio.store.labschema import install_consensus_rules, install_pilot_rules
 from studio.store.labschema import upgrade as _v6_to_v7
 
-FORMAT_VERSION = 8
+FORMAT_VERSION = 9
 
 # The format-1 layout, kept verbatim so tests can write a real format-1 project and open it.
 FORMAT_1_DDL = (
@@ -214,6 +222,22 @@ def _v7_to_v8(conn: Connection) -> None:
         install_pilot_rules(conn)  # the new tables' grants and audit
 
 
+#: Format 9's ``source`` column of both tag tables: how a tag came to be, one of
+#: :data:`~studio.core.annotations.TAG_SOURCES`; the CHECK holds on either database.
+SOURCE_COLUMN = (
+    "TEXT NOT NULL DEFAULT 'hand' CHECK (source IN ("
+    + ", ".join(f"'{s}'" for s in TAG_SOURCES)
+    + "))"
+)
+
+
+def _v8_to_v9(conn: Connection) -> None:
+    for table in ("annotator_tags", "tags"):
+        _add_column(conn, table, "source", SOURCE_COLUMN)
+    if dialect_of(conn) == "postgresql":
+        install_consensus_rules(conn)  # the consensus now carries the source
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _v1_to_v2,
     2: _v2_to_v3,
@@ -222,6 +246,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     5: _v5_to_v6,
     6: _v6_to_v7,
     7: _v7_to_v8,
+    8: _v8_to_v9,
 }
 
 

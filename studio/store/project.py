@@ -26,8 +26,8 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from studio import __version__
-from studio.core.annotations import TagRow
-from studio.core.errors import ProjectError, SchemaError
+from studio.core.annotations import HAND, TagRow, source_problem
+from studio.core.errors import ProjectError, SchemaError, StudioError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema, schema_from_text
 from studio.store import lab
@@ -77,6 +77,8 @@ class TagRecord:
     value: str
     author: str
     created_at: str | None
+    #: how the tag came to be: ``hand`` or ``suggestion`` (issue 30; TAG_SOURCES)
+    source: str = HAND
 
 
 @dataclass(frozen=True, slots=True)
@@ -811,20 +813,30 @@ class Project(LabProjectMixin):
         return None if row is None else int(row[0])
 
     def add_tags(
-        self, keys: Iterable[GlyphKey], concept: str, value: str, author: str
+        self,
+        keys: Iterable[GlyphKey],
+        concept: str,
+        value: str,
+        author: str,
+        source: str = HAND,
     ) -> list[GlyphKey]:
         """Tag glyphs as ``author`` (adding unknown glyphs as pending): the tag joins the
         author's own tags and the glyphs' consensus follows (see :mod:`studio.store.lab`; on a
-        lab database the author is the login, whatever ``author`` says). Returns the keys the
-        author newly tagged, which is exactly what an undo must remove."""
+        lab database the author is the login, whatever ``author`` says). ``source`` records
+        how it came to be (``hand``, or ``suggestion``: accepted from the tagger's
+        suggestions); a glyph the author already tagged so keeps its tag as it was. Returns
+        the keys the author newly tagged, which is exactly what an undo must remove."""
         self._check_tag(concept, value)
+        problem = source_problem(source)
+        if problem:
+            raise StudioError(problem)
         keys = list(dict.fromkeys(keys))
         who = self.author_for(author)
         t = now_iso()
         with self._tx() as conn:
             ids = {k: self._glyph_id_of(conn, k, create=True) for k in keys}
             by_id = {gid: k for k, gid in ids.items() if gid is not None}
-            added = lab.add_own_tags(conn, who, list(by_id), concept, value, t)
+            added = lab.add_own_tags(conn, who, list(by_id), concept, value, t, source)
         return [by_id[g] for g in added]
 
     def remove_tags(
@@ -842,10 +854,10 @@ class Project(LabProjectMixin):
             # what the DELETE removed, not what a SELECT saw before: another client may
             # remove the same tag meanwhile, and then this undo record is empty
             rows = lab.remove_own_tags(conn, who, list(by_id), concept, value)
-        return [TagRecord(by_id[g], concept, value, a, at) for g, a, at in rows]
+        return [TagRecord(by_id[g], concept, value, a, at, src) for g, a, at, src in rows]
 
     def restore_tags(self, records: Iterable[TagRecord]) -> None:
-        """Put back tags removed earlier, keeping their author and time."""
+        """Put back tags removed earlier, keeping their author, time and source."""
         with self._tx() as conn:
             touched: set[int] = set()
             for r in records:
@@ -854,9 +866,17 @@ class Project(LabProjectMixin):
                 conn.execute(
                     text(
                         "INSERT INTO annotator_tags (glyph_id, concept, value, annotator,"
-                        " created_at) VALUES (:g, :c, :v, :a, :t) ON CONFLICT DO NOTHING"
+                        " created_at, source) VALUES (:g, :c, :v, :a, :t, :s)"
+                        " ON CONFLICT DO NOTHING"
                     ),
-                    {"g": gid, "c": r.concept, "v": r.value, "a": r.author, "t": r.created_at},
+                    {
+                        "g": gid,
+                        "c": r.concept,
+                        "v": r.value,
+                        "a": r.author,
+                        "t": r.created_at,
+                        "s": r.source,
+                    },
                 )
                 touched.add(gid)
             lab.refresh_consensus(conn, touched)
@@ -893,8 +913,18 @@ class Project(LabProjectMixin):
         glyph_rows = [
             {"cp": k.codepoint, "f": k.font, "rf": rf, "s": st, "r": rs} for k, rf, st, rs in glyphs
         ]
+        for r in rows:
+            problem = source_problem(r.source)
+            if problem:
+                raise StudioError(problem)
         tag_rows = [
-            {"cp": int(r.codepoint_hex, 16), "f": r.font, "c": r.concept, "v": r.value}
+            {
+                "cp": int(r.codepoint_hex, 16),
+                "f": r.font,
+                "c": r.concept,
+                "v": r.value,
+                "s": r.source,
+            }
             for r in rows
         ]
         with self._engine.connect() as conn:
@@ -905,8 +935,8 @@ class Project(LabProjectMixin):
                 for table, columns, chunk_rows in (
                     ("import_glyphs", "(codepoint, font, render_font, status, reason)"
                      " VALUES (:cp, :f, :rf, :s, :r)", glyph_rows),
-                    ("import_tags", "(codepoint, font, concept, value) VALUES (:cp, :f, :c, :v)",
-                     tag_rows),
+                    ("import_tags", "(codepoint, font, concept, value, source)"
+                     " VALUES (:cp, :f, :c, :v, :s)", tag_rows),
                 ):  # fmt: skip
                     for start in range(0, len(chunk_rows), _STAGING_CHUNK):
                         conn.execute(
@@ -929,27 +959,27 @@ class Project(LabProjectMixin):
         with self._engine.connect() as conn:
             rows = conn.execute(
                 text(
-                    "SELECT t.concept, t.value, t.author, t.created_at FROM tags t JOIN glyphs g"
-                    " ON g.id=t.glyph_id WHERE g.codepoint=:cp AND g.font=:f"
+                    "SELECT t.concept, t.value, t.author, t.created_at, t.source FROM tags t"
+                    " JOIN glyphs g ON g.id=t.glyph_id WHERE g.codepoint=:cp AND g.font=:f"
                     " ORDER BY t.concept, t.value"
                 ),
                 {"cp": key.codepoint, "f": key.font},
             ).all()
-        return [TagRecord(key, r[0], r[1], r[2], r[3]) for r in rows]
+        return [TagRecord(key, r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def all_tags(self) -> list[TagRecord]:
         with self._engine.connect() as conn:
             rows = conn.execute(
                 text(
-                    "SELECT g.codepoint, g.font, t.concept, t.value, t.author, t.created_at"
-                    " FROM tags t JOIN glyphs g ON g.id=t.glyph_id"
+                    "SELECT g.codepoint, g.font, t.concept, t.value, t.author, t.created_at,"
+                    " t.source FROM tags t JOIN glyphs g ON g.id=t.glyph_id"
                 )
             ).all()
-        return [TagRecord(GlyphKey(r[0], r[1]), r[2], r[3], r[4], r[5]) for r in rows]
+        return [TagRecord(GlyphKey(r[0], r[1]), r[2], r[3], r[4], r[5], r[6]) for r in rows]
 
     def tag_rows(self) -> list[TagRow]:
-        """Every tag in exchange form, in exchange order."""
-        return sorted(TagRow.of(t.concept, t.value, t.key) for t in self.all_tags())
+        """Every tag (the consensus) in exchange form, with its source, in exchange order."""
+        return sorted(TagRow.of(t.concept, t.value, t.key, t.source) for t in self.all_tags())
 
     def tag_counts(self) -> Counter[tuple[str, str]]:
         with self._engine.connect() as conn:
@@ -1332,7 +1362,7 @@ _STAGING_DDL = (
     " reason TEXT)",
     "CREATE TEMP TABLE IF NOT EXISTS import_tags (seq INTEGER PRIMARY KEY,"
     " codepoint INTEGER NOT NULL, font TEXT NOT NULL, concept TEXT NOT NULL,"
-    " value TEXT NOT NULL)",
+    " value TEXT NOT NULL, source TEXT NOT NULL)",
     "DELETE FROM import_glyphs",
     "DELETE FROM import_tags",
 )
@@ -1381,9 +1411,9 @@ def _copy_staged(conn: Connection, author: str, at: str) -> ImportCounts:
     # those the project gained: its consensus on those glyphs, before and after.
     conn.execute(
         text(
-            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at)"
-            " SELECT (SELECT g.id FROM glyphs g WHERE g.codepoint = s.codepoint"
-            " AND g.font = s.font), s.concept, s.value, :a, :t"
+            "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, created_at,"
+            " source) SELECT (SELECT g.id FROM glyphs g WHERE g.codepoint = s.codepoint"
+            " AND g.font = s.font), s.concept, s.value, :a, :t, s.source"
             " FROM import_tags s WHERE true ORDER BY s.seq ON CONFLICT DO NOTHING"
         ),
         {"a": author, "t": at},
@@ -1396,13 +1426,25 @@ def _copy_staged(conn: Connection, author: str, at: str) -> ImportCounts:
     # before format 7 kept each person's tags apart.)
     new_tags = conn.execute(
         text(
-            "INSERT INTO tags (glyph_id, concept, value, author, created_at)"
-            " SELECT g.id, s.concept, s.value, :a, :t FROM import_tags s JOIN glyphs g"
+            "INSERT INTO tags (glyph_id, concept, value, author, created_at, source)"
+            " SELECT g.id, s.concept, s.value, :a, :t, s.source FROM import_tags s JOIN glyphs g"
             " ON g.codepoint = s.codepoint AND g.font = s.font"
             f" WHERE g.id NOT IN ({lab.RULED_GLYPHS}) ORDER BY s.seq ON CONFLICT DO NOTHING"
         ),
         {"a": author, "t": at},
     ).rowcount
+    # a tag the glyph had already is assisted now if the import's own came from a suggestion
+    # (the rule's source: 'suggestion' when any person's tag did); not counted as new
+    conn.execute(
+        text(
+            "UPDATE tags SET source = 'suggestion' WHERE source <> 'suggestion'"
+            " AND glyph_id IN (SELECT g.id FROM import_tags s JOIN glyphs g"
+            " ON g.codepoint = s.codepoint AND g.font = s.font WHERE s.source = 'suggestion')"
+            f" AND glyph_id NOT IN ({lab.RULED_GLYPHS}) AND EXISTS (SELECT 1 FROM annotator_tags a"
+            " WHERE a.glyph_id = tags.glyph_id AND a.concept = tags.concept"
+            " AND a.value = tags.value AND a.source = 'suggestion')"
+        )
+    )
     ruled = conn.execute(
         text(
             "SELECT DISTINCT g.id FROM glyphs g JOIN import_tags s ON g.codepoint ="

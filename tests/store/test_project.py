@@ -239,7 +239,7 @@ def test_a_pilot_s_results_are_stored_once_under_pseudonyms(tmp_path: Path, ua_s
     from studio.store.pilots import StoredAnswer, pseudonym
 
     with Project.create(tmp_path / "p.studio", ua_schema) as project:
-        assert project.format_version == 8
+        assert project.format_version >= 8
         pilot = {"pilot_id": "abc123", "family": "glyph-pmp", "source": "/x"}
         answers = [
             StoredAnswer("Jane Doe", "test", "test-00001", 2, True, 2500.0),

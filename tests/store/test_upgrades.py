@@ -62,6 +62,22 @@ def read_fixture(version: int, folder: Path) -> dict[str, Any]:
                 ).fetchall()
             ),
         }
+        # format 9: each tag's source (before it every tag was given by hand)
+        source = "t.source" if version >= 9 else "'hand'"
+        out["sources"] = sorted(
+            conn.execute(
+                f"SELECT g.codepoint, g.font, t.concept, t.value, {source}"
+                " FROM tags t JOIN glyphs g ON g.id = t.glyph_id"
+            ).fetchall()
+        )
+        if version >= 7:
+            own = "a.source" if version >= 9 else "'hand'"
+            out["own_sources"] = sorted(
+                conn.execute(
+                    f"SELECT a.glyph_id, a.annotator, a.concept, a.value, {own}"
+                    " FROM annotator_tags a"
+                ).fetchall()
+            )
         if "puzzles" in tables:
             out["sets"] = conn.execute("SELECT id, name, author FROM puzzle_sets").fetchall()
             out["puzzles"] = sorted(
@@ -124,6 +140,14 @@ def test_fixture_opens_migrates_with_backup_and_keeps_its_data(
             for t in project.all_tags()
         )
         assert tags == want["tags"]
+        # format 9: tags keep their source; every tag migrated from before it is 'hand'
+        sources = sorted(
+            (t.key.codepoint, t.key.font, t.concept, t.value, t.source) for t in project.all_tags()
+        )
+        assert sources == want["sources"]
+        assert Counter(s[4] for s in sources) == (
+            {"hand": 39, "suggestion": 1} if version >= 9 else {"hand": 40}
+        )
         authors = Counter(t[4] for t in tags)
         if version < 7:
             assert authors == {("unknown" if version == 1 else "fixture-maker"): 40}
@@ -143,7 +167,20 @@ def test_fixture_opens_migrates_with_backup_and_keeps_its_data(
             ]
             assert len(project.adjudications()) == 1 and project.disagreement_queue() == []
             ratings, annotated = project.ratings()
-            assert Counter(r[1] for r in ratings) == {"fixture-maker": 40, "ann": 3, "bea": 3}
+            # format 9: bea accepted one more tag from a suggestion
+            bea = 4 if version >= 9 else 3
+            assert Counter(r[1] for r in ratings) == {"fixture-maker": 40, "ann": 3, "bea": bea}
+            con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                own = sorted(
+                    con.execute(
+                        "SELECT glyph_id, annotator, concept, value, source FROM annotator_tags"
+                    ).fetchall()
+                )
+            finally:
+                con.close()
+            assert own == want["own_sources"]
+            assert [o[1] for o in own if o[4] == "suggestion"] == (["bea"] if version >= 9 else [])
             assert {a for _, a in annotated} == {"fixture-maker", "ann", "bea"}
 
         sets = project.puzzle_sets()
