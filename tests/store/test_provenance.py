@@ -362,3 +362,50 @@ def test_agreement_is_reported_for_assisted_and_unassisted_work_apart(
     # without the flag: the report of all tags, as before
     assert main(["lab", "agreement", str(path), "--boot", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["pairable_glyphs"] == 6
+
+
+def test_a_format_8_lab_database_is_migrated_and_its_consensus_carries_the_source(
+    pg_server: PgServer, ua_schema: Schema
+) -> None:
+    """A lab database as format 8 left it (no source columns, a refresh function that knows
+    none, rules 5): the owner's open migrates it; its tags are 'hand', an annotator's 'robot'
+    is refused by the server and a suggestion reaches the consensus."""
+    url = pg_server.fresh_database("prov8")
+    with Project.create(url, ua_schema) as project:
+        project.add_person("ann", "annotator", password="pw-of-ann")
+        project.add_tags([DOT], "closed", "full", "owner")
+    owner = create_engine(url)
+    with owner.begin() as conn:
+        old = conn.execute(
+            text("SELECT pg_get_functiondef('studio_refresh_consensus(bigint[])'::regprocedure)")
+        ).scalar_one()
+        for cut in (", pg_catalog.max(a.source) AS source", ", source)", ", c.source"):
+            assert cut in old
+            old = old.replace(cut, ")" if cut == ", source)" else "")
+        old = old.split("ON CONFLICT", 1)[0] + "ON CONFLICT DO NOTHING;\nEND $function$"
+        conn.execute(text(old))
+        conn.execute(text("ALTER TABLE annotator_tags DROP COLUMN source"))
+        conn.execute(text("ALTER TABLE tags DROP COLUMN source"))
+        conn.execute(text("UPDATE meta SET value = '8' WHERE key = 'format_version'"))
+        conn.execute(text("UPDATE meta SET value = '5' WHERE key = 'server_rules'"))
+    with Project.open(url) as project:
+        assert project.format_version == 9
+        assert _sources(project) == {(DOT, "closed", "full"): "hand"}
+    ann = create_engine(url.replace("//postgres@", "//ann:pw-of-ann@"))
+    try:
+        with pytest.raises(DBAPIError, match="annotator_tags_source_check"), ann.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO annotator_tags (glyph_id, concept, value, annotator, source)"
+                    " VALUES (1, 'closed', 'full', 'ann', 'robot')"
+                )
+            )
+    finally:
+        ann.dispose()
+    with Project.open(url) as project:
+        project.add_tags([CIRCLE], "closed", "empty", "owner", "suggestion")
+        assert _sources(project)[(CIRCLE, "closed", "empty")] == "suggestion"
+    with owner.connect() as conn:
+        rules = conn.execute(text("SELECT value FROM meta WHERE key = 'server_rules'"))
+        assert rules.scalar_one() == "6"
+    owner.dispose()
