@@ -51,6 +51,8 @@ class OwnTag:
     concept: str
     value: str
     created_at: str | None
+    #: ``hand``, or ``suggestion`` when the person accepted it from a suggestion (issue 30)
+    source: str = "hand"
 
 
 class LabProjectMixin:
@@ -212,14 +214,15 @@ class LabProjectMixin:
         with self._engine.connect() as conn:
             rows = conn.execute(
                 text(
-                    "SELECT t.annotator, t.concept, t.value, t.created_at FROM annotator_tags t"
+                    "SELECT t.annotator, t.concept, t.value, t.created_at, t.source"
+                    " FROM annotator_tags t"
                     " JOIN glyphs g ON g.id = t.glyph_id WHERE g.codepoint = :cp"
                     " AND g.font = :f ORDER BY t.concept, t.value, t.annotator"
                 ),
                 {"cp": key.codepoint, "f": key.font},
             ).all()
         ordered = sorted(rows, key=lambda r: (str(r[1]), str(r[2]), str(r[0])))
-        return [OwnTag(key, str(r[0]), str(r[1]), str(r[2]), r[3]) for r in ordered]
+        return [OwnTag(key, str(r[0]), str(r[1]), str(r[2]), r[3], str(r[4])) for r in ordered]
 
     # ---- agreement and adjudication -----------------------------------------------------
     def ratings(self) -> tuple[list[tuple[int, str, str, str]], set[tuple[int, str]]]:

@@ -1433,8 +1433,8 @@ def _copy_staged(conn: Connection, author: str, at: str) -> ImportCounts:
         ),
         {"a": author, "t": at},
     ).rowcount
-    # a tag the glyph had already is assisted now if the import's own came from a suggestion
-    # (the rule's source: 'suggestion' when any person's tag did); not counted as new
+    # the rule's source on these glyphs: a consensus tag they had already becomes
+    # 'suggestion' when a person's own tag of it now is (the import's); not counted as new
     conn.execute(
         text(
             "UPDATE tags SET source = 'suggestion' WHERE source <> 'suggestion'"

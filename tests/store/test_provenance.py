@@ -65,6 +65,11 @@ def test_a_suggested_tag_survives_undo_and_redo_and_its_undo_restores_exactly(
         assert studio.undo_stack.undo_label.endswith("(suggested)")
         own = {(t.key, t.annotator): t for k in (CIRCLE, DOT) for t in project.own_tags_of(k)}
         assert set(own) == {(CIRCLE, me), (DOT, me), (DOT, "other")}
+        assert {k: t.source for k, t in own.items()} == {
+            (CIRCLE, me): "suggestion",
+            (DOT, me): "suggestion",
+            (DOT, "other"): "hand",
+        }
         sourced = _state(project)["annotator_tags"]
         assert sorted(r[5] for r in sourced) == ["hand", "suggestion", "suggestion"]
         # the consensus: from a suggestion when any person's tag of it was
