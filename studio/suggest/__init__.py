@@ -37,7 +37,10 @@ __all__ = [
     "SuggestionList",
     "check_concept_value",
     "needed_values",
+    "project_tag_index",
     "suggest",
+    "suggestions_from",
+    "target_values",
 ]
 
 
@@ -84,6 +87,36 @@ def needed_values(annotations: TagIndex, schema: Schema, concept: str) -> list[s
     return [v for _, v in sorted(asked, key=lambda nv: (-nv[0], nv[1]))]
 
 
+def project_tag_index(project: Project) -> TagIndex:
+    """The project's tags as the suggestions read them (every tag, read now)."""
+    return TagIndex.from_tags((t.key, t.concept, t.value) for t in project.all_tags())
+
+
+def target_values(
+    annotations: TagIndex, schema: Schema, concept: str, value: str | None
+) -> tuple[list[str], str]:
+    """The values of ``concept`` the suggestions aim at, and why (:attr:`SuggestionList.why`):
+    ``value`` if given; else the values the Needs report lacks that have a tagged glyph; when
+    it lacks none of them, every value with a tagged glyph. StudioError for an unknown concept
+    or value, or when no glyph carries any of the values aimed at."""
+    check_concept_value(schema, concept, value)
+    if value is not None:
+        values, why = [value], "asked"
+    else:
+        values, why = needed_values(annotations, schema, concept), "needs"
+        tagged = {v for k in annotations.glyphs() for v in annotations.values(k, concept)}
+        values = [v for v in values if v in tagged]
+        if not values:
+            values = [v.id for v in schema.concept(concept).values if v.id in tagged]
+            why = "tagged"
+    if not any(annotations.folder(concept, v) for v in values):
+        what = f"{concept}={value}" if value is not None else concept
+        raise StudioError(
+            f"no glyph is tagged {what} yet: tag one, and the suggestions follow its neighbours"
+        )
+    return values, why
+
+
 def suggest(
     source: Studio | Project,
     concept: str,
@@ -110,24 +143,38 @@ def suggest(
 
     studio = Studio(source) if isinstance(source, Project) else source
     schema = studio.schema
-    check_concept_value(schema, concept, value)
-    annotations = TagIndex.from_tags((t.key, t.concept, t.value) for t in studio.project.all_tags())
-    if value is not None:
-        values, why = [value], "asked"
-    else:
-        values, why = needed_values(annotations, schema, concept), "needs"
-        tagged = {v for k in annotations.glyphs() for v in annotations.values(k, concept)}
-        values = [v for v in values if v in tagged]
-        if not values:
-            values = [v.id for v in schema.concept(concept).values if v.id in tagged]
-            why = "tagged"
-    if not any(annotations.folder(concept, v) for v in values):
-        what = f"{concept}={value}" if value is not None else concept
-        raise StudioError(
-            f"no glyph is tagged {what} yet: tag one, and the suggestions follow its neighbours"
-        )
+    annotations = project_tag_index(studio.project)
+    target_values(annotations, schema, concept, value)  # refused before any rendering
     if space is None:
         space = glyph_space(studio, encoder=encoder, progress=progress)
+    return suggestions_from(
+        space,
+        annotations,
+        schema,
+        concept,
+        value,
+        n,
+        exclude=exclude,
+        rejected=rejected,
+        diversity=diversity,
+    )
+
+
+def suggestions_from(
+    space: GlyphSpace,
+    annotations: TagIndex,
+    schema: Schema,
+    concept: str,
+    value: str | None = None,
+    n: int = 20,
+    *,
+    exclude: Iterable[GlyphKey] = (),
+    rejected: Iterable[GlyphKey] = (),
+    diversity: float | None = None,
+) -> SuggestionList:
+    """:func:`suggest` on tags already read (``annotations``) and a space already built: pure,
+    so a queue may call it on a worker thread with a snapshot of the tags read on its own."""
+    values, why = target_values(annotations, schema, concept, value)
     options: dict[str, Any] = {} if diversity is None else {"diversity": diversity}
     found = rank_candidates(
         space, annotations, concept, values, n, exclude=exclude, rejected=rejected, **options
