@@ -131,6 +131,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("tag.mark_done", "Mark selected glyphs done", "tag", "Ctrl+D",
                "Mark the selected glyphs of your assignment done (a glyph done without a tag of "
                "a concept says \"none\" for it); again: not done", section="apply"),
+    ActionSpec("tag.suggest", "Suggest…", "tag", "Ctrl+Shift+G",
+               "A queue of the untagged glyphs most likely to carry the values the concept "
+               "lacks, one at a time: its number tags, 0 none of these, S skip, Esc closes",
+               section="suggest"),
     ActionSpec("tag.next_concept", "Next concept", "tag", "Alt+Down",
                "Go to the next concept of the schema", alternates=("]",), section="navigate"),
     ActionSpec("tag.prev_concept", "Previous concept", "tag", "Alt+Up",

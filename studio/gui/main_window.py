@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
             self.model,
             lambda text, ms: self.statusBar().showMessage(text, ms),
             self._my_assignment,
+            self._accept_suggestion,
         )
         # the window's names for the page's widgets (other modules and the tests use them)
         self.tree = self.tagger.tree
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self.grid.selectionModel().selectionChanged.connect(lambda *_: self._update_status())
         self.model.filtered.connect(self._update_status)
         self.inspector.remove_tag.connect(self._remove_tag_from_current)
+        self.tagger.suggesting_changed.connect(lambda _on: self._on_mode_changed())
 
         # the annotator and the curator's board are the window's two modes, one tab each
         self.board = CuratorBoard(self.studio)
@@ -214,6 +216,7 @@ class MainWindow(QMainWindow):
             "view.my_assignment": self._assignment_changed,
             "view.held_out": self._apply_filter,
             "tag.mark_done": self.mark_selected_done,
+            "tag.suggest": self.suggest_glyphs,
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
             "puzzle.export": self.export_benchmark,
@@ -358,9 +361,13 @@ class MainWindow(QMainWindow):
     def _on_mode_changed(self) -> None:
         """Keys act on what is shown: tagging keys in the annotator, puzzle keys on the board."""
         annotating = self.tabs.currentWidget() is self.splitter
+        # the suggestion queue answers its own keys: the grid's tag and view keys wait
+        on_grid = annotating and not self.tagger.suggesting()
         for action_id, action in self.actions.items():
-            if action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
+            if action_id == "tag.suggest":
                 action.setEnabled(annotating)
+            elif action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
+                action.setEnabled(on_grid)
         self.counts_label.setVisible(annotating)  # glyph counts say nothing about puzzles
         self._sync_value_keys()
         self.actions["lab.settle"].setEnabled(self.tabs.currentWidget() is self.lab)
@@ -466,12 +473,26 @@ class MainWindow(QMainWindow):
             5000,
         )
 
+    def suggest_glyphs(self) -> None:
+        """Tag ▸ Suggest…: the suggestion queue of the tree's concept, in the grid's place."""
+        self.show_annotator()
+        self.tagger.open_suggestions()
+
+    def _accept_suggestion(self, key: GlyphKey, concept: str, value: str) -> int | None:
+        """The queue's annotator accepted a suggestion: tag it through the lab's gate, as the
+        annotator (asked for once); None when refused."""
+        from studio.suggest.queue import accept
+
+        if not self.ensure_annotator():
+            return None
+        return self._lab_write("Not tagged", accept, self.studio, key, concept, value)
+
     def _sync_value_keys(self) -> None:
         """A number's own shortcut speaks only where its Tag-menu action is hidden (both on
         one key would make Qt call the key ambiguous and run neither), and only while the
         annotator is shown."""
         spare = getattr(self, "_spare_value_keys", {})
-        annotating = self.tabs.currentWidget() is self.splitter
+        annotating = self.tabs.currentWidget() is self.splitter and not self.tagger.suggesting()
         for n, key in spare.items():
             key.setEnabled(annotating and not self.actions[f"tag.value_{n}"].isVisible())
 
@@ -984,6 +1005,7 @@ class MainWindow(QMainWindow):
     def switch_project(self, project: Project) -> None:
         if self.job_running():
             self.cancel_job()
+        self.tagger.suggestions.cancel()  # before its project closes
         self.save_state()  # the closing project's concept and filters, for its next opening
         self.live.stop()
         self.studio.close()

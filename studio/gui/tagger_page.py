@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -47,6 +48,7 @@ from studio.gui.glyph_grid import (
 from studio.gui.inspector import Inspector
 from studio.gui.jobs import ThreadJob
 from studio.gui.schema_tree import SchemaTree
+from studio.gui.suggest_panel import SuggestionPanel
 from studio.gui.widgets import refill_combo
 from studio.store.project import GlyphRecord, TagRecord
 
@@ -55,10 +57,16 @@ class TaggerPage(QSplitter):
     """The Annotate tab: the schema tree, the filter bar over the grid, the inspector.
 
     ``show_message(text, ms)`` shows a message in the window's status bar; ``my_assignment``
-    gives the glyphs assigned to the user (the View menu's "Only my assignment"). The window's
-    actions (filters, the inspector, hiding others' tags) are given by :meth:`bind_actions`
-    once they exist.
+    gives the glyphs assigned to the user (the View menu's "Only my assignment");
+    ``write_tag(key, concept, value)`` writes a tag the suggestion queue's annotator accepted,
+    through the window's gate (None: refused). The window's actions (filters, the inspector,
+    hiding others' tags) are given by :meth:`bind_actions` once they exist.
+
+    ``suggesting_changed(bool)`` (GUI thread): the suggestion queue took the grid's place, or
+    gave it back.
     """
+
+    suggesting_changed = Signal(bool)
 
     def __init__(
         self,
@@ -66,6 +74,7 @@ class TaggerPage(QSplitter):
         model: GlyphGridModel,
         show_message: Callable[[str, int], None],
         my_assignment: Callable[[], frozenset[GlyphKey]],
+        write_tag: Callable[[GlyphKey, str, str], int | None],
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
@@ -73,6 +82,7 @@ class TaggerPage(QSplitter):
         self.model = model
         self._show_message = show_message
         self._my_assignment = my_assignment
+        self._write_tag = write_tag
         self._actions: Mapping[str, QAction] = {}
         self._build()
 
@@ -158,13 +168,22 @@ class TaggerPage(QSplitter):
         lay.addLayout(current)
         lay.addWidget(self.grid_panel, 1)
 
+        # the suggestion queue (Tag ▸ Suggest…) takes the grid's place while it is open
+        self.suggestions = SuggestionPanel(self.studio, self._write_tag, self._show_message)
+        self.suggestions.closed.connect(self.close_suggestions)
+        self.suggestions.concept_shown.connect(lambda c: self.tree.select(c, None))
+        self.centre = QStackedWidget(objectName="annotateCentre")
+        self.centre.addWidget(centre)
+        self.centre.addWidget(self.suggestions)
+        self._grid_pane = centre
+
         self.inspector = Inspector(self._master_image)
         self._show_definition(*self.tree.current())
         # as narrow as its render allows: at 1280 px the tree and the filter bar need the rest
         self.inspector.setMinimumWidth(240)
 
         self.addWidget(self.tree)
-        self.addWidget(centre)
+        self.addWidget(self.centre)
         self.addWidget(self.inspector)
         self.setStretchFactor(1, 1)
         self.setSizes([320, 680, 280])
@@ -177,6 +196,28 @@ class TaggerPage(QSplitter):
             "view.only_untagged": self.toggle_only_untagged,
             "view.inspector": self.toggle_inspector,
         }
+
+    # ---- the suggestion queue -----------------------------------------------------------------
+    def suggesting(self) -> bool:
+        """Whether the suggestion queue is shown (in the grid's place)."""
+        return self.centre.currentWidget() is self.suggestions
+
+    def open_suggestions(self) -> None:
+        """Tag ▸ Suggest…: the queue of the concept chosen in the tree (none: a chooser), in
+        the grid's place, with the keyboard."""
+        concept, _value = self.tree.current()
+        self.centre.setCurrentWidget(self.suggestions)
+        self.suggestions.open_for(concept)
+        self.suggestions.setFocus()
+        self.suggesting_changed.emit(True)
+
+    def close_suggestions(self) -> None:
+        """Esc in the queue: the grid is back, with the keyboard."""
+        if not self.suggesting():
+            return
+        self.centre.setCurrentWidget(self._grid_pane)
+        self.grid.setFocus()
+        self.suggesting_changed.emit(False)
 
     def bind_actions(self, actions: Mapping[str, QAction]) -> None:
         """The window's actions the page reads: View ▸ Only untagged, Only my assignment,
@@ -192,6 +233,8 @@ class TaggerPage(QSplitter):
     ) -> None:
         """Show the project's glyphs (with the tags the grid shows) and its schema."""
         project = self.studio.project
+        if len(glyphs) != len(self.model.glyphs):
+            self.suggestions.glyphs_changed()  # its glyph space is built again when needed
         self.model.set_glyphs(glyphs, tag_sets, fonts)
         refill_combo(self.font_combo, "All fonts", self.model.fonts_present())
         refill_combo(self.block_combo, "All blocks", self.model.blocks_present())
@@ -208,6 +251,7 @@ class TaggerPage(QSplitter):
             self.model.update_tags(key, tags_of(key))
         self.tree.update_counts(self.studio.project.tag_counts())
         self.update_inspector()
+        self.suggestions.tags_changed(keys)
         self._needs_timer.start()
 
     def reset(self) -> None:
@@ -215,6 +259,8 @@ class TaggerPage(QSplitter):
         filters."""
         self._needs_timer.stop()
         self._filter_timer.stop()
+        self.suggestions.reset()
+        self.close_suggestions()
         self.grid.clearSelection()
         self.grid.setCurrentIndex(QModelIndex())
         self.inspector.show_glyph(None, [])
@@ -229,8 +275,10 @@ class TaggerPage(QSplitter):
         self.apply_filter()
 
     def shutdown(self) -> None:
-        """The window closes: no Needs refresh starts, a running one is waited for."""
+        """The window closes: no Needs refresh starts, a running one is waited for (and the
+        suggestion queue's work, cancelled)."""
         self._needs_timer.stop()
+        self.suggestions.shutdown()
         if self._needs_job is not None:
             self._needs_job.wait(5000)  # a few milliseconds of work
 

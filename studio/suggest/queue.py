@@ -39,9 +39,10 @@ AnswerKind = Literal["accepted", "none", "skipped"]
 
 def accept(studio: Studio, key: GlyphKey, concept: str, value: str) -> int:
     """The annotator accepts a suggestion: ``key`` is tagged ``concept = value`` through
-    :meth:`studio.app.Studio.tag` (one undoable command, the views hear of it). Returns how
-    many glyphs gained the tag (0 when it was there already)."""
-    return studio.tag([key], concept, value)
+    :meth:`studio.app.Studio.tag` with ``source="suggestion"`` (its provenance, kept in the
+    store and the export; one undoable command, the views hear of it). Returns how many glyphs
+    gained the tag (0 when the annotator had it already: it keeps its source)."""
+    return studio.tag([key], concept, value, source="suggestion")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,263 @@
+"""The suggestion queue in the tagger (issue 30), driven like a user: Ctrl+Shift+G opens it on
+the tree's concept, a number key tags the glyph shown (in the project and the grid), 0 and skip
+write nothing and are not dealt again, the model's guess is hidden until the answer, Ctrl+Z
+undoes an accepted tag (and the glyph is dealt again), Esc gives the grid back; with no stored
+encoder, T trains one (progress, then the learned space) and F ranks on the image features.
+
+Glyphs are rendered from set-up's Symbola only (the suite's hermetic font folder,
+tests/fontenv.py); each test has its own render cache, so no stored encoder leaks between
+tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QPushButton
+
+from studio.app import Studio
+from studio.core.keys import GlyphKey
+from studio.core.schema import Schema
+from studio.glyphs.fonts import FontCatalog
+from studio.glyphs.render import RenderCache
+from studio.gui.main_window import MainWindow
+from studio.gui.settings import StudioSettings
+from studio.gui.suggest_panel import SuggestionPanel
+from studio.store.project import Project
+
+pytestmark = pytest.mark.gui
+
+CIRCLED = [GlyphKey(cp, "symbola") for cp in range(0x2460, 0x2474)]  # ① .. ⑳
+LETTERS = [GlyphKey(cp, "symbola") for cp in range(0x41, 0x5B)]  # A .. Z
+ARROWS = [GlyphKey(cp, "symbola") for cp in range(0x2190, 0x219A)]  # ← .. ↙
+TAGGED = {CIRCLED[0]: "circle", CIRCLED[1]: "circle", LETTERS[0]: "line"}
+WAIT_MS = 20000
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> FontCatalog:
+    cat = FontCatalog.scan(cache_dir=tmp_path_factory.mktemp("fonts"))
+    if cat.get("symbola") is None:
+        pytest.skip("Symbola is not installed (Debian package fonts-symbola)")
+    return cat
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path, ua_schema: Schema, catalog: FontCatalog) -> Iterator[MainWindow]:
+    """Circled digits, letters and arrows of Symbola, rendered; ①② closure = circle, A = line;
+    the window on the closure concept."""
+    studio = Studio(
+        Project.create(tmp_path / "p.studio", ua_schema),
+        catalog=catalog,
+        cache=RenderCache(tmp_path / "renders"),
+        author="ann",
+    )
+    studio.add_glyphs(CIRCLED + LETTERS + ARROWS)
+    for key, value in TAGGED.items():
+        studio.project.add_tags([key], "closure", value, "setup")
+    for _ in studio.render_all(workers=1):
+        pass
+    w = MainWindow(studio, StudioSettings())
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitActive(w):
+        w.activateWindow()
+    w.tree.select("closure", "circle")
+    yield w
+    w.tagger.shutdown()
+    studio.close()
+
+
+def panel_of(window: MainWindow) -> SuggestionPanel:
+    return window.tagger.suggestions
+
+
+def open_queue(qtbot, window: MainWindow, train_key: Qt.Key = Qt.Key.Key_F) -> SuggestionPanel:
+    """Ctrl+Shift+G, then F (features only) or T (train the encoder); wait for a glyph."""
+    qtbot.keyClick(
+        window.grid,
+        Qt.Key.Key_G,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    panel = panel_of(window)
+    assert window.tagger.suggesting() and panel.isVisible() and panel.hasFocus()
+    assert panel.train_button.isVisible() and "No glyph encoder" in panel.message.text()
+    qtbot.keyClick(panel, train_key)
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=WAIT_MS)
+    return panel
+
+
+def shown(panel: SuggestionPanel) -> GlyphKey:
+    s = panel.queue.current() if panel.queue is not None else None
+    assert s is not None
+    return s.key
+
+
+def closure_tags(window: MainWindow) -> set[tuple[GlyphKey, str]]:
+    return {(t.key, t.value) for t in window.studio.project.all_tags() if t.concept == "closure"}
+
+
+def visible_texts(panel: SuggestionPanel) -> str:
+    widgets = panel.findChildren(QLabel) + panel.findChildren(QPushButton)
+    return "\n".join(w.text() for w in widgets if w.isVisibleTo(panel))
+
+
+def test_a_number_key_tags_the_glyph_shown_and_the_guess_waits_for_the_answer(
+    qtbot, window: MainWindow
+) -> None:
+    panel = open_queue(qtbot, window)
+    key = shown(panel)
+    assert key not in TAGGED  # untagged glyphs only
+    # the model's guess is nowhere before the answer: no "guessed", no pre-chosen value
+    assert "guess" not in visible_texts(panel).lower()
+    assert not any(b.isDefault() or b.isChecked() or b.hasFocus() for b in panel.value_buttons)
+    assert not {b.styleSheet() for b in panel.value_buttons} - {panel.value_buttons[0].styleSheet()}
+    values = window.studio.schema.concept("closure").values
+    assert [b.text() for b in panel.value_buttons[:2]] == [
+        f"1  {values[0].display}",
+        f"2  {values[1].display}",
+    ]
+    guess = panel.queue.current().value  # type: ignore[union-attr]
+    before = closure_tags(window)
+
+    qtbot.keyClick(panel, Qt.Key.Key_2)  # the second value: "line"
+
+    assert closure_tags(window) == before | {(key, values[1].id)}
+    (tag,) = [t for t in window.studio.project.tags_of(key) if t.concept == "closure"]
+    assert tag.source == "suggestion" and tag.author == "ann"  # its provenance, stored
+    assert all(t.source == "hand" for t in window.studio.project.all_tags() if t.key in TAGGED)
+    assert ("closure", values[1].id) in window.model.tags[key]  # the grid shows it
+    assert window.studio.undo_stack.undo_label.startswith("Tag 1 glyph closure")
+    # then the guess is told, of the glyph just answered, and the next glyph is another
+    shown_guess = window.studio.schema.concept("closure").value(guess).display
+    assert f"the model guessed {shown_guess}" in panel.feedback.text()
+    assert str(key) in panel.feedback.text()
+    assert shown(panel) != key
+    assert panel.queue.answers[-1].kind == "accepted"  # type: ignore[union-attr]
+    assert "1 answered, 1 tagged" in panel.counts.text()
+
+
+def test_none_and_skip_write_nothing_and_are_not_dealt_again(qtbot, window: MainWindow) -> None:
+    panel = open_queue(qtbot, window)
+    before = closure_tags(window)
+    answered = []
+    for key in (Qt.Key.Key_0, Qt.Key.Key_S, Qt.Key.Key_Space, Qt.Key.Key_0):
+        answered.append(shown(panel))
+        qtbot.keyClick(panel, key)
+        assert "the model guessed" in panel.feedback.text()
+    assert closure_tags(window) == before
+    assert not window.studio.undo_stack.can_undo
+    q = panel.queue
+    assert q is not None
+    assert [a.kind for a in q.answers] == ["none", "skipped", "skipped", "none"]
+    rejected, skipped = panel.memory.of("closure")
+    assert rejected == {answered[0], answered[3]} and skipped == {answered[1], answered[2]}
+    # the next ranking (asked for after a few answers) leaves them out, and feeds "none" as
+    # negatives; the queue opened again on the concept does not deal them either
+    qtbot.waitUntil(lambda: panel._rank_job is None, timeout=WAIT_MS)
+    assert not set(answered) & {s.key for s in q.pending} and shown(panel) not in answered
+    request = q.request()
+    assert request.rejected == frozenset(rejected) and set(answered) <= request.exclude
+    qtbot.keyClick(panel, Qt.Key.Key_Escape)
+    window.tree.select("closure", "line")
+    qtbot.keyClick(
+        window.grid,
+        Qt.Key.Key_G,
+        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+    )
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=WAIT_MS)
+    assert shown(panel) not in answered
+
+
+def test_ctrl_z_undoes_an_accepted_tag_and_deals_the_glyph_again(qtbot, window: MainWindow) -> None:
+    panel = open_queue(qtbot, window)
+    key = shown(panel)
+    before = closure_tags(window)
+    qtbot.keyClick(panel, Qt.Key.Key_1)
+    assert (key, "circle") in closure_tags(window)
+    qtbot.keyClick(panel, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert closure_tags(window) == before
+    assert ("closure", "circle") not in window.model.tags.get(key, set())
+    assert shown(panel) == key  # dealt again, to answer anew
+    assert "shown again" in panel.feedback.text()
+    assert not any(a.kind == "accepted" for a in panel.queue.answers)  # type: ignore[union-attr]
+
+
+def test_esc_gives_the_grid_its_keys_back(qtbot, window: MainWindow) -> None:
+    panel = open_queue(qtbot, window)
+    # while the queue is open the grid's tag keys wait (a number is the queue's answer)
+    assert not window.actions["tag.value_1"].isEnabled()
+    assert not window.actions["tag.next_glyph"].isEnabled()
+    assert window.actions["tag.suggest"].isEnabled()
+    qtbot.keyClick(panel, Qt.Key.Key_Escape)
+    assert not window.tagger.suggesting() and window.grid.hasFocus()
+    assert window.actions["tag.value_1"].isEnabled()
+    assert closure_tags(window) == {(k, v) for k, v in TAGGED.items()}
+
+
+def test_with_no_stored_encoder_t_trains_one_with_progress(qtbot, window: MainWindow) -> None:
+    panel_of(window)  # the window's queue, not open yet
+    seen: list[tuple[str, int, int]] = []
+    from studio.gui import suggest_panel
+
+    original = suggest_panel.SpaceJob.start
+
+    def start(job: suggest_panel.SpaceJob) -> None:
+        job.progressed.connect(lambda *p: seen.append(p))
+        original(job)
+
+    suggest_panel.SpaceJob.start = start  # type: ignore[method-assign]
+    try:
+        panel = open_queue(qtbot, window, Qt.Key.Key_T)
+    finally:
+        suggest_panel.SpaceJob.start = original  # type: ignore[method-assign]
+    assert panel.space.source == "encoder+features"
+    assert any(stage == "train" and done == total for stage, done, total in seen)
+    assert "learned encoder" in panel.counts.text()
+    # stored: the next session of this project needs no training, nor asks
+    panel.reset()
+    panel.open_for("closure")
+    assert not panel.train_button.isVisible()
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=WAIT_MS)
+
+
+def test_the_suggest_shortcut_is_in_the_tag_menu_and_clashes_with_no_other() -> None:
+    from studio.gui.actions import ACTIONS, action_spec
+
+    spec = action_spec("tag.suggest")
+    assert spec.menu == "tag" and spec.shortcut == "Ctrl+Shift+G"
+    others = [s.id for s in ACTIONS if s.id != spec.id and "Ctrl+Shift+G" in s.shortcuts]
+    assert others == []
+    assert action_spec("puzzle.generate").shortcut == "Ctrl+G"  # the board keeps its key
+
+
+def test_with_no_concept_chosen_the_queue_asks_for_one_and_says_when_none_is_tagged(
+    qtbot, window: MainWindow
+) -> None:
+    window.tree.setCurrentItem(window.tree.topLevelItem(0))  # a category: no concept
+    assert window.tree.current() == (None, None)
+    window.suggest_glyphs()
+    panel = panel_of(window)
+    assert "Choose a concept" in panel.message.text()
+    concepts = [panel.concept_combo.itemData(i) for i in range(panel.concept_combo.count())]
+    untagged = concepts[0]
+    assert untagged != "closure"
+    qtbot.keyClick(panel, Qt.Key.Key_BracketRight)  # the first concept: nothing tagged
+    assert "No glyph is tagged" in panel.message.text()
+    assert panel._space_job is None and not panel.train_button.isVisible()  # no work for it
+    assert window.tree.current() == (untagged, None)  # the tree follows, no value chosen
+    for _ in range(concepts.index("closure")):
+        qtbot.keyClick(panel, Qt.Key.Key_BracketRight)
+    assert panel.queue is not None and panel.queue.concept == "closure"
+    assert panel.train_button.isVisible()
+    qtbot.keyClick(panel, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=WAIT_MS)
+    # V aims at one value: "only circle", the first
+    qtbot.keyClick(panel, Qt.Key.Key_V)
+    assert panel.queue.value == "circle"
+    qtbot.waitUntil(lambda: panel.queue.current() is not None, timeout=WAIT_MS)
+    assert panel.queue.current().value == "circle"
