@@ -34,6 +34,7 @@ LETTERS = [GlyphKey(cp, "symbola") for cp in range(0x41, 0x5B)]  # A .. Z
 ARROWS = [GlyphKey(cp, "symbola") for cp in range(0x2190, 0x219A)]  # ← .. ↙
 TAGGED = {CIRCLED[0]: "circle", CIRCLED[1]: "circle", LETTERS[0]: "line"}
 WAIT_MS = 20000
+CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
 
 @pytest.fixture(scope="module")
@@ -78,11 +79,7 @@ def panel_of(window: MainWindow) -> SuggestionPanel:
 
 def open_queue(qtbot, window: MainWindow, train_key: Qt.Key = Qt.Key.Key_F) -> SuggestionPanel:
     """Ctrl+Shift+G, then F (features only) or T (train the encoder); wait for a glyph."""
-    qtbot.keyClick(
-        window.grid,
-        Qt.Key.Key_G,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-    )
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
     panel = panel_of(window)
     assert window.tagger.suggesting() and panel.isVisible() and panel.hasFocus()
     assert panel.train_button.isVisible() and "No glyph encoder" in panel.message.text()
@@ -164,11 +161,7 @@ def test_none_and_skip_write_nothing_and_are_not_dealt_again(qtbot, window: Main
     assert request.rejected == frozenset(rejected) and set(answered) <= request.exclude
     qtbot.keyClick(panel, Qt.Key.Key_Escape)
     window.tree.select("closure", "line")
-    qtbot.keyClick(
-        window.grid,
-        Qt.Key.Key_G,
-        Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
-    )
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
     qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=WAIT_MS)
     assert shown(panel) not in answered
 
@@ -261,3 +254,19 @@ def test_with_no_concept_chosen_the_queue_asks_for_one_and_says_when_none_is_tag
     assert panel.queue.value == "circle"
     qtbot.waitUntil(lambda: panel.queue.current() is not None, timeout=WAIT_MS)
     assert panel.queue.current().value == "circle"
+
+
+def test_esc_cancels_the_encoders_training_and_the_choice_is_offered_again(
+    qtbot, window: MainWindow
+) -> None:
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    qtbot.keyClick(panel, Qt.Key.Key_T)
+    assert panel._space_job is not None and panel.cancel_button.isVisible()
+    qtbot.keyClick(panel, Qt.Key.Key_Escape)  # cancels the training; the queue stays open
+    assert window.tagger.suggesting()
+    qtbot.waitUntil(lambda: panel._space_job is None, timeout=WAIT_MS)
+    assert panel.space is None and panel.train_button.isVisible()
+    assert "No glyph encoder" in panel.message.text()
+    qtbot.keyClick(panel, Qt.Key.Key_Escape)  # and now closes it
+    assert not window.tagger.suggesting()
