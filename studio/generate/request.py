@@ -21,6 +21,31 @@ from typing import Any
 from studio.core.errors import StudioError
 
 DEFAULT_RATIOS = (0.7, 0.1, 0.2)
+#: the most puzzles one request may ask for (per fold): beyond it a typo, not a benchmark
+MAX_N = 10_000_000
+
+
+def _whole(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _shares(ratios: object) -> tuple[float, float, float]:
+    """Three finite, non-negative train/val/test shares with a positive sum."""
+    import math
+
+    try:
+        got = tuple(float(r) for r in ratios)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        got = ()
+    if (
+        len(got) != 3
+        or not all(math.isfinite(r) and r >= 0 for r in got)
+        or not math.isfinite(sum(got))
+        or sum(got) <= 0
+    ):
+        raise StudioError(f"ratios {ratios!r}: expected three shares like 0.7, 0.1, 0.2")
+    return got  # type: ignore[return-value]
+
 
 __all__ = ["DEFAULT_RATIOS", "GenerationRequest"]
 
@@ -49,13 +74,18 @@ class GenerationRequest:
         from studio.plugins import family
 
         fam = family(self.family)
-        if self.n < 1:
-            raise StudioError(f"n must be at least 1 (got {self.n})")
-        if len(self.ratios) != 3 or any(r < 0 for r in self.ratios) or sum(self.ratios) <= 0:
+        if not _whole(self.n) or not 1 <= self.n <= MAX_N:
+            raise StudioError(f"n must be a whole number from 1 to {MAX_N:,} (got {self.n!r})")
+        if not _whole(self.seed) or not 0 <= self.seed < 2**32:
             raise StudioError(
-                f"ratios {tuple(self.ratios)}: expected three shares like 0.7, 0.1, 0.2"
+                f"the seed must be a whole number from 0 to 2^32 − 1 (got {self.seed!r})"
             )
-        if self.require_coverage is not None and self.require_coverage < 1:
+        ratios = _shares(self.ratios)
+        if not isinstance(self.options, Mapping):
+            raise StudioError(f"the options must be names and values (got {self.options!r})")
+        if self.require_coverage is not None and (
+            not _whole(self.require_coverage) or self.require_coverage < 1
+        ):
             raise StudioError(f"--require-coverage {self.require_coverage}: expected at least 1")
         if project is False and fam.needs_project:
             raise StudioError(f"the {fam.id} family generates from a project's annotations")
@@ -71,7 +101,7 @@ class GenerationRequest:
             self.family,
             int(self.n),
             int(self.seed),
-            tuple(float(r) for r in self.ratios),  # type: ignore[arg-type]
+            ratios,
             options,
             self.name,
             self.out_dir,
