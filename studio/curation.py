@@ -1454,13 +1454,24 @@ class Curator:
             )
         record["part"] = old.split
         new = StimulusPuzzle.from_record(record)
-        changed = [
-            j
-            for j in range(max(len(old.answers), len(new.answers)))
-            if j >= len(old.answers)
-            or j >= len(new.answers)
-            or old.answer_record(j) != new.answer_record(j)
-        ]
+        try:
+            changed = [
+                j
+                for j in range(max(len(old.answers), len(new.answers)))
+                if j >= len(old.answers)
+                or j >= len(new.answers)
+                or old.answer_record(j) != new.answer_record(j)
+            ]
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            raise StudioError(
+                f"item {old.id}: its stored record or the one offered is damaged "
+                f"({type(e).__name__}: {str(e)[:80]}); nothing was replaced"
+            ) from None
+        if not changed and new.key == old.key:
+            raise StudioError(
+                f"the record offered for item {old.id} is the item as it is: answer "
+                f"{answer_index + 1} already is that foil, so nothing was replaced"
+            )
         if new.key != old.key or changed != [answer_index]:
             shown = ", ".join(str(j + 1) for j in changed) or "none"
             raise StudioError(

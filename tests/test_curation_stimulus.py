@@ -7,6 +7,7 @@ splits."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -236,6 +237,7 @@ def test_an_item_foil_is_refused_with_the_reason(studio: Studio, cube_split: Pat
         curator.replacement_items(old.id, 4)
     a, b = old.foils[:2]
     for_b = curator.replacement_items(old.id, b, 1)[0]
+    early = curator.replacement_items(old.id, a, 1)[0]
     # a record that changes another answer than the one named is refused
     with pytest.raises(StudioError, match=f"does not replace answer {a + 1} alone"):
         curator.replace_foil(old.id, a, for_b.record)
@@ -250,6 +252,17 @@ def test_an_item_foil_is_refused_with_the_reason(studio: Studio, cube_split: Pat
     verdict = curator.replace_foil(old.id, b, bad)
     assert not verdict.valid and curator.puzzle(old.id).status == "flagged"
     assert {"candidates-distinct"} <= {f.check for f in verdict.errors}
+    # the item as it is, offered again, says so (a review found "answers changed: none")
+    with pytest.raises(StudioError, match=r"is the item as it is: answer \d+ already is that foil"):
+        curator.replace_foil(old.id, b, dict(curator.puzzle(old.id).puzzle.record))
+    # a record damaged in the store after the proposals were made: refused in words
+    damaged = {**dict(curator.puzzle(old.id).puzzle.record), "candidates": [1, 2, 3, 4]}
+    with sqlite3.connect(studio.project.path) as db:
+        db.execute(
+            "UPDATE puzzles SET record = ? WHERE puzzle_id = ?", (json.dumps(damaged), old.id)
+        )
+    with pytest.raises(StudioError, match="damaged"):
+        curator.replace_foil(old.id, a, early)
 
 
 def test_a_family_without_the_hook_offers_no_replacement_foils(
