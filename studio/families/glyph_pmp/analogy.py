@@ -102,7 +102,8 @@ CANDIDATES = 40  # changed-group candidates looked at per puzzle (VASR extracts 
 FOIL_VALUE_CAP = 2  # foils sharing the same values of c
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a change is declared dry
 PAIR_TRIES = 8  # draws of (B, B′) per puzzle before giving up
-SET_TRIES = 6  # draws with the same answer values and key (symmetric sets)
+SET_TRIES = 6  # draws of a symmetric set's answer glyphs before giving up
+PAIR_SAMPLE = 6  # example-pair glyphs per side of a group offered for a key (bounds the work)
 #: symmetric sets: every answer is B after one change of c (issue 24); False draws foils only
 #: carrying the set's values, most like B (the design before; the bench's same-run reference)
 VARIANT_SETS = True
@@ -110,7 +111,9 @@ VARIANT_SETS = True
 Change = tuple[str, str, str]  # (concept, v1, v2)
 Group = tuple[tuple[GlyphKey, ...], tuple[GlyphKey, ...]]  # glyphs A-side, glyphs A′-side
 Class = dict[str, tuple[GlyphKey, ...]]  # glyphs alike but for one concept: value → glyphs
-Crossing = tuple[str, str, list[tuple[Class, Class]]]  # values x, y; the class pairs crossing
+Member = tuple[frozenset, Class]  # a class: its signature (the tags but c's) and its glyphs
+Crossing = tuple[str, str, list[tuple[Member, Member]]]  # values x, y; the class pairs crossing
+Keyable = tuple[frozenset, Class, list[str]]  # a class's signature, glyphs, keyable values
 
 
 def change_name(t: Change) -> str:
@@ -190,9 +193,9 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         self._groups: dict[tuple[str, Change], list[Group]] = {}
         self._class_cache: dict[tuple[str, str], dict[frozenset, Class]] = {}
         #: per (side, concept, options left): the classes' keyable values, the crossings
-        self._keyable_cache: dict[tuple[str, str, int], list[tuple[frozenset, Class, list[str]]]]
-        self._keyable_cache = {}
-        self._crossed_cache: dict[tuple[str, str, int], list[Crossing]] = {}
+        #: keyed by the options left: val and test share a side but retire changes apart
+        self._keyable_cache: dict[tuple[str, str, tuple[Change, ...]], list[Keyable]] = {}
+        self._crossed_cache: dict[tuple[str, str, tuple[Change, ...]], list[Crossing]] = {}
         self._sides = self._hold_out()
         self._changes = self._changes_by_side()
 
@@ -369,13 +372,11 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         self._class_cache[(side_name, c)] = classes
         return classes
 
-    def _keyable(
-        self, side_name: str, c: str, options: Sequence[Change]
-    ) -> list[tuple[frozenset, Class, list[str]]]:
+    def _keyable(self, side_name: str, c: str, options: Sequence[Change]) -> list[Keyable]:
         """Per class of at least three values: the values a B of the class could be changed
         into (a value u of the class into which some change of ``options`` leads from another
         value of the class, which B would carry)."""
-        memo = (side_name, c, len(options))  # options only shrink (a change retired)
+        memo = (side_name, c, tuple(options))
         got = self._keyable_cache.get(memo)
         if got is not None:
             return got
@@ -384,11 +385,29 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         for sig, by in self._classes(side_name, c).items():
             if len(by) < 3:
                 continue
-            keyable = sorted(u for u in by if any(v in by and v != u for v in into.get(u, ())))
+            keyable = sorted(
+                u
+                for u in by
+                if any(self._pairable(side_name, c, sig, by, v, u) for v in into.get(u, ()))
+            )
             if len(keyable) >= 2:
                 out.append((sig, by, keyable))
         self._keyable_cache[memo] = out
         return out
+
+    def _pairable(self, side_name: str, c: str, sig: frozenset, by: Class, v1: str, u: str) -> bool:
+        """Could a B of this class carrying ``v1`` be changed into ``u`` with an example pair
+        besides the answers? A pair of another class always leaves the answers alone; one of
+        this class needs a second glyph of v1 (B is one) and of u (its answer is one). By
+        counts, before any glyph is drawn, so the values that can be keys are known first."""
+        if v1 not in by or v1 == u:
+            return False
+        for xs, _ys in self.pairs(side_name, (c, v1, u)):
+            if self._tags[xs[0]] - {(c, v1)} != sig:
+                return True
+            if len(by[v1]) >= 2 and len(by[u]) >= 2:
+                return True
+        return False
 
     def _build_symmetric(
         self, c: str, options: list[Change], part: str, side_name: str, index: int
@@ -414,34 +433,28 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         if crossed:
             return self._build_crossed(c, options, crossed, part, side_name, index)
         least = self.params.min_answers
-        sets = [(by, k) for _, by, k in self._keyable(side_name, c, options) if len(k) >= least]
+        sets = [
+            (sig, by, k) for sig, by, k in self._keyable(side_name, c, options) if len(k) >= least
+        ]
         if not sets:
             return None, "no-variant-set", options[int(self.rng.integers(len(options)))]
         rng = self.rng
-        by, keyable = sets[int(rng.integers(len(sets)))]
+        sig, by, keyable = sets[int(rng.integers(len(sets)))]
         # as many answers as the class allows, at most four — one fewer where that keeps B's
         # own value out of the set (B after no change is the one answer B alone rules out)
         k = min(FOILS + 1, len(keyable))
         if k >= len(by) and k - 1 >= least:
             k -= 1
         values = sorted(keyable[int(i)] for i in rng.permutation(len(keyable))[:k])
-        v2 = values[int(rng.integers(k))]
-        # B's value: one the change leaves, preferably none of the answers' (B after no
-        # change would be the one answer B alone rules out)
-        froms = sorted({t[1] for t in options if t[2] == v2 and t[1] in by and t[1] != v2})
-        outside = [v for v in froms if v not in values]
-        v1 = (outside or froms)[int(rng.integers(len(outside or froms)))]
-        t = (c, v1, v2)
-        cells = [(by, v1)] + [(by, w) for w in values]
-        roles = ["key" if w == v2 else "variant" for w in values]
-        return self._build_cells(t, cells, roles, part, side_name, index)
+        cells = [((sig, by), w) for w in values]
+        return self._build_exchangeable(c, options, cells, values, (), part, side_name, index)
 
     def _crossed_choices(self, side_name: str, c: str, options: Sequence[Change]) -> list[Crossing]:
         """The value pairs {x, y} of c that two classes can cross, with those pairs of
         classes: each class holds both values and a third from which a change of ``options``
         leads into each, and the two disagree on a concept both carry (else the other class's
         glyph with the key's value would be a second B′)."""
-        memo = (side_name, c, len(options))
+        memo = (side_name, c, tuple(options))
         got = self._crossed_cache.get(memo)
         if got is not None:
             return got
@@ -456,7 +469,7 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         out = []
         for (x, y), classes in sorted(by_pair.items()):
             crossing = [
-                (first[1], second[1])
+                (first, second)
                 for i, first in enumerate(classes)
                 for second in classes[i + 1 :]
                 if _conflict(first[0], second[0])
@@ -475,22 +488,16 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         side_name: str,
         index: int,
     ) -> tuple[Puzzle | None, str, Change]:
-        """The crossed design of :meth:`_build_symmetric`: the values, the two classes, B's
-        class of the two and the key's value each chosen uniformly, so every answer could
-        have been the key."""
+        """The crossed design of :meth:`_build_symmetric`: the values and the two classes
+        chosen, then the answers, then the key among them (:meth:`_build_exchangeable`). The
+        example pair comes from a third class, so its own tags say nothing of which of the two
+        is B's."""
         rng = self.rng
         x, y, crossing = choices[int(rng.integers(len(choices)))]
-        by_b, by_d = crossing[int(rng.integers(len(crossing)))]
-        if rng.integers(2):
-            by_b, by_d = by_d, by_b
-        v2, u = (x, y) if rng.integers(2) else (y, x)
-        froms = sorted(
-            {t[1] for t in options if t[2] == v2 and t[1] in by_b and t[1] not in (x, y)}
-        )
-        v1 = froms[int(rng.integers(len(froms)))]
-        cells = [(by_b, v1), (by_b, v2), (by_b, u), (by_d, v2), (by_d, u)]
-        roles = ["key", "variant", "crossed", "crossed"]
-        return self._build_cells((c, v1, v2), cells, roles, part, side_name, index)
+        first, second = crossing[int(rng.integers(len(crossing)))]
+        cells = [(first, x), (first, y), (second, x), (second, y)]
+        avoid = (first[0], second[0])
+        return self._build_exchangeable(c, options, cells, [x, y], avoid, part, side_name, index)
 
     def _symmetric_possible(self, side_name: str, c: str, options: Sequence[Change]) -> bool:
         """Can this side build either design of :meth:`_build_symmetric` for ``c``?"""
@@ -499,40 +506,101 @@ class AnalogyGenerator(QuotaGenerator[Change]):
             len(k) >= least for _, _, k in self._keyable(side_name, c, options)
         )
 
-    def _build_cells(
+    def _build_exchangeable(
         self,
-        t: Change,
-        cells: Sequence[tuple[Mapping[str, Sequence[GlyphKey]], str]],
-        roles: Sequence[str],
+        c: str,
+        options: Sequence[Change],
+        cells: Sequence[tuple[Member, str]],
+        values: Sequence[str],
+        avoid: tuple[frozenset, ...],
         part: str,
         side_name: str,
         index: int,
     ) -> tuple[Puzzle | None, str, Change]:
-        """B from the first cell, the answers from the others (one role each, the key's
-        ``"key"``), then an example pair (A, A′) showing ``t``, none of them alike."""
-        c, v1, v2 = t
-        reason = "no-second-pair"
-        k = list(roles).index("key")
+        """Answers first, the key last (issue 24). A glyph is drawn for every answer cell (a
+        class and a value of c); then, for every cell, whether it could be the key — a B of
+        its class carrying another value (none of ``values`` where the class allows: B after
+        no change would be the answer B alone rules out) and an example pair (A, A′) of that
+        change, from no class in ``avoid``, none of them an answer. A draw in which some cell
+        could not be the key is refused whole, before any key is chosen; the key is then
+        drawn uniformly among the cells, then its B and its pair. So which answer is the key
+        never depends on which key was easier to build (a review found a key value drawn,
+        then its pair failing and the draw being redrawn, kept some values off the key)."""
+        rng = self.rng
+        reason = "no-exchangeable-set"
+        into = _into(options)
         for _ in range(SET_TRIES):
             used: set[GlyphKey] = set()
-            picked = [self._pick(by[v], used) for by, v in cells]
-            drawn = [g for g in picked if g is not None]
-            if len(drawn) < len(picked):
-                return None, "too-few-valid-foils", t
-            b, *answers = drawn
+            picked = [self._pick(member[1][v], used) for member, v in cells]
+            answers = [g for g in picked if g is not None]
+            if len(answers) < len(cells):
+                return None, "too-few-valid-foils", options[int(rng.integers(len(options)))]
+            ways = [
+                self._ways_to_key(c, member, u, values, into, used, avoid, side_name)
+                for member, u in cells
+            ]
+            if not all(ways):
+                continue
+            k = int(rng.integers(len(cells)))
+            (sig_b, _by), v2 = cells[k]
+            v1, bs, pairs = ways[k][int(rng.integers(len(ways[k])))]
+            b = bs[int(rng.integers(len(bs)))]
+            free = [(a, a2) for a, a2 in pairs if b not in (a, a2)]
+            a, a2 = free[int(rng.integers(len(free)))]
+            t = (c, v1, v2)
             b2 = answers[k]
-            pair = self._pair_avoiding(side_name, t, used)
-            if pair is None:
-                continue
             if self.params.sampling == "diverse" and (c, v1, v2, b, b2) in self._seen:
-                reason = "duplicate-instantiation"
-                continue
+                return None, "duplicate-instantiation", t
+            roles = [
+                "variant" if member[0] == sig_b else "crossed"
+                for i, (member, _v) in enumerate(cells)
+                if i != k
+            ]
             foils = [g for i, g in enumerate(answers) if i != k]
-            others = [r for i, r in enumerate(roles) if i != k]
-            puzzle, reason = self._assemble(t, part, index, (*pair, b, b2), foils, others, True)
-            if puzzle is not None:
-                return puzzle, "", t
-        return None, reason, t
+            puzzle, reason = self._assemble(t, part, index, (a, a2, b, b2), foils, roles, True)
+            return puzzle, reason, t
+        return None, reason, options[int(rng.integers(len(options)))]
+
+    def _ways_to_key(
+        self,
+        c: str,
+        member: Member,
+        u: str,
+        values: Sequence[str],
+        into: Mapping[str, set[str]],
+        used: set[GlyphKey],
+        avoid: tuple[frozenset, ...],
+        side_name: str,
+    ) -> list[tuple[str, list[GlyphKey], list[tuple[GlyphKey, GlyphKey]]]]:
+        """The ways the answer of ``member``'s class with value ``u`` could be the key: per
+        B's value v1 (none of ``values`` where any is possible), the free Bs and the free
+        example pairs of the change v1 → u. Bounded: a few pairs per group are enough to
+        say it can and to draw one."""
+        _sig, by = member
+        froms = sorted(v for v in into.get(u, ()) if v in by and v != u)
+        outside = [v for v in froms if v not in values]
+        out = []
+        for v1 in outside or froms:
+            bs = [g for g in by[v1] if g not in used]
+            if not bs:
+                continue
+            pairs: list[tuple[GlyphKey, GlyphKey]] = []
+            for xs, ys in self.pairs(side_name, (c, v1, u)):
+                if avoid and self._tags[xs[0]] - {(c, v1)} in avoid:
+                    continue
+                free_x = self._sample([x for x in xs if x not in used])
+                free_y = self._sample([y for y in ys if y not in used])
+                pairs += [(x, y) for x in free_x for y in free_y]
+            # a B and a pair that does not use it
+            if any(any(b not in pair for pair in pairs) for b in bs[:2]):
+                out.append((v1, bs, pairs))
+        return out
+
+    def _sample(self, glyphs: list[GlyphKey]) -> list[GlyphKey]:
+        """At most ``PAIR_SAMPLE`` of these, drawn uniformly (all of them when fewer)."""
+        if len(glyphs) <= PAIR_SAMPLE:
+            return glyphs
+        return [glyphs[int(i)] for i in self.rng.choice(len(glyphs), PAIR_SAMPLE, replace=False)]
 
     def _pick(self, glyphs: Sequence[GlyphKey], used: set[GlyphKey]) -> GlyphKey | None:
         """A glyph of these, none of ``used``, drawn uniformly."""
@@ -542,17 +610,6 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         g = free[int(self.rng.integers(len(free)))]
         used.add(g)
         return g
-
-    def _pair_avoiding(
-        self, side_name: str, t: Change, taken: set[GlyphKey]
-    ) -> tuple[GlyphKey, GlyphKey] | None:
-        """(A, A′) showing the change ``t``, neither of them among ``taken``."""
-        groups = self.pairs(side_name, t)
-        for _ in range(PAIR_TRIES):
-            a, a2 = self._draw_pair(groups)
-            if a not in taken and a2 not in taken:
-                return a, a2
-        return None
 
     def _build_values(
         self, c: str, options: list[Change], part: str, side_name: str, index: int
