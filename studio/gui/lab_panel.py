@@ -242,6 +242,19 @@ class LabPanel(QWidget):
         self.n_boot.setRange(0, 100_000)
         self.n_boot.setValue(1000)
         self.n_boot.setToolTip("Bootstrap replicates over glyphs for the 95 % intervals")
+        # issue 30: agreement over the unassisted and the assisted work apart
+        self.source_combo = QComboBox(objectName="labSource")
+        for text, source in (
+            ("All tags", None),
+            ("Tagged by hand", "hand"),
+            ("Accepted from suggestions", "suggestion"),
+        ):
+            self.source_combo.addItem(text, source)
+        self.source_combo.setToolTip(
+            "Agreement over every tag, or over the glyphs each person tagged by hand, or over "
+            "those they tagged from the suggestion queue (a glyph counts as assisted when any of "
+            "its tags by that person came from a suggestion)"
+        )
         self.busy = QProgressBar(objectName="labBusy", maximumWidth=160)
         self.busy.setRange(0, 0)
         self.busy.setVisible(False)
@@ -249,6 +262,7 @@ class LabPanel(QWidget):
         self.agreement_summary.setWordWrap(True)
         top = QHBoxLayout()
         top.addWidget(self.compute_button)
+        top.addWidget(self.source_combo)
         top.addWidget(QLabel("Bootstrap replicates"))
         top.addWidget(self.n_boot)
         top.addWidget(self.busy)
@@ -585,8 +599,9 @@ class LabPanel(QWidget):
             return
         project = self.studio.project
         n_boot = self.n_boot.value()
+        source = self.source_combo.currentData()
         self._agreement_job = ThreadJob.call(
-            lambda: project.agreement(n_boot=n_boot, seed=0),
+            lambda: project.agreement(n_boot=n_boot, seed=0, source=source),
             succeeded=self._show_agreement,
             errored=lambda e: self._report("Agreement not computed", e),
             ended=self._agreement_finished,
@@ -594,7 +609,10 @@ class LabPanel(QWidget):
         )
         self.compute_button.setEnabled(False)
         self.busy.setVisible(True)
-        self.agreement_summary.setText(f"Computing, with {n_boot:,} bootstrap replicates…")
+        self.agreement_summary.setText(
+            f"Computing ({self.source_combo.currentText().lower()}), with {n_boot:,} bootstrap "
+            "replicates…"
+        )
 
     def _agreement_finished(self) -> None:
         self._agreement_job = None
@@ -616,7 +634,8 @@ class LabPanel(QWidget):
         assert isinstance(report, AgreementReport)
         self.report = report
         self._agreement_stale = False
-        self.agreement_summary.setText(self._summary_text(report))
+        which = self.source_combo.currentText()
+        self.agreement_summary.setText(f"{which}: {self._summary_text(report)}")
         rows = []
         # concepts with a defined alpha first (schema order), then the degenerate ones
         for c in sorted(report.concepts, key=lambda c: c.alpha.value is None):

@@ -207,6 +207,18 @@ def test_agreement_is_computed_and_a_curator_settles_a_disagreement(
     assert concepts["closure"].startswith(f"{alpha.value:.2f} [")
     assert concepts["aspect"].startswith("— (")  # degenerate: said with its reason
     assert lab.pair_table.item(0, 0).text() == "ann · bea"
+    assert lab.agreement_summary.text().startswith("All tags: ")
+    # the assisted work apart (issue 30): nobody here tagged from a suggestion
+    all_ratings = lab.report.ratings
+    lab.source_combo.setCurrentIndex(lab.source_combo.findData("suggestion"))
+    qtbot.mouseClick(lab.compute_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not lab.computing() and lab.report.ratings == 0, timeout=30000)
+    assert lab.agreement_summary.text().startswith("Accepted from suggestions: 0 tags")
+    lab.source_combo.setCurrentIndex(lab.source_combo.findData("hand"))
+    qtbot.mouseClick(lab.compute_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: not lab.computing() and lab.report.ratings == all_ratings, timeout=30000
+    )
     for i in range(lab.tabs.count()):
         lab.tabs.setCurrentIndex(i)
         grab(window, tmp_path / f"lab-{i}.png")
