@@ -144,6 +144,8 @@ if [ -f tests/fixtures/projects/format-5.studio ]; then
 fi
 check "3D: KiVA trials (frozen, pyrender)" "$EXE" -q generate "$TMP/kiva" --family kiva --n 2 --seed 1
 # a pilot study from the installed app: jsPsych and the experiment travel in the bundle
+check "suggest --features-only (frozen: the tagger's suggestions)" "$EXE" -q suggest "$P" --concept closure --n 5 --features-only --json
+check "suggest with the learned encoder (frozen: torch trains it)" "$EXE" -q suggest "$P" --concept closure --n 5 --json
 check "pilot export (frozen)" "$EXE" -q pilot export "$TMP/split" "$TMP/pilot" --participants 10 --per-participant 10 --responses-per-item 1
 for f in index.html experiment.js pilot.js pilot.json jspsych/jspsych.js jspsych/plugin-html-button-response.js psychopy/conditions.csv; do
   [ -s "$TMP/pilot/$f" ] || { fail "the pilot lacks $f"; continue; }
