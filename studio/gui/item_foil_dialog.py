@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from studio.core.errors import StudioError
 from studio.curation import ITEM_FOIL_CANDIDATES, ItemReplacement, item_replacements
 from studio.gui.preview.common import FittedImage, RenderService, pil_to_pixmap
+from studio.gui.preview.tasks import key_text
 from studio.stimuli.items import StimulusPuzzle
 from studio.stimuli.pictures import ItemSheets
 
@@ -146,6 +147,12 @@ class ReplaceItemFoilDialog(QDialog):
         self.preview = FittedImage("replacementSheet")
         self.preview.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.preview.setMinimumSize(320, 160)
+        # the whole item's picture does not mark the key: say which it is (it stays)
+        self.key_label = QLabel(objectName="replacementKey")
+        self.key_label.setTextFormat(Qt.TextFormat.PlainText)
+        said = key_text(item.family, dict(item.record))  # "" for a record it cannot read
+        if said:
+            self.key_label.setText(f"{said} — the key stays; only the chosen foil changes")
         self.note = QLabel(objectName="replacementNote", wordWrap=True)
         self.note.setTextFormat(Qt.TextFormat.PlainText)  # a family's reason is never markup
 
@@ -166,6 +173,7 @@ class ReplaceItemFoilDialog(QDialog):
         lay.addLayout(form)
         lay.addLayout(tiles)
         lay.addWidget(self.preview, 1)
+        lay.addWidget(self.key_label)
         lay.addWidget(self.note)
         lay.addWidget(self.buttons)
         self.finished.connect(self._close)

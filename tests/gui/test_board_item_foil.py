@@ -86,6 +86,8 @@ def test_f_replaces_an_item_s_foil_and_ctrl_z_restores_it(
     assert all(not dlg.list.item(k).icon().isNull() for k in range(dlg.list.count()))
     assert dlg.now_picture.pixmap() is not None and not dlg.now_picture.pixmap().isNull()
     assert dlg.preview.original is not None  # the whole item with the chosen candidate
+    # the picture does not mark the key, so the dialog says which it is (an outside review)
+    assert dlg.key_label.text().startswith("Key: ") and "the key stays" in dlg.key_label.text()
     assert "valid by every check" in dlg.note.text()
     # the first is chosen; → picks the second and Enter replaces the foil with it
     assert dlg.chosen() is dlg.replacements[0]
