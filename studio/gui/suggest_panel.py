@@ -47,7 +47,13 @@ from studio.glyphs.unicode import block, char_name
 from studio.gui.glyph_grid import to_qimage
 from studio.gui.jobs import ThreadJob
 from studio.gui.schema_tree import MAX_VALUE_KEY
-from studio.suggest.queue import Answer, QueueMemory, QueueRequest, SuggestionQueue
+from studio.suggest.queue import (
+    Answer,
+    QueueMemory,
+    QueueRequest,
+    SuggestionQueue,
+    dealt_from,
+)
 
 if TYPE_CHECKING:
     from studio.suggest import SuggestionList
@@ -112,6 +118,7 @@ class RankJob(ThreadJob):
             req.n,
             exclude=req.exclude,
             rejected=req.rejected,
+            only=req.only,
         )
         return req.generation, found
 
@@ -343,7 +350,9 @@ class SuggestionPanel(QWidget):
         if not keep_value or self.value_combo.count() == 0:
             self._fill_values(None)
         value = self.value_combo.currentData()
-        self.queue = SuggestionQueue(concept, value, memory=self.memory)
+        self.queue = SuggestionQueue(
+            concept, value, memory=self.memory, only=dealt_from(self.studio)
+        )
         self._rank_again = False
         c = self.studio.schema.concept(concept)
         self.title.setText("Suggestions for")

@@ -171,12 +171,22 @@ def suggestions_from(
     exclude: Iterable[GlyphKey] = (),
     rejected: Iterable[GlyphKey] = (),
     diversity: float | None = None,
+    only: Iterable[GlyphKey] | None = None,
 ) -> SuggestionList:
     """:func:`suggest` on tags already read (``annotations``) and a space already built: pure,
-    so a queue may call it on a worker thread with a snapshot of the tags read on its own."""
+    so a queue may call it on a worker thread with a snapshot of the tags read on its own.
+    ``only``: deal from these glyphs alone (an annotator's assignment)."""
     values, why = target_values(annotations, schema, concept, value)
     options: dict[str, Any] = {} if diversity is None else {"diversity": diversity}
     found = rank_candidates(
-        space, annotations, concept, values, n, exclude=exclude, rejected=rejected, **options
+        space,
+        annotations,
+        concept,
+        values,
+        n,
+        exclude=exclude,
+        rejected=rejected,
+        only=only,
+        **options,
     )
     return SuggestionList(concept, values, why, found, space.source)

@@ -37,6 +37,20 @@ __all__ = [
 AnswerKind = Literal["accepted", "none", "skipped"]
 
 
+def dealt_from(studio: Studio) -> frozenset[GlyphKey] | None:
+    """The glyphs a queue deals from for the person signed in (issue 30): on a lab database,
+    their assignment not yet marked done, so two annotators are not shown the same glyph
+    unless the assignment gave it to both (an overlap glyph); None — any glyph — where the
+    project is a file or the person has no assignment."""
+    project = studio.project
+    if not project.is_database:
+        return None
+    mine = project.assigned()
+    if not mine:
+        return None
+    return frozenset(k for k, done in mine if done is None)
+
+
 def accept(studio: Studio, key: GlyphKey, concept: str, value: str) -> int:
     """The annotator accepts a suggestion: ``key`` is tagged ``concept = value`` through
     :meth:`studio.app.Studio.tag` with ``source="suggestion"`` (its provenance, kept in the
@@ -81,6 +95,8 @@ class QueueRequest:
     n: int
     exclude: frozenset[GlyphKey]
     rejected: frozenset[GlyphKey]
+    #: deal from these glyphs alone (the annotator's assignment on a lab database), or any
+    only: frozenset[GlyphKey] | None = None
 
 
 class SuggestionQueue:
@@ -98,6 +114,7 @@ class SuggestionQueue:
         value: str | None = None,
         *,
         memory: QueueMemory | None = None,
+        only: Iterable[GlyphKey] | None = None,
         batch: int = 12,
         refill_every: int = 4,
         low_water: int = 3,
@@ -105,6 +122,7 @@ class SuggestionQueue:
         self.concept = concept
         self.value = value
         self.memory = memory if memory is not None else QueueMemory()
+        self.only = None if only is None else frozenset(only)
         self.batch = batch
         self.refill_every = refill_every
         self.low_water = low_water
@@ -144,6 +162,7 @@ class SuggestionQueue:
             self.batch,
             frozenset(exclude),
             frozenset(rejected),
+            self.only,
         )
 
     def wants_refill(self) -> bool:

@@ -120,10 +120,12 @@ def rank_candidates(
     rejected: Iterable[GlyphKey] = (),
     diversity: float = DIVERSITY,
     pool: int | None = None,
+    only: Iterable[GlyphKey] | None = None,
 ) -> list[Suggestion]:
     """The ``n`` suggestions for ``values`` of ``concept`` (module docstring). Candidates
     are the glyphs of ``space`` with no tag of the concept, not in ``exclude`` nor
-    ``rejected``. Pure: reads ``annotations``, writes nothing."""
+    ``rejected`` — and, given ``only`` (an annotator's assignment on a lab database), among
+    those. Pure: reads ``annotations``, writes nothing."""
     tagged: dict[str, list[GlyphKey]] = {}
     decided: set[GlyphKey] = set()
     for k in annotations.glyphs():
@@ -134,7 +136,15 @@ def rank_candidates(
                 tagged.setdefault(val, []).append(k)
     rejected = set(rejected)
     skip = decided | set(exclude) | rejected
-    cand = np.array([i for i, k in enumerate(space.keys) if k not in skip], dtype=np.int64)
+    allowed = None if only is None else set(only)
+    cand = np.array(
+        [
+            i
+            for i, k in enumerate(space.keys)
+            if k not in skip and (allowed is None or k in allowed)
+        ],
+        dtype=np.int64,
+    )
     if len(cand) == 0 or n <= 0:
         return []
     best = np.full(len(cand), -np.inf)

@@ -216,3 +216,16 @@ def test_the_encoder_job_kind_trains_and_stores(project_file: str) -> None:
     assert ctx.last_progress[0] == 1.0
     again = run(LocalContext({"project": project_file, "epochs": 1}))
     assert again["trained"] is False and again["version"] == result["version"]
+
+
+def test_a_queue_deals_from_an_assignment_alone(space: GlyphSpace) -> None:
+    """On a lab database the queue deals from the annotator's assignment (issue 30: two
+    annotators are not shown the same glyph unless the assignment gave it to both): the
+    ranking keeps to the glyphs given, and without them ranks every glyph."""
+    one = CIRCLED[0]
+    tags = TagIndex.from_tags([(one, "closure", "circle")])
+    everyone = rank_candidates(space, tags, "closure", ["circle"], 5, diversity=0.0)
+    mine = frozenset(space.keys[i] for i in range(0, len(space.keys), 3)) - {one}
+    dealt = rank_candidates(space, tags, "closure", ["circle"], 5, diversity=0.0, only=mine)
+    assert dealt and all(s.key in mine for s in dealt)
+    assert [s.key for s in everyone] != [s.key for s in dealt]
