@@ -1040,12 +1040,7 @@ class Curator:
         """:meth:`generate_set` for a family drawn from its options: the split folder when
         one is asked for (then read back as ``import-split`` reads it), else the items drawn
         in memory with the same records, parts and verdicts."""
-        from studio.stimuli.split import (
-            assign_parts,
-            generate_stimulus_split,
-            make_generator,
-            read_stimulus_split,
-        )
+        from studio.stimuli.split import ItemDraw, generate_stimulus_split, read_stimulus_split
 
         sheets = ItemSheets(studio.cache.root / "items")
         text = f"Generating {request.family} items…"
@@ -1071,34 +1066,26 @@ class Curator:
             lines = item_lines(summary)["lines"]
             verdicts = None
         else:
-            generator = make_generator(request.family, request.options)
-            parts = assign_parts(request.n, request.ratios, request.seed)
+            r = request
+            draw = ItemDraw(r.family, r.n, r.seed, r.options, r.ratios)
             records, verdicts = [], []
             say(text, 0, request.n)
-            for i, item in enumerate(generator.items(request.n, request.seed)):
+            for record, item in draw:
                 if should_stop is not None and should_stop():
                     from studio.splits import Cancelled
 
                     raise Cancelled()
-                record = {**item.to_json(), "part": parts[i]}
                 records.append(record)
                 verdicts.append(item.verdict)
                 sheets.put(record, item.sheet)
-                say(text, i + 1, request.n)
-            valid = sum(v.valid for v in verdicts)
+                say(text, len(records), request.n)
             meta = {
                 "family": request.family,
-                "options": dict(request.options),
+                "options": draw.options,
                 "n": request.n,
                 "seed": request.seed,
                 "ratios": list(request.ratios),
-                "summary": {
-                    "family": request.family,
-                    "items": request.n,
-                    "valid": valid,
-                    "invalid": request.n - valid,
-                    "rejections": dict(sorted(getattr(generator, "rejections", {}).items())),
-                },
+                "summary": draw.summary(),
             }
         prepared = Curator.prepare_stimulus_import(name, meta, records, verdicts)
         return GeneratedSet(prepared, None, [], lines)

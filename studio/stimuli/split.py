@@ -23,7 +23,7 @@ import io
 import json
 import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,45 @@ def assign_parts(count: int, ratios: tuple[float, float, float], seed: int) -> l
     return [labels[i] for i in order]
 
 
+class ItemDraw:
+    """``n`` items of a family from its options, each record with its part: what ``generate``
+    writes to a split folder and what the board keeps in a project (one loop for both).
+    Iterate for ``(record, item)``; :meth:`summary` afterwards."""
+
+    def __init__(
+        self,
+        family: str,
+        n: int,
+        seed: int,
+        options: Mapping[str, Any] | None = None,
+        ratios: tuple[float, float, float] = (0.7, 0.1, 0.2),
+        progress: Progress | None = None,
+    ) -> None:
+        self.family, self.n, self.seed, self.progress = family, n, seed, progress
+        self.generator = make_generator(family, options or {})
+        self.options = {k: v for k, v in (options or {}).items() if v is not None}
+        self.parts = assign_parts(n, ratios, seed)
+        self.valid = 0
+        self.failed: Counter[str] = Counter()
+
+    def __iter__(self) -> Iterator[tuple[dict[str, Any], StimulusItem]]:
+        for i, item in enumerate(self.generator.items(self.n, self.seed, self.progress)):
+            self.valid += item.verdict.valid
+            self.failed.update(f.check for f in item.verdict.errors)
+            yield {**item.to_json(), "part": self.parts[i]}, item
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "items": self.n,
+            "valid": self.valid,
+            "invalid": self.n - self.valid,
+            "parts": dict(sorted(Counter(self.parts).items())),
+            "rejections": dict(sorted(getattr(self.generator, "rejections", {}).items())),
+            "failed_checks": dict(sorted(self.failed.items())),
+        }
+
+
 def generate_stimulus_split(
     family: str,
     out_dir: str | Path,
@@ -104,35 +143,21 @@ def generate_stimulus_split(
         raise StudioError(f"--n must be at least 1 (got {n})")
     out = Path(out_dir)
     check_target(out)  # new or empty only: nothing here removes an earlier split's files
-    generator = make_generator(family, options or {})
-    options = {k: v for k, v in (options or {}).items() if v is not None}
-    parts = assign_parts(n, ratios, seed)
+    draw = ItemDraw(family, n, seed, options, ratios, progress)
+    options = draw.options
     out.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     records: list[dict[str, Any]] = []
-    failed: Counter[str] = Counter()
-    valid = 0
-    for i, item in enumerate(generator.items(n, seed, progress)):
+    for record, item in draw:
         if should_stop is not None and should_stop():
             raise StudioError("generation was cancelled; the split folder is unfinished", out)
-        record = {**item.to_json(), "part": parts[i]}
         lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
         records.append(record)
-        valid += item.verdict.valid
-        failed.update(f.check for f in item.verdict.errors)
         _write_item(out, item)
     if len(lines) != n:
         raise StudioError(f"the {family} generator made {len(lines)} of {n} items", out)
     write_file(out / ITEMS, ("\n".join(lines) + "\n").encode("utf-8"))
-    summary = {
-        "family": family,
-        "items": n,
-        "valid": valid,
-        "invalid": n - valid,
-        "parts": dict(sorted(Counter(parts).items())),
-        "rejections": dict(sorted(getattr(generator, "rejections", {}).items())),
-        "failed_checks": dict(sorted(failed.items())),
-    }
+    summary = draw.summary()
     report = dict(summary)
     # the answer-set audit (can the key be found from the answers alone?), where the family's
     # records have symbolic answer attributes (studio.stimuli.symbolic)
