@@ -90,7 +90,7 @@ from studio.gui.jobs import ThreadJob
 from studio.gui.settings import StudioSettings
 from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
-from studio.gui.widgets import cell_width, header_width, refill_combo
+from studio.gui.widgets import cell_width, header_width, refill_combo, replace_buttons
 from studio.stimuli.items import StimulusPuzzle
 from studio.stimuli.pictures import ItemSheets
 from studio.store.project import GlyphRecord, PuzzleSummary
@@ -421,12 +421,7 @@ class ReplaceFoilDialog(QDialog):
         self.list.itemDoubleClicked.connect(lambda _item: self.accept())
         self.note = QLabel(objectName="replacementNote", wordWrap=True)
 
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Replace")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = replace_buttons(self)
 
         form = QHBoxLayout()
         form.addWidget(QLabel("Foil"))

@@ -41,6 +41,7 @@ from studio.core.errors import StudioError
 from studio.curation import ITEM_FOIL_CANDIDATES, ItemReplacement, item_replacements
 from studio.gui.preview.common import FittedImage, RenderService, pil_to_pixmap
 from studio.gui.preview.tasks import key_text
+from studio.gui.widgets import replace_buttons
 from studio.stimuli.items import StimulusPuzzle
 from studio.stimuli.pictures import ItemSheets
 
@@ -156,12 +157,7 @@ class ReplaceItemFoilDialog(QDialog):
         self.note = QLabel(objectName="replacementNote", wordWrap=True)
         self.note.setTextFormat(Qt.TextFormat.PlainText)  # a family's reason is never markup
 
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Replace")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
+        self.buttons = replace_buttons(self)
 
         form = QHBoxLayout()
         form.addWidget(QLabel("Foil"))

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
     QDialog,
+    QDialogButtonBox,
     QHeaderView,
     QStyle,
     QStyledItemDelegate,
@@ -224,3 +225,15 @@ def wrap_cells(view: QTreeView) -> None:
     view.setUniformRowHeights(False)
     view.setItemDelegate(WrappingDelegate(view))
     view.header().sectionResized.connect(lambda *_: view.doItemsLayout())
+
+
+def replace_buttons(dialog: QDialog) -> QDialogButtonBox:
+    """Replace and Cancel for a dialog that replaces a foil (a glyph puzzle's or an item's):
+    Replace accepts, Cancel rejects."""
+    buttons = QDialogButtonBox(
+        QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+    )
+    buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Replace")
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    return buttons
