@@ -32,3 +32,30 @@ def no_modal_dialogs(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(QMessageBox, name, unexpected)
     for name in ("getText", "getItem", "getInt"):
         monkeypatch.setattr(QInputDialog, name, unexpected)
+
+
+@pytest.fixture
+def curator_window(qtbot, tmp_path: Path):
+    """The main window on a new, empty project (the curator "curator"), 1280×800 and active:
+    where the board's stimulus tests generate and curate their items."""
+    from studio.app import Studio
+    from studio.core.schema import bundled_schema_path, load_schema
+    from studio.gui.main_window import MainWindow
+    from studio.gui.settings import StudioSettings
+    from studio.store.project import Project
+
+    studio = Studio(
+        Project.create(tmp_path / "items.studio", load_schema(bundled_schema_path())),
+        author="curator",
+    )
+    w = MainWindow(studio, StudioSettings())
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitActive(w):
+        w.activateWindow()
+    yield w
+    w.running_jobs = lambda: []  # type: ignore[method-assign]
+    w.close()
+    studio.close()

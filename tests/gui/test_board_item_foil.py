@@ -12,16 +12,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from studio.app import Studio
 from studio.core.errors import StudioError
-from studio.core.schema import bundled_schema_path, load_schema
 from studio.gui.item_foil_dialog import ReplaceItemFoilDialog
 from studio.gui.main_window import MainWindow
-from studio.gui.settings import StudioSettings
 from studio.stimuli.items import StimulusPuzzle
 from studio.stimuli.pictures import record_digest
 from studio.stimuli.split import generate_stimulus_split, read_stimulus_split
-from studio.store.project import Project
 
 pytestmark = pytest.mark.gui
 
@@ -29,22 +25,8 @@ WAIT_MS = 60_000
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path):
-    studio = Studio(
-        Project.create(tmp_path / "items.studio", load_schema(bundled_schema_path())),
-        author="curator",
-    )
-    w = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    with qtbot.waitActive(w):
-        w.activateWindow()
-    yield w
-    w.running_jobs = lambda: []  # type: ignore[method-assign]
-    w.close()
-    studio.close()
+def window(curator_window):
+    return curator_window
 
 
 def open_set(qtbot, window: MainWindow, folder: Path, records: list | None = None):

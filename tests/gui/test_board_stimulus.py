@@ -11,14 +11,10 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from studio.app import Studio
-from studio.core.schema import bundled_schema_path, load_schema
 from studio.gui.curator_board import COLUMNS, CuratorBoard
 from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.main_window import MainWindow
-from studio.gui.settings import StudioSettings
 from studio.stimuli.items import StimulusPuzzle
-from studio.store.project import Project
 
 pytestmark = pytest.mark.gui
 
@@ -27,22 +23,8 @@ WAIT_MS = 120_000
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path):
-    studio = Studio(
-        Project.create(tmp_path / "items.studio", load_schema(bundled_schema_path())),
-        author="curator",
-    )
-    w = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    with qtbot.waitActive(w):
-        w.activateWindow()
-    yield w
-    w.running_jobs = lambda: []  # type: ignore[method-assign]
-    w.close()
-    studio.close()
+def window(curator_window):
+    return curator_window
 
 
 def generate_items(
