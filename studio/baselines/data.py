@@ -109,6 +109,15 @@ class PuzzleArrays:
     #: split's ``min_answers``): the slots past them are blank frames no model may choose
     #: (:meth:`mask_probs`); None when every puzzle fills every slot
     answer_counts: np.ndarray | None = None
+    #: every distinct context or answer frame once, (F, 80, 80) ``uint8`` (exact byte
+    #: equality), and per puzzle each frame's row in it: ``context_ids`` (N, C), ``answer_ids``
+    #: (N, A). Glyph splits reuse a few hundred glyph images (the default 10,000-puzzle UA
+    #: split holds 90,000 frames and 263 distinct ones), so whatever describes a frame — an
+    #: encoder, the fixed features, a perception exemplar — is computed once per row here and
+    #: gathered. Built in ``__post_init__`` when not given (the loaders give it).
+    frames_u8: np.ndarray | None = None
+    context_ids: np.ndarray | None = None
+    answer_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -130,6 +139,14 @@ class PuzzleArrays:
             if n and (self.keys >= counts).any():
                 raise ValueError("a key points past its puzzle's own answers")
             self.answer_counts = counts
+        if self.frames_u8 is None or self.context_ids is None or self.answer_ids is None:
+            self.frames_u8, (self.context_ids, self.answer_ids) = frame_bank(
+                self.context_u8, self.answers_u8
+            )
+        elif self.context_ids.shape != self.context_u8.shape[:2] or (
+            self.answer_ids.shape != self.answers_u8.shape[:2]
+        ):
+            raise ValueError("frame ids and frames disagree in shape")
 
     # ---- sizes and structure ---------------------------------------------------------------
     @property
@@ -251,6 +268,9 @@ class PuzzleArrays:
             if self.context_attributes is None
             else [self.context_attributes[i] for i in idx],
             answer_counts=None if self.answer_counts is None else self.answer_counts[idx],
+            frames_u8=self.frames_u8,
+            context_ids=None if self.context_ids is None else self.context_ids[idx],
+            answer_ids=None if self.answer_ids is None else self.answer_ids[idx],
         )
 
     def fingerprint(self) -> str:
@@ -265,15 +285,24 @@ class PuzzleArrays:
     def panel_frame(self, i: int, panel: str) -> np.ndarray | None:
         """The ``uint8`` frame a perception question names (``"answer 2"``, ``"context 1.3"``,
         ``"context 3"`` in a one-row context; 1-based), or None when it names none."""
+        fid = self.panel_id(i, panel)
+        return None if fid is None else self.frames_u8[fid]  # type: ignore[index]
+
+    def panel_id(self, i: int, panel: str) -> int | None:
+        """The row in :attr:`frames_u8` of the frame a perception question names (as
+        :meth:`panel_frame`), or None when it names none."""
+        assert self.context_ids is not None and self.answer_ids is not None
         try:
             what, where = panel.split()
             if what == "answer":
-                return self.answers_u8[i, int(where) - 1]
+                return int(self.answer_ids[i, _index(where)])
             if what == "context":
                 if "." in where:
                     r, j = (int(x) for x in where.split("."))
-                    return self.context_u8[i, self.row_indices()[r - 1][j - 1]]
-                return self.context_u8[i, int(where) - 1]
+                    if r < 1 or j < 1:
+                        return None
+                    return int(self.context_ids[i, self.row_indices()[r - 1][j - 1]])
+                return int(self.context_ids[i, _index(where)])
         except (ValueError, IndexError):
             return None
         return None
@@ -283,6 +312,52 @@ class PuzzleArrays:
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+def _index(where: str) -> int:
+    """A question's 1-based panel number as an index (negative numbers name no panel)."""
+    k = int(where) - 1
+    if k < 0:
+        raise IndexError(where)
+    return k
+
+
+class FrameBank:
+    """Distinct frames gathered while frames are read: :meth:`add` gives each frame's row."""
+
+    def __init__(self, shape: tuple[int, int] = (FRAME, FRAME)) -> None:
+        self.shape = shape
+        self._index: dict[bytes, int] = {}
+        self._frames: list[np.ndarray] = []
+
+    def add(self, frame: np.ndarray) -> int:
+        key = np.ascontiguousarray(frame, dtype=np.uint8).tobytes()
+        j = self._index.get(key)
+        if j is None:
+            j = self._index[key] = len(self._frames)
+            self._frames.append(np.array(frame, dtype=np.uint8))
+        return j
+
+    def ids(self, stack: np.ndarray) -> np.ndarray:
+        """The rows of an (N, K, h, w) stack's frames, (N, K)."""
+        flat = stack.reshape(-1, *stack.shape[2:])
+        return np.fromiter((self.add(f) for f in flat), np.int64, len(flat)).reshape(
+            stack.shape[:2]
+        )
+
+    def array(self) -> np.ndarray:
+        if not self._frames:
+            return np.zeros((0, *self.shape), np.uint8)
+        return np.stack(self._frames)
+
+
+def frame_bank(*stacks: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct frames of (N, K, h, w) ``uint8`` stacks and each stack's (N, K) rows
+    among them."""
+    shape = tuple(stacks[0].shape[2:]) if stacks else (FRAME, FRAME)
+    bank = FrameBank(shape)  # type: ignore[arg-type]
+    ids = [bank.ids(np.asarray(s)) for s in stacks]
+    return bank.array(), ids
+
+
 def rows_of(context_lengths: Sequence[int], layout: str) -> tuple[int, ...]:
     """The row structure of a puzzle's context (lengths of its rows)."""
     if layout == "odd-one-out":
@@ -384,13 +459,15 @@ def read_split_annotations(path: Path) -> dict[Any, dict[str, frozenset[str]]]:
 
 def _from_puzzles(
     puzzles: Sequence[Puzzle],
-    frames: Sequence[np.ndarray],
+    frames_u8: np.ndarray,
+    ids: np.ndarray,
     path: Path,
     source: dict[str, Any],
     answer_attributes: list[list[dict[str, frozenset[str]]]] | None = None,
     context_attributes: list[list[dict[str, frozenset[str]]]] | None = None,
 ) -> PuzzleArrays:
-    """Arrays from puzzle records and each puzzle's frames (0/1 ink, context then answers)."""
+    """Arrays from puzzle records, the distinct frames (``uint8`` ink × 255) and each
+    puzzle's rows among them (context then answers, (N, C + A))."""
     from studio.families.glyph_pmp.export import npz_answer_slots
 
     # answer slots as the npz holds them: a set of fewer answers is padded with blank frames
@@ -406,19 +483,14 @@ def _from_puzzles(
     ]
     rows, n_answers, layout = _check_uniform(shapes, path)
     n_ctx = sum(rows)
-    n = len(puzzles)
-    context = np.zeros((n, n_ctx, FRAME, FRAME), np.uint8)
-    answers = np.zeros((n, n_answers, FRAME, FRAME), np.uint8)
-    for i, f in enumerate(frames):
-        ink = (np.asarray(f) > 0).astype(np.uint8) * 255
-        context[i] = ink[:n_ctx]
-        answers[i] = ink[n_ctx:]
+    ids = np.asarray(ids, dtype=np.int64).reshape(len(puzzles), n_ctx + n_answers)
+    context_ids, answer_ids = ids[:, :n_ctx], ids[:, n_ctx:]
     families = sorted({p.family for p in puzzles})
     return PuzzleArrays(
         ids=[p.id for p in puzzles],
         parts=_check_parts([p.split for p in puzzles], path),
-        context_u8=context,
-        answers_u8=answers,
+        context_u8=frames_u8[context_ids],
+        answers_u8=frames_u8[answer_ids],
         keys=np.array([p.key for p in puzzles], dtype=np.int64),
         rows=rows,
         labels=_labels(
@@ -438,14 +510,90 @@ def _from_puzzles(
             if any(len(p.answers) < n_answers for p in puzzles)
             else None
         ),
+        frames_u8=frames_u8,
+        context_ids=np.ascontiguousarray(context_ids),
+        answer_ids=np.ascontiguousarray(answer_ids),
     )
 
 
 # ---- glyph split folder -----------------------------------------------------------------------
+#: Puzzles per reading task; a split of fewer than two tasks' worth is read in this process.
+READ_CHUNK = 1000
+
+NpzSpec = tuple[str, int, int]
+
+
+ChunkError = tuple[str, str | None]  # a StudioError's problem and path
+
+
+def _read_npz_chunk(
+    specs: Sequence[NpzSpec],
+) -> tuple[np.ndarray, np.ndarray, ChunkError | None]:
+    """Read puzzles' archives (checked against their records: numbers of the right shape,
+    all finite, a target that agrees with the key) into their distinct frames and each
+    puzzle's rows among them. A damaged archive ends the chunk: its error comes back as its
+    problem and path (with the rows read before it), so a pool worker returns it rather
+    than raising an exception that may not unpickle."""
+    from studio.core.splitdir import read_frames_npz
+
+    bank = FrameBank()
+    rows: list[list[int]] = []
+    for path, want, key in specs:
+        try:
+            images = read_frames_npz(path, want, FRAME, key=key)["images"]
+        except StudioError as e:
+            return bank.array(), np.array(rows, np.int64), (e.problem, e.path)
+        ink = (np.asarray(images) > 0).astype(np.uint8) * 255
+        rows.append([bank.add(frame) for frame in ink])
+    return bank.array(), np.array(rows, np.int64), None
+
+
+def _read_split_frames(
+    specs: Sequence[NpzSpec], progress: Progress | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every puzzle's frames as distinct frames and rows (:func:`_read_npz_chunk`), read in
+    chunks on a process pool when the split is large and the machine has the cores (reading
+    an archive is mostly Python, 0.4 ms each: 10,000 took 4 s in one process); the first
+    damaged archive in puzzle order is the error, as when they were read one by one."""
+    from studio.core.procs import pool_context, pool_worker_start, usable_cores
+
+    chunks = [specs[k : k + READ_CHUNK] for k in range(0, len(specs), READ_CHUNK)]
+    workers = min(len(chunks), usable_cores())
+    bank = FrameBank()
+    ids: list[np.ndarray] = []
+    done = 0
+
+    def merge(result: tuple[np.ndarray, np.ndarray, ChunkError | None]) -> None:
+        nonlocal done
+        local, rows, error = result
+        if len(rows):
+            remap = np.array([bank.add(f) for f in local], np.int64)
+            ids.append(remap[rows])
+        if error is not None:
+            raise StudioError(*error)
+        done += len(rows)
+        if progress is not None:
+            progress(done, len(specs))
+
+    if workers < 2:
+        for chunk in chunks:
+            merge(_read_npz_chunk(chunk))
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=pool_context(), initializer=pool_worker_start
+        ) as pool:
+            for result in pool.map(_read_npz_chunk, chunks):
+                merge(result)
+    if not ids:
+        return bank.array(), np.zeros((0, 0), np.int64)
+    return bank.array(), np.concatenate(ids)
+
+
 def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
     """A glyph split folder (one fold). A split with several folds names its fold folders;
     pass one of them (``SPLIT/fold-0``)."""
-    from studio.core.splitdir import read_frames_npz
     from studio.families.glyph_pmp.export import (
         ANNOTATIONS_CSV,
         NPZ,
@@ -462,22 +610,16 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
             f"holds {len(dirs)} folds ({names}); pass one fold folder, e.g. {dirs[0]}", folder
         )
     _, puzzles = read_fold(folder)
-    frames = []
-    for k, p in enumerate(puzzles):
-        path = folder / NPZ / f"{p.id}.npz"
-        want = npz_frame_count(p)  # a set of fewer than four answers: blank slots after
-        # numbers of the right shape, all finite, and a target that agrees with the record
-        arrays = read_frames_npz(path, want, FRAME, key=p.key)
-        frames.append(arrays["images"])
-        if progress is not None and (k % 200 == 0 or k == len(puzzles) - 1):
-            progress(k + 1, len(puzzles))
+    # (file, frames wanted: a set of fewer than four answers has blank slots after, key)
+    specs = [(str(folder / NPZ / f"{p.id}.npz"), npz_frame_count(p), p.key) for p in puzzles]
+    frames_u8, ids = _read_split_frames(specs, progress)
     source = {"kind": "split-dir", "path": str(folder.resolve()), "set_id": None}
     attributes = context = None
     if (folder / ANNOTATIONS_CSV).is_file():
         tags = read_split_annotations(folder / ANNOTATIONS_CSV)
         attributes = glyph_answer_attributes(puzzles, tags.get)
         context = glyph_context_attributes(puzzles, tags.get)
-    return _from_puzzles(puzzles, frames, folder, source, attributes, context)
+    return _from_puzzles(puzzles, frames_u8, ids, folder, source, attributes, context)
 
 
 # ---- stimulus split folder ---------------------------------------------------------------------
@@ -697,16 +839,19 @@ def load_project_set(
         context = glyph_context_attributes(puzzles, index.by_glyph.get)
         images = glyph_images(studio, keys)
         frame: dict[GlyphKey, np.ndarray] = {k: ua_frame(images.get(k)) for k in keys}
-        frames = []
+        bank = FrameBank()
+        rows = []
         for k, p in enumerate(puzzles):
-            frames.append(puzzle_frames(p, frame.__getitem__))
+            ink = (np.asarray(puzzle_frames(p, frame.__getitem__)) > 0).astype(np.uint8) * 255
+            rows.append([bank.add(f) for f in ink])
             if progress is not None and (k % 500 == 0 or k == len(puzzles) - 1):
                 progress(k + 1, len(puzzles))
     finally:
         studio.close()
     where = safe_location(project_path) if url else str(path.resolve())
     source = {"kind": "project-set", "path": where, "set_id": int(set_id)}
-    return _from_puzzles(puzzles, frames, path, source, attributes, context)
+    ids = np.array(rows, np.int64) if rows else np.zeros((0, 0), np.int64)
+    return _from_puzzles(puzzles, bank.array(), ids, path, source, attributes, context)
 
 
 def _load_project_items(

@@ -138,43 +138,24 @@ class DeviceData:
     def eval_batch(self) -> int:
         return CUDA_EVAL_BATCH if self.on_cuda and self.cuda_speedups else EVAL_BATCH
 
-    def _build_bank(self) -> None:
-        """The distinct frames of the context and answers (exact byte equality), and per
-        puzzle the index of each of its frames among them."""
-        parts = [("context", self.data.context_u8), ("answers", self.data.answers_u8)]
-        index: dict[bytes, int] = {}
-        frames: list[np.ndarray] = []
-        for name, arr in parts:
-            if arr is None:
-                continue
-            flat = np.ascontiguousarray(arr).reshape(-1, *arr.shape[2:])
-            ids = np.empty(len(flat), np.int64)
-            for i, frame in enumerate(flat):
-                key = frame.tobytes()
-                j = index.get(key)
-                if j is None:
-                    j = index[key] = len(frames)
-                    frames.append(frame)
-                ids[i] = j
-            self._ids[name] = torch.from_numpy(ids.reshape(arr.shape[:2])).to(self.device)
-        bank = np.stack(frames) if frames else np.zeros((0, 80, 80), np.uint8)
-        self._bank = torch.from_numpy(bank).to(self.device)
-
     def frame_bank(self) -> torch.Tensor:
-        """(F, H, W) ``uint8``: every distinct context or answer frame once."""
+        """(F, H, W) ``uint8``: every distinct context or answer frame once
+        (:attr:`PuzzleArrays.frames_u8`), moved to the device in one transfer."""
         if self._bank is None:
-            self._build_bank()
-        assert self._bank is not None
+            assert self.data.frames_u8 is not None
+            self._bank = torch.from_numpy(np.ascontiguousarray(self.data.frames_u8)).to(self.device)
         return self._bank
 
     def frame_ids(self, name: str) -> torch.Tensor:
         """(n, K) indices into :meth:`frame_bank` of each puzzle's ``context`` or ``answers``
         frames."""
-        if self._bank is None:
-            self._build_bank()
-        if name not in self._ids:
-            raise ValueError(f"the source has no {name}")
-        return self._ids[name]
+        t = self._ids.get(name)
+        if t is None:
+            ids = {"context": self.data.context_ids, "answers": self.data.answer_ids}.get(name)
+            if ids is None:
+                raise ValueError(f"the source has no {name}")
+            t = self._ids[name] = torch.from_numpy(np.ascontiguousarray(ids)).to(self.device)
+        return t
 
     def get(self, name: str) -> torch.Tensor:
         t = self._tensors.get(name)

@@ -85,3 +85,66 @@ def test_damaged_files_are_named(glyph_split: Path, tmp_path: Path) -> None:
         load_source(tmp_path / "empty")
     with pytest.raises(StudioError, match="unknown source kind"):
         load_source({"kind": "zip"})
+
+
+def test_frames_are_kept_once_and_gathered(glyph_split: Path) -> None:
+    """The bank holds each distinct frame once, and the ids give back every frame; a subset
+    shares the bank; a question's panel is a row of it."""
+    data = load_source(glyph_split)
+    bank = data.frames_u8
+    assert bank is not None and data.context_ids is not None and data.answer_ids is not None
+    assert len({f.tobytes() for f in bank}) == len(bank) < data.n
+    assert (bank[data.context_ids] == data.context_u8).all()
+    assert (bank[data.answer_ids] == data.answers_u8).all()
+    sub = data.subset([5, 2])
+    assert sub.frames_u8 is bank and (sub.answer_ids == data.answer_ids[[5, 2]]).all()
+    assert (bank[data.panel_id(0, "context 2.1")] == data.context_u8[0, 3]).all()
+    assert data.panel_id(0, "answer 0") is None and data.panel_id(0, "answer 9") is None
+
+
+def test_arrays_given_without_a_bank_get_one() -> None:
+    from studio.baselines.data import PuzzleArrays
+
+    rng = np.random.default_rng(0)
+    glyphs = (rng.random((3, 80, 80)) > 0.5).astype(np.uint8) * 255
+    context = glyphs[rng.integers(0, 3, (6, 2))]
+    answers = glyphs[rng.integers(0, 3, (6, 3))]
+    data = PuzzleArrays(
+        ids=[f"p{i}" for i in range(6)],
+        parts=np.array(["train"] * 6),
+        context_u8=context,
+        answers_u8=answers,
+        keys=np.zeros(6, np.int64),
+        rows=(1, 1),
+        labels={},
+        questions=[()] * 6,
+        layout="analogy",
+        family="x",
+    )
+    assert data.frames_u8 is not None and len(data.frames_u8) <= 3
+    assert (data.frames_u8[data.answer_ids] == answers).all()
+
+
+def test_a_large_split_is_read_by_a_pool_in_puzzle_order(
+    glyph_split: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks read by worker processes give the arrays one process gives, and the first
+    damaged archive in puzzle order is the error even when a later chunk is damaged too."""
+    import studio.baselines.data as data_module
+    from studio.core import procs
+
+    one = load_source(glyph_split)
+    monkeypatch.setattr(data_module, "READ_CHUNK", 150)
+    monkeypatch.setattr(procs, "usable_cores", lambda: 3)
+    pooled = load_source(glyph_split)
+    assert (pooled.context_u8 == one.context_u8).all()
+    assert (pooled.answers_u8 == one.answers_u8).all()
+    assert len(pooled.frames_u8) == len(one.frames_u8)
+    copy = tmp_path / "split"
+    shutil.copytree(glyph_split, copy, ignore=shutil.ignore_patterns("sheets"))
+    puzzles = list(read_jsonl(copy / "puzzles.jsonl"))
+    for k in (700, 400):
+        (copy / "npz" / f"{puzzles[k].id}.npz").write_bytes(b"not a zip")
+    with pytest.raises(StudioError, match="damaged") as err:
+        load_source(copy)
+    assert f"{puzzles[400].id}.npz" in str(err.value)
