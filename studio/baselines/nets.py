@@ -195,9 +195,11 @@ class RowRelationNet(nn.Module):
         (B, len(visible), d; None: none visible) and of the answers (B, A, d)."""
         b, a = e_ans.shape[:2]
         n_ctx = sum(self.rows)
-        e_ctx = e_ans.new_zeros(b, n_ctx, e_ans.shape[-1])
-        if self.visible and e_vis is not None:
-            e_ctx[:, list(self.visible)] = e_vis
+        # a masked frame's embedding is zero; built without writing into a tensor, so that
+        # torch.func.vmap can run an ensemble of these nets (TorchBaseline.fit_members)
+        zero = torch.zeros_like(e_ans[:, 0])
+        seen = {v: j for j, v in enumerate(self.visible)} if e_vis is not None else {}
+        e_ctx = torch.stack([e_vis[:, seen[i]] if i in seen else zero for i in range(n_ctx)], 1)
         starts = [sum(self.rows[:i]) for i in range(len(self.rows))]
         done = []
         for start, k in zip(starts[:-1], self.rows[:-1], strict=True):

@@ -145,8 +145,10 @@ class _Runner:
         compile: bool = False,
         force_speedups: bool = False,
         compile_backend: str = "inductor",
+        ensemble: str | None = None,
     ) -> None:
         self.data = data
+        self.ensemble = ensemble
         self.cuda_speedups = cuda_speedups
         self.compile = compile
         self.force_speedups = force_speedups
@@ -196,6 +198,7 @@ class _Runner:
                 compile=self.compile,
                 force_speedups=self.force_speedups,
                 compile_backend=self.compile_backend,
+                ensemble=self.ensemble,
             )
         return self._dd
 
@@ -232,69 +235,68 @@ class _Runner:
         }
 
     def trained(
-        self, factory: Callable[[], Any], seed: int, tick: Callable[[float, str], None]
-    ) -> dict[str, Any]:
+        self, factory: Callable[[], Any], seeds: Sequence[int], tick: Callable[[float, str], None]
+    ) -> dict[int, dict[str, Any]]:
+        """Every seed of one model, trained together (:meth:`TorchBaseline.fit_members`):
+        the main fits side by side, then every seed's two cross-fitted halves side by side.
+        One unit result per seed, as when the seeds ran one after another."""
+        from studio.baselines.trained import Member
+
         dd = self.device_data()
         n = self.data.n
-        choices = np.full(n, -1, np.int64)
-        confidence = np.zeros(n)
         fits = 3 if self.cross_fit and len(self.train) >= 2 else 1
 
-        def sub_tick(k: int) -> Callable[[float, str], None]:
-            label = "" if k == 0 else f" · cross-fit {k}/2"
-            return lambda f, msg: tick((k + f) / fits, msg + label)
+        def sub_tick(k: int, label: str) -> Callable[[float, str], None]:
+            # the main fits take a third of the time, the halves (twice as many) the rest
+            lo, span = (0.0, 1.0 / fits) if k == 0 else (1.0 / fits, 1.0 - 1.0 / fits)
+            return lambda f, msg: tick(lo + span * f, msg + label)
 
-        main = factory()
-        fit = main.fit(
-            dd,
-            self.train,
-            self.val,
-            seed=seed,
-            rng=_rng(seed, 0),
-            epochs=self.epochs,
-            tick=sub_tick(0),
-            should_stop=self.should_stop,
-        )
+        mains = [Member(s, _rng(s, 0), self.train, self.epochs) for s in seeds]
+        fitted = factory().fit_members(dd, mains, self.val, sub_tick(0, ""), self.should_stop)
         self._check()
-        start = time.perf_counter()
-        probs = main.predict(dd, self.held)
-        infer_seconds = time.perf_counter() - start
-        choices[self.held] = probs.argmax(axis=1)
-        confidence[self.held] = probs.max(axis=1)
-        perception = self._perception(lambda f: main.embed(f))
+        out: dict[int, dict[str, Any]] = {}
+        choices = {s: np.full(n, -1, np.int64) for s in seeds}
+        confidence = {s: np.zeros(n) for s in seeds}
+        for seed, (fit, model) in zip(seeds, fitted, strict=True):
+            start = time.perf_counter()
+            probs = model.predict(dd, self.held)
+            infer_seconds = time.perf_counter() - start
+            choices[seed][self.held] = probs.argmax(axis=1)
+            confidence[seed][self.held] = probs.max(axis=1)
+            out[seed] = {
+                "curve": fit.curve,
+                "epochs": fit.epochs,
+                "best_epoch": fit.best_epoch,
+                "train_seconds": round(fit.seconds, 3),
+                "train_puzzles": int(fit.puzzles),
+                "infer_seconds": round(infer_seconds, 4),
+                "infer_puzzles": len(self.held),
+                "perception": self._perception(lambda f, m=model: m.embed(f)),
+            }
         if fits == 3:
-            order = _rng(seed, 1).permutation(self.train)
-            halves = (np.sort(order[: len(order) // 2]), np.sort(order[len(order) // 2 :]))
-            for k, (fit_on, predict_on) in enumerate(((halves[0], halves[1]), halves[::-1]), 1):
-                model = factory()
-                # the main fit's early stopping chose the epoch count: the halves train
-                # that many epochs, with no validation passes and no epochs past the best
-                model.fit(
-                    dd,
-                    fit_on,
-                    self.val,
-                    seed=seed,
-                    rng=_rng(seed, 2, k),
-                    epochs=max(1, fit.best_epoch),
-                    tick=sub_tick(k),
-                    should_stop=self.should_stop,
-                    fixed_epochs=True,
-                )
+            halves: list[tuple[int, np.ndarray]] = []
+            members = []
+            for seed, (fit, _) in zip(seeds, fitted, strict=True):
+                order = _rng(seed, 1).permutation(self.train)
+                half = (np.sort(order[: len(order) // 2]), np.sort(order[len(order) // 2 :]))
+                for k, (fit_on, predict_on) in enumerate(((half[0], half[1]), half[::-1]), 1):
+                    # the main fit's early stopping chose the epoch count: the halves train
+                    # that many epochs, with no validation passes and no epochs past the best
+                    epochs = max(1, fit.best_epoch)
+                    members.append(Member(seed, _rng(seed, 2, k), fit_on, epochs, True))
+                    halves.append((seed, predict_on))
+            label = " · cross-fits"
+            crossed = factory().fit_members(
+                dd, members, self.val, sub_tick(1, label), self.should_stop
+            )
+            for (seed, predict_on), (_, model) in zip(halves, crossed, strict=True):
                 p = model.predict(dd, predict_on)
-                choices[predict_on] = p.argmax(axis=1)
-                confidence[predict_on] = p.max(axis=1)
-        return {
-            "choices": [int(x) for x in choices],
-            "confidence": [round(float(x), 4) for x in confidence],
-            "curve": fit.curve,
-            "epochs": fit.epochs,
-            "best_epoch": fit.best_epoch,
-            "train_seconds": round(fit.seconds, 3),
-            "train_puzzles": int(fit.puzzles),
-            "infer_seconds": round(infer_seconds, 4),
-            "infer_puzzles": len(self.held),
-            "perception": perception,
-        }
+                choices[seed][predict_on] = p.argmax(axis=1)
+                confidence[seed][predict_on] = p.max(axis=1)
+        for seed in seeds:
+            out[seed]["choices"] = [int(x) for x in choices[seed]]
+            out[seed]["confidence"] = [round(float(x), 4) for x in confidence[seed]]
+        return out
 
 
 # ---- the report ---------------------------------------------------------------------------------
@@ -485,6 +487,7 @@ def run_baselines(
     compile: bool = False,
     force_speedups: bool = False,
     compile_backend: str = "inductor",
+    ensemble: str | None = None,
 ) -> dict[str, Any]:
     """Run ``models`` on ``source`` and return the report (module docstring).
 
@@ -499,7 +502,9 @@ def run_baselines(
     ``compile``: ``torch.compile`` the frame encoders on CUDA. Both off by default (float32 and
     eager, as on the CPU): each was slower on the measured GPU, see
     :class:`studio.baselines.trained.DeviceData`. ``force_speedups`` and
-    ``compile_backend``: the CUDA path's structure on any device, for the suite (ibid.)."""
+    ``compile_backend``: the CUDA path's structure on any device, for the suite (ibid.).
+    ``ensemble``: how a model's seeds train together, ``loop`` or ``vmap`` (default: vmap on
+    a GPU, loop on the CPU; see :attr:`studio.baselines.trained.DeviceData.ensemble`)."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
@@ -555,45 +560,62 @@ def run_baselines(
         compile,
         force_speedups,
         compile_backend,
+        ensemble,
     )
-    plan: list[tuple[str, Any, int | None]] = []
+    # a trained model's seeds train together (one step for all of them), so a model is one
+    # entry of the plan; a seed finished in an earlier attempt is not trained again
+    plan: list[tuple[str, Any, list[int] | None]] = []
     for model, baseline in runnable:
-        if reg.meta(model).get("trained"):
-            plan += [(model, baseline, s) for s in seed_list]
-        else:
-            plan.append((model, baseline, None))
-    weights = [1.0 if s is not None else 0.1 for _, _, s in plan]
+        plan.append((model, baseline, list(seed_list) if reg.meta(model).get("trained") else None))
+    weights = [0.1 if seeds_ is None else float(len(seeds_)) for _, _, seeds_ in plan]
     total = sum(weights) or 1.0
     done_weight = 0.0
     units: dict[str, dict[str, Any]] = {}
-    for (model, baseline, seed), weight in zip(plan, weights, strict=True):
-        key = unit_key(model, seed)
-        if completed and key in completed:
-            units[key] = dict(completed[key])
-            done_weight += weight
-            say(f"{key}: done in an earlier attempt")
+
+    def finished(key: str, result: dict[str, Any], trained: bool) -> None:
+        units[key] = result
+        right = np.array(result["choices"])[runner.eval] == data.keys[runner.eval]
+        trained_for = f", {result['epochs']} epochs" if trained else ""
+        say(f"{key}: {eval_part} accuracy {right.mean():.3f}{trained_for}")
+        if on_unit is not None:
+            on_unit(key, result)
+
+    for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
+        wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
+        keys = [unit_key(model, s) for s in wanted]
+        todo = []
+        for key, seed in zip(keys, wanted, strict=True):
+            if completed and key in completed:
+                units[key] = dict(completed[key])
+                say(f"{key}: done in an earlier attempt")
+            else:
+                todo.append(seed)
+        base = done_weight
+        done_weight += weight
+        if not todo:
             continue
         if should_stop is not None and should_stop():
             raise BaselineCancelled()
-        base = done_weight
-        label = model if seed is None else f"{model} · seed {seed}"
+        w = weight * len(todo) / len(keys)
+        base += weight - w
+        if seeds_ is None:
+            label = model
+        elif len(todo) == 1:
+            label = f"{model} · seed {todo[0]}"
+        else:
+            label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
 
-        def tick(f: float, msg: str, base: float = base, w: float = weight, lab: str = label):
+        def tick(f: float, msg: str, base: float = base, w: float = w, lab: str = label):
             if progress is not None:
                 progress(min(1.0, (base + w * f) / total), f"{lab} · {msg}" if msg else lab)
 
         tick(0.0, "")
-        if seed is None:
-            result = runner.training_free(baseline)
+        if seeds_ is None:
+            finished(unit_key(model, None), runner.training_free(baseline), False)
         else:
-            result = runner.trained(type(baseline), seed, tick)
-        units[key] = result
-        done_weight += weight
-        right = np.array(result["choices"])[runner.eval] == data.keys[runner.eval]
-        trained_for = f", {result['epochs']} epochs" if seed is not None else ""
-        say(f"{key}: {eval_part} accuracy {right.mean():.3f}{trained_for}")
-        if on_unit is not None:
-            on_unit(key, result)
+            seeds_todo = [int(s) for s in todo if s is not None]
+            for seed, result in runner.trained(type(baseline), seeds_todo, tick).items():
+                finished(unit_key(model, seed), result, True)
     if progress is not None:
         progress(1.0, "report")
     report = build_report(

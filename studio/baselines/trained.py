@@ -32,6 +32,7 @@ On the CPU the same seed gives the same predictions.
 from __future__ import annotations
 
 import contextlib
+import copy
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -95,7 +96,11 @@ class DeviceData:
         compile: bool = False,
         force_speedups: bool = False,
         compile_backend: str = "inductor",
+        ensemble: str | None = None,
     ) -> None:
+        if ensemble not in (None, "loop", "vmap"):
+            raise ValueError(f"ensemble: loop or vmap, not {ensemble!r}")
+        self._ensemble = ensemble
         self.data = data
         self.device = torch.device(device)
         self.cuda_speedups = bool(cuda_speedups)
@@ -126,12 +131,25 @@ class DeviceData:
         ``force_speedups``)."""
         return self.force_speedups or (self.on_cuda and self.compile)
 
+    @property
+    def ensemble(self) -> str:
+        """How the members of an ensemble run their forward passes
+        (:meth:`TorchBaseline.fit_members`): ``vmap`` (one batched call) on a GPU, where a
+        step is bound by kernel launches; ``loop`` (one member after another, each batch's
+        distinct frames encoded once) on the CPU, where it is bound by arithmetic, and for a
+        compiled encoder. Asked for by name in the suite, to run either anywhere."""
+        if self._ensemble is not None:
+            return self._ensemble
+        return "vmap" if self.on_cuda and not self.compiled else "loop"
+
     def speedups(self) -> dict[str, Any]:
-        """What the report says of the code path: autocast dtype, compiled or eager."""
+        """What the report says of the code path: autocast dtype, compiled or eager, how an
+        ensemble's members run."""
         return {
             "autocast": "bfloat16" if self.mixed_precision else None,
             "compiled": self.compile_backend if self.compiled else None,
             "eval_batch": self.eval_batch,
+            "ensemble": self.ensemble,
         }
 
     @property
@@ -236,6 +254,73 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+@dataclass
+class Member:
+    """One network of an ensemble (:meth:`TorchBaseline.fit_members`): its seed (initial
+    weights), batch order, training puzzles and epochs (at most, with early stopping on the
+    validation part; exactly, with ``fixed_epochs``)."""
+
+    seed: int
+    rng: np.random.Generator
+    train_idx: np.ndarray
+    epochs: int
+    fixed_epochs: bool = False
+
+
+class _Call(nn.Module):
+    """A baseline's forward pass as a module, so ``torch.func.functional_call`` can run it
+    with one member's weights: ``(dd, idx)`` through the baseline's :meth:`outputs`, or
+    ``(frames, where)`` with ``frames=True``: the encoder over the frames, then the head
+    over the embeddings ``where`` (B, K) picks (:attr:`TorchBaseline.bank_frames`)."""
+
+    def __init__(self, baseline: TorchBaseline, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+        object.__setattr__(self, "_baseline", baseline)  # not a submodule
+
+    def forward(self, *args: Any, frames: bool = False) -> torch.Tensor:
+        baseline: TorchBaseline = self._baseline  # type: ignore[assignment]
+        if frames:
+            x, where = args
+            emb = getattr(self.net, baseline.encoder_attr)(x)
+            return baseline.head(self.net, emb[where])
+        return baseline.outputs(*args)
+
+
+def _sub_tick(tick: Tick, start: float, span: float) -> Tick:
+    return lambda f, msg: tick(start + span * f, msg)
+
+
+def _adam_options(dd: DeviceData) -> dict[str, bool]:
+    """One kernel per step for every parameter on a GPU (fused Adam); the multi-tensor
+    loop on the CPU (rather than a Python loop over the parameters)."""
+    return {"fused": True} if dd.on_cuda else {"foreach": True}
+
+
+def _batch_table(
+    orders: Sequence[np.ndarray], active: Sequence[int], steps: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """An epoch's batches for every member, moved once: (S, steps·BATCH) puzzle indices
+    (padding: puzzle 0) and weights (1 for a member's real puzzles, 0 for padding and for
+    members that stopped)."""
+    width = steps * BATCH
+    table = np.zeros((len(orders), width), np.int64)
+    weight = np.zeros((len(orders), width), np.float32)
+    for s in active:
+        n = min(len(orders[s]), width)
+        table[s, :n] = orders[s][:n]
+        weight[s, :n] = 1.0
+    return torch.from_numpy(table).to(device), torch.from_numpy(weight).to(device)
+
+
+def masked_scores_stacked(dd: DeviceData, scores: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """:func:`masked_scores` for (S, B, A) scores of (S, B) puzzles."""
+    mask = dd.answer_mask()
+    if mask is None:
+        return scores
+    return scores.masked_fill(~mask[idx], BLANK_SCORE)
+
+
 class TorchBaseline:
     """A trained baseline: one network per fit. Subclasses say when they apply, build the
     network and compute raw outputs for a batch of puzzle indices."""
@@ -253,6 +338,10 @@ class TorchBaseline:
         #: the frame encoder as the forward passes call it (compiled on CUDA, see fit)
         self.encode_fn: Callable[[torch.Tensor], torch.Tensor] | None = None
 
+    #: the forward pass is the encoder over bank frames (:meth:`frame_ids`) and a head over
+    #: their embeddings (:meth:`head`): such a model's members can run in one batched call
+    bank_frames = False
+
     # ---- what subclasses define ---------------------------------------------------------
     def applies(self, data: PuzzleArrays) -> str | None:
         return None
@@ -260,9 +349,20 @@ class TorchBaseline:
     def build(self, data: PuzzleArrays) -> nn.Module:
         raise NotImplementedError
 
-    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
-        """Raw outputs, (B, A)."""
+    def frame_ids(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        """(B, K) rows of :meth:`DeviceData.frame_bank` the puzzles' scores read."""
         raise NotImplementedError
+
+    def head(self, net: nn.Module, emb: torch.Tensor) -> torch.Tensor:
+        """(B, A) raw outputs from the (B, K) frames' embeddings (B, K, d)."""
+        raise NotImplementedError
+
+    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        """Raw outputs, (B, A): for a bank-frames model, each distinct frame of the batch
+        encoded once (:func:`encode_unique`), then the head."""
+        assert self.net is not None and self.bank_frames
+        ids = self.frame_ids(dd, idx)
+        return self.head(self.net, encode_unique(self.encoder_fn(), dd.frame_bank(), ids))
 
     def loss(self, out: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(out, keys)
@@ -296,76 +396,286 @@ class TorchBaseline:
     ) -> FitResult:
         """Train a fresh network on ``train_idx``: early stopping on ``val_idx`` with the best
         epoch's weights restored, or exactly ``epochs`` epochs with ``fixed_epochs`` (module
-        docstring)."""
-        seed_everything(seed)
-        net = self.net = self.build(dd.data).to(dd.device)
-        encoder = getattr(net, self.encoder_attr, None)
+        docstring). An ensemble of one (:meth:`fit_members`)."""
+        member = Member(seed, rng, np.asarray(train_idx, dtype=np.int64), epochs, fixed_epochs)
+        ((result, fitted),) = self.fit_members(dd, [member], val_idx, tick, should_stop)
+        self.net, self.encode_fn = fitted.net, fitted.encode_fn
+        return result
+
+    def fit_members(
+        self,
+        dd: DeviceData,
+        members: Sequence[Member],
+        val_idx: Sequence[int],
+        tick: Tick | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[tuple[FitResult, TorchBaseline]]:
+        """Train one fresh network per member *together*, and return each member's result
+        and a fitted copy of this baseline (its own ``net``, ready to predict and embed).
+
+        The members' weights are stacked along a leading axis and one Adam steps them all
+        (Adam works element by element, so this is each member's own Adam); the loss is the
+        sum of the members' losses, so each member's gradient is its own. Each member keeps
+        its seed's initial weights, its own batch order and early stopping: a member that
+        stops has its weights kept (the best epoch's) while the others go on. So the seeds
+        of a model (and the cross-fitted halves) take one optimiser step where they took
+        one each — on a GPU, where a step of these small networks is bound by kernel
+        launches, not arithmetic, that divides the steps by the number of members.
+
+        Forward passes (:attr:`DeviceData.ensemble`): ``loop`` calls each member's network
+        on its own batch in turn (exactly the single network's computation: the CPU);
+        ``vmap`` runs every member in one batched call (``torch.func.vmap``) on the frames
+        each member's batch holds, for the baselines whose forward is an encoder of bank
+        frames and a head (:attr:`bank_frames`); a member whose batches run out before the
+        others' (halves that differ by one puzzle across a batch boundary) takes a step of
+        zero gradient there."""
+        from torch.func import functional_call, stack_module_state
+
+        if not members:
+            return []
+        if dd.compiled and len(members) > 1:
+            # a compiled encoder traces the network's own parameters, not a member's slice
+            # of stacked ones: the members train one after another
+            out = []
+            for k, m in enumerate(members):
+                sub = None
+                if tick is not None:
+                    sub = _sub_tick(tick, k / len(members), 1 / len(members))
+                out += self.fit_members(dd, [m], val_idx, sub, should_stop)
+            return out
+        nets = []
+        for m in members:
+            seed_everything(m.seed)
+            nets.append(self.build(dd.data).to(dd.device))
+        template = nets[0]
+        self.net = template
+        encoder = getattr(template, self.encoder_attr, None)
         self.encode_fn = encoder
         if dd.compiled and isinstance(encoder, nn.Module):
             # a batch holds a varying number of distinct frames: compile for dynamic shapes
             self.encode_fn = torch.compile(encoder, dynamic=True, backend=dd.compile_backend)
-        opt = torch.optim.Adam(net.parameters(), lr=self.learning_rate)
+        vmapped = dd.ensemble == "vmap" and self.bank_frames
+        # one network in the loop: its own parameters (leaves, which a compiled encoder traces)
+        own = len(members) == 1 and not vmapped
+        if own:
+            stacked = {k: v.unsqueeze(0) for k, v in template.state_dict(keep_vars=True).items()}
+            leaves = list(template.parameters())
+        else:
+            params, buffers = stack_module_state(nets)  # type: ignore[arg-type]
+            stacked = {**params, **buffers}
+            leaves = list(params.values())
+        opt = torch.optim.Adam(leaves, lr=self.learning_rate, **_adam_options(dd))
+        call = _Call(self, template)
         keys = dd.get("keys")
-        train_idx = np.asarray(train_idx, dtype=np.int64)
-        n_batches = max(1, -(-len(train_idx) // BATCH))
-        result = FitResult()
-        best_loss = float("inf")
-        best_state: dict[str, torch.Tensor] | None = None
-        for epoch in range(1, epochs + 1):
-            net.train()
-            order = rng.permutation(train_idx)
-            total_loss, correct, seen = 0.0, 0, 0
+        val_idx = np.asarray(val_idx, dtype=np.int64)
+        size = len(members)
+        results = [FitResult() for _ in members]
+        best_loss = [float("inf")] * size
+        kept: list[dict[str, torch.Tensor] | None] = [None] * size
+        running = [True] * size
+        orders = [m.train_idx for m in members]
+        last_epoch = max(m.epochs for m in members)
+
+        def member_params(s: int) -> dict[str, torch.Tensor]:
+            return {} if own else {f"net.{k}": v[s] for k, v in stacked.items()}
+
+        def snapshot(s: int) -> dict[str, torch.Tensor]:
+            return {k: v[s].detach().clone() for k, v in stacked.items()}
+
+        for epoch in range(1, last_epoch + 1):
+            active = [s for s in range(size) if running[s]]
+            if not active:
+                break
+            for s in active:
+                orders[s] = members[s].rng.permutation(members[s].train_idx)
+            steps = max(max(1, -(-len(orders[s]) // BATCH)) for s in active)
+            total = torch.zeros(size, device=dd.device)
+            right = torch.zeros(size, device=dd.device)
+            seen = [0] * size
+            table, weight = _batch_table(orders, active, steps, dd.device)
             _sync(dd.device)
             start = time.perf_counter()
-            for b in range(n_batches):
+            for b in range(steps):
                 if should_stop is not None and should_stop():
                     raise BaselineCancelled()
-                batch = torch.from_numpy(order[b * BATCH : (b + 1) * BATCH]).to(dd.device)
-                if len(batch) == 0:
-                    continue
+                batch_idx = table[:, b * BATCH : (b + 1) * BATCH]
+                batch_w = weight[:, b * BATCH : (b + 1) * BATCH]
                 with autocast(dd):
-                    out = self.outputs(dd, batch)
-                    if self.masks_loss:  # a softmax over the answers: blank slots left out
-                        out = masked_scores(dd, out, batch)
-                    loss = self.loss(out.float(), keys[batch])
+                    if vmapped:
+                        out = self._vmapped_outputs(dd, stacked, call, batch_idx)
+                        loss, nll = self._weighted_loss(dd, out, batch_idx, batch_w, keys)
+                    else:
+                        loss = torch.zeros((), device=dd.device)
+                        nll = []
+                        for s in active:
+                            n_s = min(BATCH, max(0, len(orders[s]) - b * BATCH))
+                            if n_s == 0:
+                                nll.append(None)
+                                continue
+                            idx_s = batch_idx[s, :n_s]
+                            out_s = functional_call(call, member_params(s), (dd, idx_s))
+                            if self.masks_loss:
+                                out_s = masked_scores(dd, out_s, idx_s)
+                            loss_s = self.loss(out_s.float(), keys[idx_s])
+                            loss = loss + loss_s
+                            nll.append((s, idx_s, out_s, loss_s))
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
                 with torch.no_grad():
-                    total_loss += float(loss) * len(batch)
-                    pred = masked_scores(dd, self.choice_scores(out), batch).argmax(dim=1)
-                    correct += int((pred == keys[batch]).sum())
-                    seen += len(batch)
+                    if vmapped:
+                        assert isinstance(nll, torch.Tensor)
+                        total += (nll * batch_w).sum(dim=1)
+                        pred = masked_scores_stacked(dd, self.choice_scores(out), batch_idx)
+                        hit = (pred.argmax(dim=2) == keys[batch_idx]).float() * batch_w
+                        right += hit.sum(dim=1)
+                        for s in active:
+                            seen[s] += min(BATCH, max(0, len(orders[s]) - b * BATCH))
+                    else:
+                        for item in nll:
+                            if item is None:
+                                continue
+                            s, idx_s, out_s, loss_s = item
+                            total[s] += loss_s.detach() * len(idx_s)
+                            scores = masked_scores(dd, self.choice_scores(out_s), idx_s)
+                            right[s] += (scores.argmax(dim=1) == keys[idx_s]).sum()
+                            seen[s] += len(idx_s)
                 if tick is not None:
-                    tick(((epoch - 1) + (b + 1) / n_batches) / epochs, f"epoch {epoch}/{epochs}")
+                    done = ((epoch - 1) + (b + 1) / steps) / last_epoch
+                    tick(done, f"epoch {epoch}/{last_epoch}")
             _sync(dd.device)
-            result.seconds += time.perf_counter() - start
-            result.puzzles += seen
-            result.epochs = epoch
-            train_acc = correct / seen if seen else 0.0
-            validate = len(val_idx) > 0 and not fixed_epochs
-            val_acc, val_loss = self.evaluate(dd, val_idx) if validate else (None, None)
-            result.curve.append(
-                {
-                    "epoch": epoch,
-                    "loss": round(total_loss / seen, 5) if seen else None,
-                    "train_acc": round(train_acc, 4),
-                    "val_acc": None if val_acc is None else round(val_acc, 4),
-                    "val_loss": None if val_loss is None else round(val_loss, 5),
-                }
-            )
-            if fixed_epochs:
-                result.best_epoch = epoch
-                continue
-            score = val_loss if val_loss is not None else total_loss / max(seen, 1)
-            if score < best_loss - MIN_DELTA:
-                best_loss = score
-                best_state = {k: v.detach().clone() for k, v in net.state_dict().items()}
-                result.best_epoch = epoch
-            elif epoch - result.best_epoch >= PATIENCE:
-                break
-        if best_state is not None and result.best_epoch != result.epochs:
-            net.load_state_dict(best_state)
+            seconds = time.perf_counter() - start
+            total_host, right_host = total.tolist(), right.tolist()
+            validate = [s for s in active if len(val_idx) > 0 and not members[s].fixed_epochs]
+            val = self._evaluate_members(dd, stacked, call, validate, val_idx, vmapped, own)
+            for s in active:
+                result, n_seen = results[s], seen[s]
+                # the members trained side by side: each is credited with its share
+                result.seconds += seconds / len(active)
+                result.puzzles += n_seen
+                result.epochs = epoch
+                val_acc, val_loss = val.get(s, (None, None))
+                result.curve.append(
+                    {
+                        "epoch": epoch,
+                        "loss": round(total_host[s] / n_seen, 5) if n_seen else None,
+                        "train_acc": round(right_host[s] / n_seen, 4) if n_seen else 0.0,
+                        "val_acc": None if val_acc is None else round(val_acc, 4),
+                        "val_loss": None if val_loss is None else round(val_loss, 5),
+                    }
+                )
+                if members[s].fixed_epochs:
+                    result.best_epoch = epoch
+                    if epoch >= members[s].epochs:
+                        kept[s], running[s] = snapshot(s), False
+                    continue
+                score = val_loss if val_loss is not None else total_host[s] / max(n_seen, 1)
+                if score < best_loss[s] - MIN_DELTA:
+                    best_loss[s] = score
+                    kept[s] = snapshot(s)
+                    result.best_epoch = epoch
+                elif epoch - result.best_epoch >= PATIENCE:
+                    running[s] = False
+                if epoch >= members[s].epochs:
+                    running[s] = False
+                if not running[s] and kept[s] is None:  # never improved: its last weights
+                    kept[s] = snapshot(s)
+        out: list[tuple[FitResult, TorchBaseline]] = []
+        for s, net in enumerate(nets):
+            state = kept[s] if kept[s] is not None else snapshot(s)
+            net.load_state_dict(state)  # type: ignore[arg-type]
+            fitted = copy.copy(self)
+            fitted.net = net
+            enc = getattr(net, self.encoder_attr, None)
+            fitted.encode_fn = enc
+            if dd.compiled and isinstance(enc, nn.Module):
+                fitted.encode_fn = torch.compile(enc, dynamic=True, backend=dd.compile_backend)
+            out.append((results[s], fitted))
+        return out
+
+    def _vmapped_outputs(
+        self,
+        dd: DeviceData,
+        stacked: dict[str, torch.Tensor],
+        call: _Call,
+        idx: torch.Tensor,
+    ) -> torch.Tensor:
+        """(S, B, A) raw outputs: every member's batch in one batched call, each frame of a
+        batch encoded (no search for the distinct ones: that would wait on the GPU)."""
+        from torch.func import functional_call, vmap
+
+        ids = self.frame_ids(dd, idx.reshape(-1)).reshape(idx.shape[0], idx.shape[1], -1)
+        s, b, k = ids.shape
+        frames = dd.frame_bank()[ids.reshape(s, b * k)].float().div_(255.0)
+        where = torch.arange(b * k, device=ids.device).reshape(b, k)
+        params = {f"net.{name}": v for name, v in stacked.items()}
+
+        def one(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+            return functional_call(call, p, (x, where), {"frames": True})
+
+        out: torch.Tensor = vmap(one)(params, frames)
+        return out
+
+    def _weighted_loss(
+        self,
+        dd: DeviceData,
+        out: torch.Tensor,
+        idx: torch.Tensor,
+        weight: torch.Tensor,
+        keys: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The sum over members of each member's mean loss over its real puzzles (padding
+        weighs 0), and the per-puzzle losses (S, B)."""
+        s, b, a = out.shape
+        scores = masked_scores_stacked(dd, out, idx) if self.masks_loss else out
+        nll = F.cross_entropy(
+            scores.float().reshape(s * b, a), keys[idx].reshape(-1), reduction="none"
+        ).reshape(s, b)
+        per_member = (nll * weight).sum(dim=1) / weight.sum(dim=1).clamp(min=1.0)
+        return per_member.sum(), nll.detach()
+
+    @torch.no_grad()
+    def _evaluate_members(
+        self,
+        dd: DeviceData,
+        stacked: dict[str, torch.Tensor],
+        call: _Call,
+        members: Sequence[int],
+        idx: np.ndarray,
+        vmapped: bool,
+        own: bool = False,
+    ) -> dict[int, tuple[float, float]]:
+        """Accuracy and mean negative log-likelihood of the key on ``idx``, per member, with
+        the members' current weights (as :meth:`evaluate` measures one network)."""
+        from torch.func import functional_call
+
+        if not members or len(idx) == 0:
+            return {}
+        keys_np = dd.data.keys[idx]
+        probs: dict[int, list[np.ndarray]] = {s: [] for s in members}
+        step = dd.eval_batch
+        for start in range(0, len(idx), step):
+            batch = torch.from_numpy(idx[start : start + step]).to(dd.device)
+            with autocast(dd):
+                if vmapped:
+                    tiled = batch.unsqueeze(0).expand(len(next(iter(stacked.values()))), -1)
+                    out = self.choice_scores(self._vmapped_outputs(dd, stacked, call, tiled))
+                    outs = {s: out[s] for s in members}
+                else:
+                    outs = {}
+                    for s in members:
+                        p = {} if own else {f"net.{k}": v[s] for k, v in stacked.items()}
+                        outs[s] = self.choice_scores(functional_call(call, p, (dd, batch)))
+            for s in members:
+                scores = masked_scores(dd, outs[s].float(), batch)
+                probs[s].append(torch.softmax(scores, dim=1).cpu().numpy())
+        result = {}
+        rows = np.arange(len(keys_np))
+        for s in members:
+            p = np.concatenate(probs[s])
+            p_key = p[rows, keys_np]
+            acc = float((p.argmax(axis=1) == keys_np).mean())
+            result[s] = (acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean()))
         return result
 
     @torch.no_grad()
@@ -419,10 +729,14 @@ class BlindBaseline(TorchBaseline):
     def build(self, data: PuzzleArrays) -> nn.Module:
         return BlindNet()
 
-    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
-        assert isinstance(self.net, BlindNet)
-        encode = self.encoder_fn()
-        return self.net.score(encode_unique(encode, dd.frame_bank(), dd.frame_ids("answers")[idx]))
+    bank_frames = True
+
+    def frame_ids(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        return dd.frame_ids("answers")[idx]
+
+    def head(self, net: nn.Module, emb: torch.Tensor) -> torch.Tensor:
+        assert isinstance(net, BlindNet)
+        return net.score(emb)
 
 
 class ContextBaseline(TorchBaseline):
@@ -442,17 +756,21 @@ class ContextBaseline(TorchBaseline):
     def build(self, data: PuzzleArrays) -> nn.Module:
         return RowRelationNet(data.rows, self.visible(data))
 
-    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
-        """Each distinct frame of the batch is encoded once (:func:`encode_unique`)."""
-        net = self.net
-        assert isinstance(net, RowRelationNet)
-        encode = self.encoder_fn()
+    bank_frames = True
+
+    def frame_ids(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        """The visible context frames, then the answers."""
+        assert isinstance(self.net, RowRelationNet)
         ids = dd.frame_ids("answers")[idx]
-        vis = list(net.visible)
+        vis = list(self.net.visible)
         if vis:
             ids = torch.cat([dd.frame_ids("context")[idx][:, vis], ids], dim=1)
-        emb = encode_unique(encode, dd.frame_bank(), ids)
-        return net.relate(emb[:, : len(vis)] if vis else None, emb[:, len(vis) :])
+        return ids
+
+    def head(self, net: nn.Module, emb: torch.Tensor) -> torch.Tensor:
+        assert isinstance(net, RowRelationNet)
+        vis = len(net.visible)
+        return net.relate(emb[:, :vis] if vis else None, emb[:, vis:])
 
 
 class PartialAnswers(ContextBaseline):
@@ -605,14 +923,24 @@ class _PublishedBaseline(TorchBaseline):
             return "the puzzles have no context (odd-one-out: the answers are the group)"
         return None
 
-    def outputs(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
-        net = self.net
-        assert net is not None
-        ids = torch.cat([dd.frame_ids("context")[idx], dd.frame_ids("answers")[idx]], dim=1)
-        emb = encode_unique(self.encoder_fn(), dd.frame_bank(), ids)
-        c = dd.data.n_context
+    bank_frames = True
+
+    def frame_ids(self, dd: DeviceData, idx: torch.Tensor) -> torch.Tensor:
+        return torch.cat([dd.frame_ids("context")[idx], dd.frame_ids("answers")[idx]], dim=1)
+
+    def head(self, net: nn.Module, emb: torch.Tensor) -> torch.Tensor:
+        c = self.n_context
         scores: torch.Tensor = net.score(emb[:, :c], emb[:, c:])  # type: ignore[operator]
         return scores
+
+    n_context = 0
+
+    def build(self, data: PuzzleArrays) -> nn.Module:
+        self.n_context = data.n_context
+        return self.build_net(data)
+
+    def build_net(self, data: PuzzleArrays) -> nn.Module:
+        raise NotImplementedError
 
 
 class ResNet18Baseline(_PublishedBaseline):
@@ -620,7 +948,7 @@ class ResNet18Baseline(_PublishedBaseline):
 
     id = "resnet18"
 
-    def build(self, data: PuzzleArrays) -> nn.Module:
+    def build_net(self, data: PuzzleArrays) -> nn.Module:
         from studio.baselines.published import ResNet18
 
         return ResNet18(data.n_context)
@@ -631,7 +959,7 @@ class WReNBaseline(_PublishedBaseline):
 
     id = "wren"
 
-    def build(self, data: PuzzleArrays) -> nn.Module:
+    def build_net(self, data: PuzzleArrays) -> nn.Module:
         from studio.baselines.published import WReN
 
         return WReN(data.n_context)
@@ -651,7 +979,7 @@ class SCLBaseline(_PublishedBaseline):
             return f"rows of unequal length {list(data.rows)} (SCL reads whole rows)"
         return None
 
-    def build(self, data: PuzzleArrays) -> nn.Module:
+    def build_net(self, data: PuzzleArrays) -> nn.Module:
         from studio.baselines.published import SCL
 
         return SCL(tuple(int(r) for r in data.rows))

@@ -13,7 +13,15 @@ import torch
 from studio.baselines.data import PuzzleArrays
 from studio.baselines.nets import ResEncoder, _encode, encode_unique, init_relu_weights
 from studio.baselines.run import run_baselines
-from studio.baselines.trained import EVAL_BATCH, BlindBaseline, ContextBaseline, DeviceData
+from studio.baselines.trained import (
+    EVAL_BATCH,
+    BlindBaseline,
+    ContextBaseline,
+    DeviceData,
+    Member,
+    PartialRow1,
+    TorchBaseline,
+)
 from studio.core.errors import StudioError
 from studio.worker.device import choose_device
 
@@ -103,8 +111,13 @@ def test_cuda_runs_float32_eager_unless_asked(data: PuzzleArrays) -> None:
     each is asked for on its own (compiling once needed the bf16 switch as well)."""
     plain = DeviceData(data, "cuda")  # nothing moves to the device until a fit asks
     assert not plain.mixed_precision and not plain.compiled and plain.eval_batch == EVAL_BATCH
-    assert plain.speedups() == {"autocast": None, "compiled": None, "eval_batch": EVAL_BATCH}
+    assert plain.speedups() == {
+        "autocast": None, "compiled": None, "eval_batch": EVAL_BATCH, "ensemble": "vmap"
+    }  # fmt: skip
     assert DeviceData(data, "cuda", compile=True).compiled
+    # a compiled encoder runs member by member; the CPU runs them one by one
+    assert DeviceData(data, "cuda", compile=True).ensemble == "loop"
+    assert DeviceData(data, "cpu").ensemble == "loop"
     assert DeviceData(data, "cuda", cuda_speedups=True).eval_batch > EVAL_BATCH
 
 
@@ -214,3 +227,97 @@ def test_device_cuda_end_to_end_with_the_speedups(data: PuzzleArrays) -> None:
         assert report["device"].startswith("cuda:")
         assert report["compute"]["compiled"] == ("inductor" if compile else None)
         assert report["compute"]["gpu"] and report["compute"]["peak_gpu_memory_mib"] > 0
+
+
+# ---- seeds trained together (issue 26) ----------------------------------------------------
+def _members(data: PuzzleArrays, seeds: list[int], epochs: int = 2) -> list[Member]:
+    return [
+        Member(s, np.random.default_rng([s, 0]), data.part_indices("train"), epochs) for s in seeds
+    ]
+
+
+def test_members_trained_together_are_the_networks_trained_alone(data: PuzzleArrays) -> None:
+    """Stacked weights, one Adam and the summed loss train each member exactly as it would
+    train alone (the CPU's loop path: the same arithmetic, bit for bit): weights, curves,
+    early stopping and predictions."""
+    dd = DeviceData(data, "cpu")
+    val = data.part_indices("val")
+    together = BlindBaseline().fit_members(dd, _members(data, [0, 1, 2], epochs=6), val)
+    for s, (fit, model) in zip([0, 1, 2], together, strict=True):
+        alone = BlindBaseline()
+        fit_alone = alone.fit(
+            dd, data.part_indices("train"), val, seed=s, rng=np.random.default_rng([s, 0]),
+            epochs=6,
+        )  # fmt: skip
+        assert fit.curve == fit_alone.curve and fit.best_epoch == fit_alone.best_epoch
+        assert model.net is not None and alone.net is not None
+        for (name, a), b in zip(
+            model.net.state_dict().items(), alone.net.state_dict().values(), strict=True
+        ):
+            assert torch.equal(a, b), name
+        assert np.array_equal(
+            model.predict(dd, np.arange(data.n)), alone.predict(dd, np.arange(data.n))
+        )
+    # different seeds made different networks
+    first, second = (m.net.state_dict() for _, m in together[:2])  # type: ignore[union-attr]
+    assert not all(torch.equal(first[k], second[k]) for k in first)
+
+
+def test_members_with_their_own_puzzles_and_epochs(data: PuzzleArrays) -> None:
+    """Cross-fitted halves: each member its own puzzles (of unequal size) and its own fixed
+    epoch count; each is kept at its own last epoch."""
+    dd = DeviceData(data, "cpu")
+    train = data.part_indices("train")
+    members = [
+        Member(0, np.random.default_rng(1), train[:9], 1, fixed_epochs=True),
+        Member(1, np.random.default_rng(2), train[9:], 3, fixed_epochs=True),
+    ]
+    fitted = ContextBaseline().fit_members(dd, members, data.part_indices("val"))
+    assert [f.epochs for f, _ in fitted] == [1, 3]
+    assert [f.puzzles for f, _ in fitted] == [9, 3 * (len(train) - 9)]
+    assert all(c["val_acc"] is None for f, _ in fitted for c in f.curve)
+    alone = ContextBaseline()
+    alone.fit(dd, train[:9], [], seed=0, rng=np.random.default_rng(1), epochs=1, fixed_epochs=True)
+    assert alone.net is not None and fitted[0][1].net is not None
+    for a, b in zip(
+        fitted[0][1].net.state_dict().values(), alone.net.state_dict().values(), strict=True
+    ):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("model", [BlindBaseline, ContextBaseline, PartialRow1])
+def test_the_batched_ensemble_trains_as_the_loop_does(
+    data: PuzzleArrays, model: type[TorchBaseline]
+) -> None:
+    """The GPU's path (every member in one ``vmap`` call, every frame encoded, padded
+    batches weighed) on the CPU: the same networks as the loop, to float rounding."""
+    val = data.part_indices("val")
+    loop = model().fit_members(
+        DeviceData(data, "cpu", ensemble="loop"), _members(data, [0, 3]), val
+    )
+    vmap = model().fit_members(
+        DeviceData(data, "cpu", ensemble="vmap"), _members(data, [0, 3]), val
+    )
+    for (fit_l, m_l), (fit_v, m_v) in zip(loop, vmap, strict=True):
+        assert fit_l.epochs == fit_v.epochs
+        # the first epoch agrees to rounding; after it, Adam's steps of ±lr on weights whose
+        # gradients are near zero can go either way on a rounding difference (lr 1e-3)
+        for k, (a, b) in enumerate(zip(fit_l.curve, fit_v.curve, strict=True)):
+            assert a["loss"] == pytest.approx(b["loss"], abs=1e-4 if k == 0 else 5e-3)
+            assert a["val_loss"] == pytest.approx(b["val_loss"], abs=1e-4 if k == 0 else 5e-3)
+        assert m_l.net is not None and m_v.net is not None
+        for a, b in zip(m_l.net.state_dict().values(), m_v.net.state_dict().values(), strict=True):
+            torch.testing.assert_close(a, b, rtol=0.0, atol=2.5e-3)
+
+
+def test_a_whole_job_runs_the_batched_ensemble_and_reports_it(data: PuzzleArrays) -> None:
+    report = run_baselines(
+        data, ["blind", "partial-row2"], seeds=[0, 1], epochs=1, device="cpu", ensemble="vmap"
+    )
+    assert report["compute"]["ensemble"] == "vmap"
+    assert set(report["models"]) == {"blind", "partial-row2"}
+    for entry in report["models"].values():
+        assert [s["seed"] for s in entry["per_seed"]] == [0, 1]
+    # every puzzle has a held-out prediction from each seed (main fit or a cross-fitted half)
+    for p in report["predictions"]:
+        assert all(c >= 0 for c in p["models"]["blind"]["choices"])
