@@ -3,7 +3,12 @@ against the same job on the same machine's CPU cores, in one run (issue 26).
 
 Each configuration runs in a process of its own, one after the other, on the same split:
 
-- ``cuda`` — ``--device cuda`` as a lab's GPU server runs it: float32, eager;
+- ``cuda`` — ``--device cuda`` as a lab's GPU server runs it: float32, eager, each model's
+  seeds trained together in one batched (``vmap``) call;
+  each training step captured once as a CUDA graph and replayed;
+- ``cuda-eager`` — the same without the CUDA graphs (each step's kernels launched from
+  Python);
+- ``cuda-loop`` — the same with the seeds' forward passes one after another (the CPU's way);
 - ``cuda-bf16`` — ``--device cuda --cuda-speedups``: bfloat16 autocast and large inference
   batches;
 - ``cuda-compile`` — the same with ``--compile`` (``torch.compile`` for the frame encoders);
@@ -19,6 +24,13 @@ of samples above 50%). ``ratios`` divides the CPU's seconds by each GPU configur
 split is generated from the shared UA annotations first (needs the full set-up). Skip
 configurations with ``--skip cpu`` etc. ``--out FILE`` also writes the JSON there after every
 configuration, so a run cut short keeps what it measured. Prints one JSON object on stdout.
+
+``--reference DIR`` names a folder holding an earlier ``studio`` package (``git archive REV
+studio | tar -x -C DIR``): the ``cuda`` and ``cpu`` configurations run again with it first on
+the path (``cuda@ref``, ``cpu@ref``), so ``ratios_vs_reference`` compares the code against
+the earlier code on the same machine in the same run. ``--published`` also runs the
+``published`` group (ResNet-18, WReN, SCL; issue 26) on the GPU (``published-cuda``), with
+accuracy per rule and concept beside the seconds.
 """
 
 from __future__ import annotations
@@ -37,8 +49,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_JOB = "blind,context,similarity,partial"
-CONFIGS = {
+CONFIGS: dict[str, dict[str, Any]] = {
     "cuda": {"device": "cuda", "speedups": False, "compile": False},
+    "cuda-eager": {"device": "cuda", "speedups": False, "compile": False, "graphs": False},
+    "cuda-loop": {"device": "cuda", "speedups": False, "compile": False, "ensemble": "loop"},
     "cuda-bf16": {"device": "cuda", "speedups": True, "compile": False},
     "cuda-compile": {"device": "cuda", "speedups": True, "compile": True},
     "cpu": {"device": "cpu", "speedups": False, "compile": False},
@@ -48,7 +62,10 @@ JOB = """
 import json, sys, time
 t0 = time.perf_counter()
 from studio.baselines.run import run_baselines
-split, models, seeds, device, speedups, compile_ = sys.argv[1:7]
+split, models, seeds, device, speedups, compile_, ensemble, graphs = sys.argv[1:9]
+extra = {"ensemble": ensemble} if ensemble != "-" else {}
+if graphs == "0":
+    extra["cuda_graphs"] = False
 units, last, marks = {}, [t0], {}
 def log(line):
     now = time.perf_counter()
@@ -60,7 +77,7 @@ def log(line):
         marks["loaded_s"] = round(now - t0, 2)
         last[0] = now
 report = run_baselines(split, models, seeds=int(seeds), device=device, log=log,
-                       cuda_speedups=speedups == "1", compile=compile_ == "1")
+                       cuda_speedups=speedups == "1", compile=compile_ == "1", **extra)
 models_ = report["models"]
 print(json.dumps({
     "seconds": round(time.perf_counter() - t0, 2),
@@ -71,6 +88,10 @@ print(json.dumps({
     "epochs": {m: [s["epochs"] for s in e["per_seed"]] for m, e in models_.items()
                if e["trained"]},
     "accuracy": {m: e["overall"]["accuracy"] for m, e in models_.items()},
+    "by_rule": {m: {g: v["accuracy"] for g, v in e["groups"]["rule"].items()}
+                for m, e in models_.items()},
+    "by_concept": {m: {g: v["accuracy"] for g, v in e["groups"]["concept"].items()}
+                   for m, e in models_.items()},
     "device": report["device"],
     "compute": report.get("compute"),
 }))
@@ -115,12 +136,22 @@ class GpuSampler:
         }
 
 
-def run_config(split: Path, name: str, models: str, seeds: int, timeout: float) -> dict[str, Any]:
+def run_config(
+    split: Path,
+    name: str,
+    models: str,
+    seeds: int,
+    timeout: float,
+    reference: Path | None = None,
+) -> dict[str, Any]:
     cfg = CONFIGS[name]
-    path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    first = [str(reference)] if reference is not None else []
+    path = [*first, str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     args = [sys.executable, "-c", JOB, str(split), models, str(seeds), cfg["device"]]
     args += ["1" if cfg["speedups"] else "0", "1" if cfg["compile"] else "0"]
+    args.append(cfg.get("ensemble") or "-")
+    args.append("0" if cfg.get("graphs") is False else "1")
     sampler = GpuSampler() if cfg["device"] == "cuda" else None
     try:
         with sampler if sampler is not None else contextlib.nullcontext():
@@ -157,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", default="", help="configurations to leave out: cuda,cpu,…")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     parser.add_argument("--out", help="also write the JSON here after each configuration")
+    parser.add_argument("--reference", help="a folder holding an earlier studio package")
+    parser.add_argument("--published", action="store_true", help="also the published group")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     if skip - set(CONFIGS):
@@ -184,17 +217,31 @@ def main(argv: list[str] | None = None) -> int:
         for split in splits:
             entry: dict[str, Any] = {}
             result["splits"][split.name] = entry
-            for name in CONFIGS:
-                if name in skip:
-                    continue
-                print(f"gpu bench: {split.name} {name}", file=sys.stderr, flush=True)
-                entry[name] = run_config(split, name, args.models, args.seeds, args.timeout)
+            reference = Path(args.reference).resolve() if args.reference else None
+            runs = [(name, name, None) for name in CONFIGS if name not in skip]
+            if reference is not None:
+                runs += [(f"{n}@ref", n, reference) for n in ("cuda", "cpu") if n not in skip]
+            for label, name, ref in runs:
+                print(f"gpu bench: {split.name} {label}", file=sys.stderr, flush=True)
+                entry[label] = run_config(split, name, args.models, args.seeds, args.timeout, ref)
                 save()
-            cpu = entry.get("cpu", {}).get("seconds")
+            if args.published and "cuda" not in skip:
+                print(f"gpu bench: {split.name} published-cuda", file=sys.stderr, flush=True)
+                entry["published-cuda"] = run_config(
+                    split, "cuda", "published", args.seeds, args.timeout
+                )
+                save()
+            seconds = {k: e["seconds"] for k, e in entry.items() if e.get("seconds")}
+            cpu = seconds.get("cpu")
             entry["ratios_vs_cpu"] = {
-                name: round(cpu / e["seconds"], 2)
-                for name, e in entry.items()
-                if name != "cpu" and cpu and isinstance(e, dict) and e.get("seconds")
+                name: round(cpu / t, 2)
+                for name, t in seconds.items()
+                if cpu and name != "cpu" and not name.startswith("published")
+            }
+            entry["ratios_vs_reference"] = {
+                name: round(seconds[f"{name}@ref"] / seconds[name], 2)
+                for name in ("cuda", "cpu")
+                if name in seconds and f"{name}@ref" in seconds
             }
             save()
     print(json.dumps(result))

@@ -29,6 +29,7 @@ such units are not run again.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -146,9 +147,11 @@ class _Runner:
         force_speedups: bool = False,
         compile_backend: str = "inductor",
         ensemble: str | None = None,
+        cuda_graphs: bool = True,
     ) -> None:
         self.data = data
         self.ensemble = ensemble
+        self.cuda_graphs = cuda_graphs
         self.cuda_speedups = cuda_speedups
         self.compile = compile
         self.force_speedups = force_speedups
@@ -199,6 +202,7 @@ class _Runner:
                 force_speedups=self.force_speedups,
                 compile_backend=self.compile_backend,
                 ensemble=self.ensemble,
+                cuda_graphs=self.cuda_graphs,
             )
         return self._dd
 
@@ -488,6 +492,7 @@ def run_baselines(
     force_speedups: bool = False,
     compile_backend: str = "inductor",
     ensemble: str | None = None,
+    cuda_graphs: bool = True,
 ) -> dict[str, Any]:
     """Run ``models`` on ``source`` and return the report (module docstring).
 
@@ -504,7 +509,9 @@ def run_baselines(
     :class:`studio.baselines.trained.DeviceData`. ``force_speedups`` and
     ``compile_backend``: the CUDA path's structure on any device, for the suite (ibid.).
     ``ensemble``: how a model's seeds train together, ``loop`` or ``vmap`` (default: vmap on
-    a GPU, loop on the CPU; see :attr:`studio.baselines.trained.DeviceData.ensemble`)."""
+    a GPU, loop on the CPU; see :attr:`studio.baselines.trained.DeviceData.ensemble`).
+    ``cuda_graphs``: replay a batched step captured as a CUDA graph (on a GPU; a capture that
+    fails falls back to the eager step and the report says why)."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
@@ -561,75 +568,87 @@ def run_baselines(
         force_speedups,
         compile_backend,
         ensemble,
+        cuda_graphs,
     )
-    # a trained model's seeds train together (one step for all of them), so a model is one
-    # entry of the plan; a seed finished in an earlier attempt is not trained again
-    plan: list[tuple[str, Any, list[int] | None]] = []
-    for model, baseline in runnable:
-        plan.append((model, baseline, list(seed_list) if reg.meta(model).get("trained") else None))
-    weights = [0.1 if seeds_ is None else float(len(seeds_)) for _, _, seeds_ in plan]
-    total = sum(weights) or 1.0
-    done_weight = 0.0
-    units: dict[str, dict[str, Any]] = {}
+    # how busy the GPU is while the job runs (NVML or nvidia-smi; nothing on the CPU)
+    watch: Any = contextlib.nullcontext()
+    if torch_device.startswith("cuda"):
+        from studio.worker.device import GpuUtilisation
 
-    def finished(key: str, result: dict[str, Any], trained: bool) -> None:
-        units[key] = result
-        right = np.array(result["choices"])[runner.eval] == data.keys[runner.eval]
-        trained_for = f", {result['epochs']} epochs" if trained else ""
-        say(f"{key}: {eval_part} accuracy {right.mean():.3f}{trained_for}")
-        if on_unit is not None:
-            on_unit(key, result)
+        watch = GpuUtilisation(int(torch_device.partition(":")[2] or 0))
+    with watch:
+        # a trained model's seeds train together (one step for all of them), so a model is one
+        # entry of the plan; a seed finished in an earlier attempt is not trained again
+        plan: list[tuple[str, Any, list[int] | None]] = []
+        for model, baseline in runnable:
+            plan.append(
+                (model, baseline, list(seed_list) if reg.meta(model).get("trained") else None)
+            )
+        weights = [0.1 if seeds_ is None else float(len(seeds_)) for _, _, seeds_ in plan]
+        total = sum(weights) or 1.0
+        done_weight = 0.0
+        units: dict[str, dict[str, Any]] = {}
 
-    for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
-        wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
-        keys = [unit_key(model, s) for s in wanted]
-        todo = []
-        for key, seed in zip(keys, wanted, strict=True):
-            if completed and key in completed:
-                units[key] = dict(completed[key])
-                say(f"{key}: done in an earlier attempt")
+        def finished(key: str, result: dict[str, Any], trained: bool) -> None:
+            units[key] = result
+            right = np.array(result["choices"])[runner.eval] == data.keys[runner.eval]
+            trained_for = f", {result['epochs']} epochs" if trained else ""
+            say(f"{key}: {eval_part} accuracy {right.mean():.3f}{trained_for}")
+            if on_unit is not None:
+                on_unit(key, result)
+
+        for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
+            wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
+            keys = [unit_key(model, s) for s in wanted]
+            todo = []
+            for key, seed in zip(keys, wanted, strict=True):
+                if completed and key in completed:
+                    units[key] = dict(completed[key])
+                    say(f"{key}: done in an earlier attempt")
+                else:
+                    todo.append(seed)
+            base = done_weight
+            done_weight += weight
+            if not todo:
+                continue
+            if should_stop is not None and should_stop():
+                raise BaselineCancelled()
+            w = weight * len(todo) / len(keys)
+            base += weight - w
+            if seeds_ is None:
+                label = model
+            elif len(todo) == 1:
+                label = f"{model} · seed {todo[0]}"
             else:
-                todo.append(seed)
-        base = done_weight
-        done_weight += weight
-        if not todo:
-            continue
-        if should_stop is not None and should_stop():
-            raise BaselineCancelled()
-        w = weight * len(todo) / len(keys)
-        base += weight - w
-        if seeds_ is None:
-            label = model
-        elif len(todo) == 1:
-            label = f"{model} · seed {todo[0]}"
-        else:
-            label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
+                label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
 
-        def tick(f: float, msg: str, base: float = base, w: float = w, lab: str = label):
-            if progress is not None:
-                progress(min(1.0, (base + w * f) / total), f"{lab} · {msg}" if msg else lab)
+            def tick(f: float, msg: str, base: float = base, w: float = w, lab: str = label):
+                if progress is not None:
+                    progress(min(1.0, (base + w * f) / total), f"{lab} · {msg}" if msg else lab)
 
-        tick(0.0, "")
-        if seeds_ is None:
-            finished(unit_key(model, None), runner.training_free(baseline), False)
-        else:
-            seeds_todo = [int(s) for s in todo if s is not None]
-            for seed, result in runner.trained(type(baseline), seeds_todo, tick).items():
-                finished(unit_key(model, seed), result, True)
-    if progress is not None:
-        progress(1.0, "report")
-    report = build_report(
-        data,
-        [m for m, _ in runnable],
-        units,
-        seed_list,
-        eval_part=eval_part,
-        device=device_name,
-        epochs=epochs,
-        skipped=skipped,
-        cross_fit=cross_fit,
-    )
+            tick(0.0, "")
+            if seeds_ is None:
+                finished(unit_key(model, None), runner.training_free(baseline), False)
+            else:
+                seeds_todo = [int(s) for s in todo if s is not None]
+                for seed, result in runner.trained(type(baseline), seeds_todo, tick).items():
+                    finished(unit_key(model, seed), result, True)
+        if progress is not None:
+            progress(1.0, "report")
+        report = build_report(
+            data,
+            [m for m, _ in runnable],
+            units,
+            seed_list,
+            eval_part=eval_part,
+            device=device_name,
+            epochs=epochs,
+            skipped=skipped,
+            cross_fit=cross_fit,
+        )
     report["compute"] = runner.compute_record()
+    if not isinstance(watch, contextlib.nullcontext):
+        report["compute"]["gpu_utilisation"] = watch.summary()
     return report
 
 

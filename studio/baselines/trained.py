@@ -97,10 +97,15 @@ class DeviceData:
         force_speedups: bool = False,
         compile_backend: str = "inductor",
         ensemble: str | None = None,
+        cuda_graphs: bool = True,
     ) -> None:
         if ensemble not in (None, "loop", "vmap"):
             raise ValueError(f"ensemble: loop or vmap, not {ensemble!r}")
         self._ensemble = ensemble
+        self.cuda_graphs = bool(cuda_graphs)
+        #: how the batched steps ran: captured CUDA graphs, or why not (the report says)
+        self.graph_runs = 0
+        self.graph_failure: str | None = None
         self.data = data
         self.device = torch.device(device)
         self.cuda_speedups = bool(cuda_speedups)
@@ -150,7 +155,23 @@ class DeviceData:
             "compiled": self.compile_backend if self.compiled else None,
             "eval_batch": self.eval_batch,
             "ensemble": self.ensemble,
+            "cuda_graphs": self.graph_runs > 0,
+            **({"cuda_graph_failure": self.graph_failure} if self.graph_failure else {}),
         }
+
+    @property
+    def graphs(self) -> bool:
+        """Whether a batched (``vmap``) training step is captured once as a CUDA graph and
+        replayed: on a GPU, in float32, unless turned off. A step of these networks is a few
+        hundred small kernels; launching them one by one from Python kept the GPU 5–20 %
+        busy (issue 26), a replay launches them all at once."""
+        return (
+            self.on_cuda
+            and self.cuda_graphs
+            and self.ensemble == "vmap"
+            and not self.mixed_precision
+            and self.graph_failure is None
+        )
 
     @property
     def eval_batch(self) -> int:
@@ -291,10 +312,103 @@ def _sub_tick(tick: Tick, start: float, span: float) -> Tick:
     return lambda f, msg: tick(start + span * f, msg)
 
 
-def _adam_options(dd: DeviceData) -> dict[str, bool]:
-    """One kernel per step for every parameter on a GPU (fused Adam); the multi-tensor
-    loop on the CPU (rather than a Python loop over the parameters)."""
-    return {"fused": True} if dd.on_cuda else {"foreach": True}
+def _adam_options(dd: DeviceData, graph: bool = False) -> dict[str, bool]:
+    """One kernel per step for every parameter on a GPU (fused Adam; its step count kept on
+    the GPU when the step is a CUDA graph); the multi-tensor loop on the CPU (rather than a
+    Python loop over the parameters)."""
+    if dd.on_cuda:
+        return {"fused": True, "capturable": True} if graph else {"fused": True}
+    return {"foreach": True}
+
+
+class _BatchedStep:
+    """One optimiser step of every member of a batched (``vmap``) ensemble, read from static
+    buffers (the batch's puzzles and weights), so that it can be captured once as a CUDA
+    graph and replayed (:attr:`DeviceData.graphs`); eager otherwise. The running loss and
+    hit counts per member are summed on the device.
+
+    Capture follows torch's recipe (warm-up steps on a side stream, then capture): the
+    warm-up steps run with every weight 0, so their gradients are 0 and Adam, its moments
+    still 0, moves no parameter; its step counts are then set back to 0, so the first real
+    step is Adam's first, as in the eager path."""
+
+    def __init__(
+        self,
+        baseline: TorchBaseline,
+        dd: DeviceData,
+        stacked: dict[str, torch.Tensor],
+        call: _Call,
+        opt: torch.optim.Optimizer,
+        size: int,
+        graph: bool,
+    ) -> None:
+        self.baseline, self.dd, self.stacked, self.call, self.opt = baseline, dd, stacked, call, opt
+        self.keys = dd.get("keys")
+        self.idx = torch.zeros((size, BATCH), dtype=torch.int64, device=dd.device)
+        self.weight = torch.zeros((size, BATCH), device=dd.device)
+        self.total = torch.zeros(size, device=dd.device)
+        self.right = torch.zeros(size, device=dd.device)
+        self.graph: torch.cuda.CUDAGraph | None = None
+        if graph:
+            try:
+                self.graph = self._capture()
+            except Exception as e:  # any failure to capture: the eager step, and say why
+                dd.graph_failure = f"{type(e).__name__}: {e}"[:300]
+                self.graph = None
+                self._reset()
+
+    def _body(self) -> None:
+        b = self.baseline
+        with autocast(self.dd):
+            out = b._vmapped_outputs(self.dd, self.stacked, self.call, self.idx)
+            loss, nll = b._weighted_loss(self.dd, out, self.idx, self.weight, self.keys)
+        loss.backward()
+        self.opt.step()
+        with torch.no_grad():
+            self.total += (nll * self.weight).sum(dim=1)
+            pred = masked_scores_stacked(self.dd, b.choice_scores(out.detach()), self.idx)
+            hit = (pred.argmax(dim=2) == self.keys[self.idx]).float() * self.weight
+            self.right += hit.sum(dim=1)
+
+    def _reset(self) -> None:
+        """Adam's state and the sums as before any step (in place: a graph holds them)."""
+        for state in self.opt.state.values():
+            for value in state.values():
+                if isinstance(value, torch.Tensor):
+                    value.zero_()
+        self.total.zero_()
+        self.right.zero_()
+
+    def _capture(self) -> torch.cuda.CUDAGraph:
+        self.weight.zero_()
+        side = torch.cuda.Stream(self.dd.device)
+        side.wait_stream(torch.cuda.current_stream(self.dd.device))
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                self.opt.zero_grad(set_to_none=True)
+                self._body()
+        torch.cuda.current_stream(self.dd.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        self.opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            self._body()
+        torch.cuda.synchronize(self.dd.device)
+        self._reset()
+        return graph
+
+    def new_epoch(self) -> None:
+        self.total.zero_()
+        self.right.zero_()
+
+    def __call__(self, idx: torch.Tensor, weight: torch.Tensor) -> None:
+        self.idx.copy_(idx)
+        self.weight.copy_(weight)
+        if self.graph is not None:
+            self.graph.replay()
+            self.dd.graph_runs += 1
+        else:
+            self.opt.zero_grad(set_to_none=True)
+            self._body()
 
 
 def _batch_table(
@@ -429,7 +543,7 @@ class TorchBaseline:
         frames and a head (:attr:`bank_frames`); a member whose batches run out before the
         others' (halves that differ by one puzzle across a batch boundary) takes a step of
         zero gradient there."""
-        from torch.func import functional_call, stack_module_state
+        from torch.func import stack_module_state
 
         if not members:
             return []
@@ -464,8 +578,12 @@ class TorchBaseline:
             params, buffers = stack_module_state(nets)  # type: ignore[arg-type]
             stacked = {**params, **buffers}
             leaves = list(params.values())
-        opt = torch.optim.Adam(leaves, lr=self.learning_rate, **_adam_options(dd))
+        graph = vmapped and dd.graphs
+        opt = torch.optim.Adam(leaves, lr=self.learning_rate, **_adam_options(dd, graph))
         call = _Call(self, template)
+        batched = (
+            _BatchedStep(self, dd, stacked, call, opt, len(members), graph) if vmapped else None
+        )
         keys = dd.get("keys")
         val_idx = np.asarray(val_idx, dtype=np.int64)
         size = len(members)
@@ -491,6 +609,9 @@ class TorchBaseline:
             steps = max(max(1, -(-len(orders[s]) // BATCH)) for s in active)
             total = torch.zeros(size, device=dd.device)
             right = torch.zeros(size, device=dd.device)
+            if batched is not None:
+                batched.new_epoch()
+                total, right = batched.total, batched.right
             seen = [0] * size
             table, weight = _batch_table(orders, active, steps, dd.device)
             _sync(dd.device)
@@ -500,46 +621,25 @@ class TorchBaseline:
                     raise BaselineCancelled()
                 batch_idx = table[:, b * BATCH : (b + 1) * BATCH]
                 batch_w = weight[:, b * BATCH : (b + 1) * BATCH]
-                with autocast(dd):
-                    if vmapped:
-                        out = self._vmapped_outputs(dd, stacked, call, batch_idx)
-                        loss, nll = self._weighted_loss(dd, out, batch_idx, batch_w, keys)
-                    else:
-                        loss = torch.zeros((), device=dd.device)
-                        nll = []
-                        for s in active:
-                            n_s = min(BATCH, max(0, len(orders[s]) - b * BATCH))
-                            if n_s == 0:
-                                nll.append(None)
-                                continue
-                            idx_s = batch_idx[s, :n_s]
-                            out_s = functional_call(call, member_params(s), (dd, idx_s))
-                            if self.masks_loss:
-                                out_s = masked_scores(dd, out_s, idx_s)
-                            loss_s = self.loss(out_s.float(), keys[idx_s])
-                            loss = loss + loss_s
-                            nll.append((s, idx_s, out_s, loss_s))
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                with torch.no_grad():
-                    if vmapped:
-                        assert isinstance(nll, torch.Tensor)
-                        total += (nll * batch_w).sum(dim=1)
-                        pred = masked_scores_stacked(dd, self.choice_scores(out), batch_idx)
-                        hit = (pred.argmax(dim=2) == keys[batch_idx]).float() * batch_w
-                        right += hit.sum(dim=1)
-                        for s in active:
-                            seen[s] += min(BATCH, max(0, len(orders[s]) - b * BATCH))
-                    else:
-                        for item in nll:
-                            if item is None:
-                                continue
-                            s, idx_s, out_s, loss_s = item
-                            total[s] += loss_s.detach() * len(idx_s)
-                            scores = masked_scores(dd, self.choice_scores(out_s), idx_s)
-                            right[s] += (scores.argmax(dim=1) == keys[idx_s]).sum()
-                            seen[s] += len(idx_s)
+                if batched is not None:  # every member in one batched call (a GPU)
+                    batched(batch_idx, batch_w)
+                    for s in active:
+                        seen[s] += min(BATCH, max(0, len(orders[s]) - b * BATCH))
+                else:  # one member after another, each on its own batch (the CPU)
+                    self._loop_step(
+                        dd,
+                        call,
+                        opt,
+                        keys,
+                        batch_idx,
+                        active,
+                        orders,
+                        b,
+                        member_params,
+                        total,
+                        right,
+                        seen,
+                    )
                 if tick is not None:
                     done = ((epoch - 1) + (b + 1) / steps) / last_epoch
                     tick(done, f"epoch {epoch}/{last_epoch}")
@@ -592,6 +692,49 @@ class TorchBaseline:
                 fitted.encode_fn = torch.compile(enc, dynamic=True, backend=dd.compile_backend)
             out.append((results[s], fitted))
         return out
+
+    def _loop_step(
+        self,
+        dd: DeviceData,
+        call: _Call,
+        opt: torch.optim.Optimizer,
+        keys: torch.Tensor,
+        batch_idx: torch.Tensor,
+        active: Sequence[int],
+        orders: Sequence[np.ndarray],
+        b: int,
+        member_params: Callable[[int], dict[str, torch.Tensor]],
+        total: torch.Tensor,
+        right: torch.Tensor,
+        seen: list[int],
+    ) -> None:
+        """One optimiser step with each member's forward pass on its own real puzzles (no
+        padding), the network's own arithmetic; the sums are kept on the device."""
+        from torch.func import functional_call
+
+        done: list[tuple[int, torch.Tensor, torch.Tensor, torch.Tensor]] = []
+        loss = torch.zeros((), device=dd.device)
+        with autocast(dd):
+            for s in active:
+                n_s = min(BATCH, max(0, len(orders[s]) - b * BATCH))
+                if n_s == 0:
+                    continue
+                idx_s = batch_idx[s, :n_s]
+                out_s = functional_call(call, member_params(s), (dd, idx_s))
+                if self.masks_loss:
+                    out_s = masked_scores(dd, out_s, idx_s)
+                loss_s = self.loss(out_s.float(), keys[idx_s])
+                loss = loss + loss_s
+                done.append((s, idx_s, out_s, loss_s))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            for s, idx_s, out_s, loss_s in done:
+                total[s] += loss_s.detach() * len(idx_s)
+                scores = masked_scores(dd, self.choice_scores(out_s), idx_s)
+                right[s] += (scores.argmax(dim=1) == keys[idx_s]).sum()
+                seen[s] += len(idx_s)
 
     def _vmapped_outputs(
         self,
@@ -764,7 +907,14 @@ class ContextBaseline(TorchBaseline):
         ids = dd.frame_ids("answers")[idx]
         vis = list(self.net.visible)
         if vis:
-            ids = torch.cat([dd.frame_ids("context")[idx][:, vis], ids], dim=1)
+            ctx = dd.frame_ids("context")[idx]
+            # the visible frames are a run (every one, a row): a slice, not an index list
+            # (a list index is copied to the GPU at each call, which a CUDA graph cannot hold)
+            if vis == list(range(vis[0], vis[-1] + 1)):
+                ctx = ctx[:, vis[0] : vis[-1] + 1]
+            else:
+                ctx = ctx[:, torch.tensor(vis, device=ctx.device)]
+            ids = torch.cat([ctx, ids], dim=1)
         return ids
 
     def head(self, net: nn.Module, emb: torch.Tensor) -> torch.Tensor:

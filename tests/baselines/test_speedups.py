@@ -112,8 +112,11 @@ def test_cuda_runs_float32_eager_unless_asked(data: PuzzleArrays) -> None:
     plain = DeviceData(data, "cuda")  # nothing moves to the device until a fit asks
     assert not plain.mixed_precision and not plain.compiled and plain.eval_batch == EVAL_BATCH
     assert plain.speedups() == {
-        "autocast": None, "compiled": None, "eval_batch": EVAL_BATCH, "ensemble": "vmap"
+        "autocast": None, "compiled": None, "eval_batch": EVAL_BATCH, "ensemble": "vmap",
+        "cuda_graphs": False,  # none replayed yet
     }  # fmt: skip
+    assert plain.graphs and not DeviceData(data, "cuda", cuda_graphs=False).graphs
+    assert not DeviceData(data, "cpu", ensemble="vmap").graphs  # a GPU's alone
     assert DeviceData(data, "cuda", compile=True).compiled
     # a compiled encoder runs member by member; the CPU runs them one by one
     assert DeviceData(data, "cuda", compile=True).ensemble == "loop"
@@ -219,7 +222,7 @@ def test_device_cuda_end_to_end_with_the_speedups(data: PuzzleArrays) -> None:
         report = run_baselines(
             data,
             ["blind", "context", "partial"],
-            seeds=[0],
+            seeds=[0, 1],
             epochs=2,
             device="cuda",
             compile=compile,
@@ -227,6 +230,11 @@ def test_device_cuda_end_to_end_with_the_speedups(data: PuzzleArrays) -> None:
         assert report["device"].startswith("cuda:")
         assert report["compute"]["compiled"] == ("inductor" if compile else None)
         assert report["compute"]["gpu"] and report["compute"]["peak_gpu_memory_mib"] > 0
+        # the seeds in one batched call unless compiled; how busy the GPU was
+        assert report["compute"]["ensemble"] == ("loop" if compile else "vmap")
+        assert report["compute"]["cuda_graphs"] is (not compile)
+        assert "cuda_graph_failure" not in report["compute"]
+        assert report["compute"]["gpu_utilisation"]["samples"] >= 1
 
 
 # ---- seeds trained together (issue 26) ----------------------------------------------------
@@ -321,3 +329,39 @@ def test_a_whole_job_runs_the_batched_ensemble_and_reports_it(data: PuzzleArrays
     # every puzzle has a held-out prediction from each seed (main fit or a cross-fitted half)
     for p in report["predictions"]:
         assert all(c >= 0 for c in p["models"]["blind"]["choices"])
+
+
+def test_without_a_gpu_the_utilisation_sampler_says_nothing() -> None:
+    """No NVML and no ``nvidia-smi`` answering (this machine): no samples and no summary, and
+    the sampler's thread ends at once rather than polling."""
+    from studio.worker.device import GpuUtilisation
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with GpuUtilisation(interval=0.01) as watch:
+        watch._thread.join(timeout=10)
+        assert not watch._thread.is_alive()
+    assert watch.summary() is None and watch.samples == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no GPU")
+@pytest.mark.parametrize("model", [BlindBaseline, ContextBaseline])
+def test_cuda_graph_steps_train_as_eager_steps(
+    data: PuzzleArrays, model: type[TorchBaseline]
+) -> None:
+    """A captured step replayed trains the members as the eager batched step does: the
+    warm-up steps of the capture moved no weight and left Adam at its first step."""
+    val = data.part_indices("val")
+    graphed_dd = DeviceData(data, "cuda")
+    graphed = model().fit_members(graphed_dd, _members(data, [0, 3], epochs=3), val)
+    assert graphed_dd.graph_runs > 0 and graphed_dd.graph_failure is None
+    eager_dd = DeviceData(data, "cuda", cuda_graphs=False)
+    eager = model().fit_members(eager_dd, _members(data, [0, 3], epochs=3), val)
+    assert eager_dd.graph_runs == 0
+    for (fit_g, m_g), (fit_e, m_e) in zip(graphed, eager, strict=True):
+        assert fit_g.curve[0]["loss"] == pytest.approx(fit_e.curve[0]["loss"], abs=1e-4)
+        assert fit_g.curve[0]["val_loss"] == pytest.approx(fit_e.curve[0]["val_loss"], abs=1e-4)
+        assert fit_g.curve[0]["train_acc"] == pytest.approx(fit_e.curve[0]["train_acc"], abs=0.02)
+        assert m_g.net is not None and m_e.net is not None
+        for a, b in zip(m_g.net.state_dict().values(), m_e.net.state_dict().values(), strict=True):
+            torch.testing.assert_close(a, b, rtol=0.0, atol=5e-3)
