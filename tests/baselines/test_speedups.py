@@ -365,3 +365,15 @@ def test_cuda_graph_steps_train_as_eager_steps(
         assert m_g.net is not None and m_e.net is not None
         for a, b in zip(m_g.net.state_dict().values(), m_e.net.state_dict().values(), strict=True):
             torch.testing.assert_close(a, b, rtol=0.0, atol=5e-3)
+
+
+def test_torch_and_the_gpu_start_while_the_puzzles_load() -> None:
+    """Where a GPU may be used, torch is imported (and a GPU's context started) on a thread
+    while the split is read; ``--device cpu`` starts nothing."""
+    from studio.baselines.run import _warm_device
+
+    assert _warm_device("cpu") is None and _warm_device(" CPU ") is None
+    thread = _warm_device("auto")
+    assert thread is not None
+    thread.join(timeout=60)
+    assert not thread.is_alive()
