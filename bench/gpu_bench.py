@@ -192,8 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--published", action="store_true", help="also the published group")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    if skip - set(CONFIGS):
-        parser.error(f"--skip: unknown configuration(s) {sorted(skip - set(CONFIGS))}")
+    known = set(CONFIGS) | {"cuda@ref", "cpu@ref"}
+    if skip - known:
+        parser.error(f"--skip: unknown configuration(s) {sorted(skip - known)}")
 
     result: dict[str, Any] = {"facts": torch_facts(), "job": args.models, "seeds": args.seeds}
     if not result["facts"]["cuda"]:
@@ -220,7 +221,11 @@ def main(argv: list[str] | None = None) -> int:
             reference = Path(args.reference).resolve() if args.reference else None
             runs = [(name, name, None) for name in CONFIGS if name not in skip]
             if reference is not None:
-                runs += [(f"{n}@ref", n, reference) for n in ("cuda", "cpu") if n not in skip]
+                runs += [
+                    (f"{n}@ref", n, reference)
+                    for n in ("cuda", "cpu")
+                    if n not in skip and f"{n}@ref" not in skip
+                ]
             for label, name, ref in runs:
                 print(f"gpu bench: {split.name} {label}", file=sys.stderr, flush=True)
                 entry[label] = run_config(split, name, args.models, args.seeds, args.timeout, ref)
