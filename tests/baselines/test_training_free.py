@@ -5,13 +5,26 @@ and odd-one-out groups, elimination picks the answer least like the context."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from studio.baselines.data import PuzzleArrays
+from studio.baselines import training_free
+from studio.baselines.data import PuzzleArrays, load_source
 from studio.baselines.run import run_baselines
-from studio.baselines.training_free import FixedEncoder, unique_frames
+from studio.baselines.training_free import (
+    Arithmetic,
+    Elimination,
+    FeatureSimilarity,
+    FixedEncoder,
+    PixelSimilarity,
+    TrainingFreeBaseline,
+    hand_features,
+    pooled,
+    unique_frames,
+    used_rows,
+)
 
 S = 80
 Shape = Callable[[int], np.ndarray]
@@ -191,3 +204,137 @@ def test_unknown_model_names_are_refused() -> None:
 
     with pytest.raises(StudioError, match="no baseline or group called 'magic'"):
         run_baselines(constant_rows(), ["magic"])
+
+
+# ---- the bank: every distinct frame encoded once, the same scores ------------------------------
+@pytest.fixture(scope="module")
+def glyph_data(glyph_split: Path) -> PuzzleArrays:
+    return load_source(glyph_split)
+
+
+def relaid(
+    data: PuzzleArrays, columns: list[int], rows: tuple[int, ...], layout: str
+) -> PuzzleArrays:
+    """The puzzles with only these context frames, in another layout, built from the raw
+    stacks (no bank given: PuzzleArrays makes its own)."""
+    return PuzzleArrays(
+        ids=list(data.ids),
+        parts=data.parts,
+        context_u8=np.ascontiguousarray(data.context_u8[:, columns]),
+        answers_u8=data.answers_u8,
+        keys=data.keys,
+        rows=rows,
+        labels=data.labels,
+        questions=[() for _ in range(data.n)],
+        layout=layout,
+        family=data.family,
+        source=data.source,
+    )
+
+
+def layouts(data: PuzzleArrays) -> dict[str, PuzzleArrays]:
+    """The split as loaded, a shuffled half of it (its parent's bank, so bank rows are not
+    positions and some rows are not its own), and its frames as analogies and as
+    odd-one-out groups."""
+    half = np.random.default_rng(5).permutation(data.n)[: data.n // 2]
+    return {
+        "two-row": data,
+        "shuffled-half": data.subset(half),
+        "analogy": relaid(data, [0, 1, 3], (2, 1), "analogy"),
+        "odd-one-out": relaid(data, [], (), "odd-one-out"),
+    }
+
+
+def _unit_ref(x: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(norm > 1e-12, norm, 1.0)
+
+
+def reference_encodings(data: PuzzleArrays, space: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every context and answer frame of every puzzle encoded from the raw stacks, as the
+    baselines did before the bank: raw ink, or the fixed encoder standardised over the
+    distinct frames of these puzzles."""
+    n, c, a = data.n, data.n_context, data.n_answers
+    frames = np.concatenate([data.context_u8.reshape(-1, S, S), data.answers_u8.reshape(-1, S, S)])
+    if space == "pixels":
+        enc = frames.reshape(len(frames), -1).astype(np.float32) / 255.0
+    else:
+        uniq, inverse = unique_frames(frames)
+        hand, pix = hand_features(uniq), pooled(uniq)
+        hand_std = np.where(hand.std(axis=0) > 1e-9, hand.std(axis=0), 1.0)
+        pix_std = float((pix - pix.mean(axis=0)).std())
+        enc = np.concatenate(
+            [(hand - hand.mean(axis=0)) / hand_std / np.sqrt(12),
+             (pix - pix.mean(axis=0)) / pix_std / 16],
+            axis=1,
+        )[inverse]  # fmt: skip
+    d = enc.shape[1]
+    return enc[: n * c].reshape(n, c, d), enc[n * c :].reshape(n, a, d)
+
+
+def reference_scores(model: TrainingFreeBaseline, data: PuzzleArrays) -> np.ndarray:
+    """The models' scores (module docstring) from every frame's own encoding."""
+    ctx, ans = reference_encodings(data, model.space)
+    u_ans = _unit_ref(ans)
+    if model.id == "arithmetic":
+        target = ctx[:, 2] + ctx[:, 1] - ctx[:, 0]
+        return np.einsum("nad,nd->na", u_ans, _unit_ref(target))
+    if data.n_context == 0:
+        sims = np.einsum("nad,nbd->nab", u_ans, u_ans)
+        return -(sims.sum(axis=2) - np.diagonal(sims, axis1=1, axis2=2)) / (data.n_answers - 1)
+    sims = np.einsum("nad,ncd->nac", u_ans, _unit_ref(ctx))
+    if model.id == "elimination" or data.odd:
+        return -sims.mean(axis=2)
+    return sims[:, :, data.row_indices()[-1]].mean(axis=2)
+
+
+@pytest.mark.parametrize("mode", ["gram", "chunks"])
+def test_bank_scores_equal_every_frame_encoded(
+    glyph_data: PuzzleArrays, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scores read from the bank (a gram matrix of its rows, or chunks of puzzles gathering
+    their rows) are those of encoding every frame of every puzzle; the same choices."""
+    if mode == "gram":
+        monkeypatch.setattr(training_free, "GRAM_GAIN", 10**9)
+    else:
+        monkeypatch.setattr(training_free, "GRAM_MAX", 0)
+        monkeypatch.setattr(training_free, "CHUNK", 37)  # several chunks and a short last one
+    checked = set()
+    for layout, data in layouts(glyph_data).items():
+        cache: dict = {}
+        for cls in (PixelSimilarity, FeatureSimilarity, Elimination, Arithmetic):
+            model = cls()
+            if model.applies(data):
+                continue
+            model.prepare(data, cache)
+            got = model.scores(data, np.arange(data.n))
+            want = reference_scores(model, data)
+            assert got.shape == want.shape == (data.n, data.n_answers)
+            assert np.allclose(got, want, rtol=0, atol=2e-6), (layout, model.id)
+            top2 = np.sort(want, axis=1)[:, -2:]
+            clear = top2[:, 1] - top2[:, 0] > 1e-5
+            assert (got.argmax(axis=1) == want.argmax(axis=1))[clear].all(), (layout, model.id)
+            checked.add((layout, model.id))
+    assert len(checked) == 12  # odd-one-out: no elimination or arithmetic; arithmetic: analogy
+
+
+def test_fixed_encoder_reads_its_bank_and_encodes_other_rows(glyph_data: PuzzleArrays) -> None:
+    """Built on part of a split, the encoder is standardised over that part's own frames; a
+    row only the rest names is encoded on demand, and another bank's rows are computed, all
+    as encoding the frames themselves."""
+    half = glyph_data.subset(np.arange(0, glyph_data.n, 2))
+    enc = FixedEncoder(half)
+    ctx, ans = reference_encodings(half, "features")
+    assert np.allclose(enc.rows_encoded(half, half.answer_ids), ans, rtol=0, atol=1e-12)
+    assert np.allclose(enc.rows_encoded(half, half.context_ids), ctx, rtol=0, atol=1e-12)
+    assert glyph_data.frames_u8 is not None and glyph_data.answer_ids is not None
+    others = np.setdiff1d(glyph_data.answer_ids, used_rows(half))[:6]
+    assert len(others)  # rows the half never names, in the bank it shares with the split
+    ids = np.stack([others, used_rows(half)[: len(others)]])  # (2, k): new rows and kept ones
+    want = enc(glyph_data.frames_u8[ids.ravel()]).reshape(*ids.shape, -1)
+    for _ in range(2):  # encoded on demand, then read
+        assert np.allclose(enc.rows_encoded(glyph_data, ids), want, rtol=0, atol=1e-12)
+    other = relaid(glyph_data, [0], (1,), "sequence")  # a bank of its own
+    assert other.frames_u8 is not None and other.frames_u8 is not glyph_data.frames_u8
+    rows = np.arange(len(other.frames_u8))[::7]
+    assert np.allclose(enc.rows_encoded(other, rows), enc(other.frames_u8[rows]), rtol=0)
