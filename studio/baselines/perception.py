@@ -59,16 +59,34 @@ def _non_blank(frames_u8: np.ndarray) -> int:
     return int((frames_u8.reshape(len(frames_u8), -1).max(axis=1) > BLANK_INK * 255).sum())
 
 
+def _counting_answer(text: str, n_context: int, n_answers: int) -> str:
+    """A counting question's answer from its wording: the context's non-blank panels when it
+    says "context", else the answers' when it says "answer", else both."""
+    text = text.lower()
+    if "context" in text:
+        return str(n_context)
+    if "answer" in text:
+        return str(n_answers)
+    return str(n_context + n_answers)
+
+
 def count_answer(data: PuzzleArrays, i: int, q: Question) -> str:
     """A counting question's answer from the frames themselves."""
-    n_ctx = _non_blank(data.context_u8[i])
-    n_ans = _non_blank(data.answers_u8[i])
-    text = q.text.lower()
-    if "context" in text:
-        return str(n_ctx)
-    if "answer" in text:
-        return str(n_ans)
-    return str(n_ctx + n_ans)
+    return _counting_answer(q.text, _non_blank(data.context_u8[i]), _non_blank(data.answers_u8[i]))
+
+
+def _non_blank_counts(data: PuzzleArrays, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per puzzle of ``idx``, its non-blank context and answer panels (len(idx),) each: one
+    flag per bank row these puzzles name, summed over each puzzle's rows."""
+    assert data.frames_u8 is not None
+    assert data.context_ids is not None and data.answer_ids is not None
+    ctx, ans = data.context_ids[idx], data.answer_ids[idx]
+    rows = np.unique(np.concatenate([ctx.ravel(), ans.ravel()]))
+    flag = np.zeros(len(data.frames_u8), dtype=bool)
+    if len(rows):
+        ink = data.frames_u8[rows].reshape(len(rows), -1).max(axis=1)
+        flag[rows] = ink > BLANK_INK * 255
+    return flag[ctx].sum(axis=1), flag[ans].sum(axis=1)
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -76,71 +94,99 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.where(norm > 1e-12, norm, 1.0)
 
 
+#: bank rows compared with every exemplar at once (bounds the similarity block)
+BLOCK = 1024
+
+Label = tuple[str, str]  # (concept, value)
+
+
+def _nearest_exemplars(
+    data: PuzzleArrays, encode: Encode, asked: np.ndarray, exemplars: dict[Label, list[int]]
+) -> dict[Label, np.ndarray]:
+    """Per label, the cosine from each ``asked`` bank row to its nearest exemplar of that
+    label (an array over ``asked``). Every row either names is encoded once, in one call;
+    the rows are compared with the exemplars :data:`BLOCK` at a time."""
+    assert data.frames_u8 is not None
+    ex_rows = np.unique(np.concatenate([np.asarray(r, np.int64) for r in exemplars.values()]))
+    rows = np.union1d(asked, ex_rows)
+    enc = _unit(np.asarray(encode(data.frames_u8[rows]), dtype=np.float64))
+    at = np.full(len(data.frames_u8), -1, np.int64)
+    at[rows] = np.arange(len(rows))
+    ex = enc[at[ex_rows]]
+    ex_at = np.full(len(data.frames_u8), -1, np.int64)
+    ex_at[ex_rows] = np.arange(len(ex_rows))
+    columns = {label: ex_at[np.asarray(r, np.int64)] for label, r in exemplars.items()}
+    best = {label: np.empty(len(asked)) for label in exemplars}
+    for start in range(0, len(asked), BLOCK):
+        sims = enc[at[asked[start : start + BLOCK]]] @ ex.T
+        for label, cols in columns.items():
+            best[label][start : start + BLOCK] = sims[:, cols].max(axis=1)
+    return best
+
+
 def probe(
     data: PuzzleArrays, encode: Encode, train_idx: Sequence[int], eval_idx: Sequence[int]
 ) -> PerceptionResult:
     """Answer the perception questions of ``eval_idx`` with ``encode`` (see the module
-    docstring); exemplars come from the fine questions of ``train_idx``."""
-    bank_frames: list[np.ndarray] = []
-    bank_labels: list[tuple[str, str]] = []
+    docstring); exemplars come from the fine questions of ``train_idx``.
+
+    Questions name rows of ``data.frames_u8`` (:meth:`PuzzleArrays.panel_id`), and a glyph
+    split holds few distinct frames (the default 10,000-puzzle UA split: 70,000 questions
+    over 263 frames), so ``encode`` sees each named row once, in one call; a row's cosine to
+    the nearest exemplar of each (concept, value) is computed once, and a question reads its
+    options' from there. The answers are those of encoding every panel asked about."""
+    exemplars: dict[Label, dict[int, None]] = {}  # label -> its bank rows, each once
     for i in train_idx:
         for q in data.questions[i]:
             if q.kind != "fine" or q.panel is None:
                 continue
-            frame = data.panel_frame(i, q.panel)
-            if frame is not None:
-                bank_frames.append(frame)
-                bank_labels.append((q.concept or str(data.labels["concept"][i]), q.answer))
-    bank: dict[tuple[str, str], np.ndarray] = {}
-    if bank_frames:
-        enc = _unit(np.asarray(encode(np.stack(bank_frames)), dtype=np.float64))
-        by_label: dict[tuple[str, str], list[int]] = {}  # one pass, not a scan per label
-        for j, lab in enumerate(bank_labels):
-            by_label.setdefault(lab, []).append(j)
-        for label, rows in by_label.items():
-            bank[label] = enc[rows]
-    asks: list[tuple[int, Question, np.ndarray]] = []
-    for k, i in enumerate(eval_idx):
-        for q in data.questions[i]:
-            if q.kind == "fine" and q.panel is not None:
-                frame = data.panel_frame(i, q.panel)
-                if frame is not None:
-                    asks.append((k, q, frame))
-    fine_enc = (
-        _unit(np.asarray(encode(np.stack([f for _, _, f in asks])), dtype=np.float64))
-        if asks
-        else np.zeros((0, 1))
-    )
+            fid = data.panel_id(i, q.panel)
+            if fid is not None:
+                label = (q.concept or str(data.labels["concept"][i]), q.answer)
+                exemplars.setdefault(label, {})[fid] = None
     n = len(eval_idx)
-    right = np.zeros(n, np.int64)
-    asked = np.zeros(n, np.int64)
+    right = [0] * n
+    asked = [0] * n
+    coarse: list[tuple[int, Question]] = []
+    fine: list[tuple[int, Question, str, int]] = []  # (k, question, concept, bank row)
     for k, i in enumerate(eval_idx):
         for q in data.questions[i]:
             if q.kind == "coarse":
+                coarse.append((k, q))
+            elif q.kind == "fine":
+                # a fine question whose panel cannot be found counts as asked and wrong
                 asked[k] += 1
-                right[k] += count_answer(data, i, q) == q.answer
-    for (k, q, _), e in zip(asks, fine_enc, strict=True):
-        i = eval_idx[k]
-        concept = q.concept or str(data.labels["concept"][i])
-        best, best_d = q.options[0], np.inf
-        for option in q.options:
-            ex = bank.get((concept, option))
-            if ex is None:
-                continue
-            d = float(1.0 - (ex @ e).max())
-            if d < best_d:
-                best, best_d = option, d
-        asked[k] += 1
-        right[k] += best == q.answer
-    # fine questions whose panel could not be found count as asked and wrong
-    for k, i in enumerate(eval_idx):
-        missing = sum(
-            1
-            for q in data.questions[i]
-            if q.kind == "fine" and (q.panel is None or data.panel_frame(i, q.panel) is None)
+                fid = None if q.panel is None else data.panel_id(i, q.panel)
+                if fid is not None:
+                    fine.append((k, q, q.concept or str(data.labels["concept"][i]), fid))
+    if coarse:
+        counts = _non_blank_counts(data, np.asarray(eval_idx, dtype=np.int64))
+        n_ctx, n_ans = counts[0].tolist(), counts[1].tolist()
+        for k, q in coarse:
+            asked[k] += 1
+            right[k] += _counting_answer(q.text, n_ctx[k], n_ans[k]) == q.answer
+    best: dict[Label, list[float]] = {}  # per label, over the asked rows: nearest cosine
+    at: dict[int, int] = {}  # bank row -> its place among the asked rows
+    if fine and exemplars:
+        rows = np.unique(np.array([fid for *_, fid in fine], dtype=np.int64))
+        near = _nearest_exemplars(
+            data, encode, rows, {label: list(r) for label, r in exemplars.items()}
         )
-        asked[k] += missing
-    return PerceptionResult(all_right=(right == asked), right=right, asked=asked)
+        best = {label: cos.tolist() for label, cos in near.items()}
+        at = {int(r): j for j, r in enumerate(rows)}
+    for k, q, concept, fid in fine:
+        choice, choice_d = q.options[0], np.inf
+        for option in q.options:
+            cos = best.get((concept, option))
+            if cos is None:
+                continue
+            d = 1.0 - cos[at[fid]]
+            if d < choice_d:
+                choice, choice_d = option, d
+        right[k] += choice == q.answer
+    right_a = np.array(right, dtype=np.int64)
+    asked_a = np.array(asked, dtype=np.int64)
+    return PerceptionResult(all_right=(right_a == asked_a), right=right_a, asked=asked_a)
 
 
 __all__ = ["PerceptionResult", "count_answer", "has_questions", "probe"]
