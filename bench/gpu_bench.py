@@ -79,8 +79,10 @@ def log(line):
 report = run_baselines(split, models, seeds=int(seeds), device=device, log=log,
                        cuda_speedups=speedups == "1", compile=compile_ == "1", **extra)
 models_ = report["models"]
+import studio
 print(json.dumps({
     "seconds": round(time.perf_counter() - t0, 2),
+    "studio": studio.__file__,
     **marks,
     "seconds_per_model": units,
     "train_seconds": {m: round(sum(s["train_seconds"] for s in e["per_seed"]), 2)
@@ -148,7 +150,9 @@ def run_config(
     first = [str(reference)] if reference is not None else []
     path = [*first, str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    args = [sys.executable, "-c", JOB, str(split), models, str(seeds), cfg["device"]]
+    # -P: the working folder is not put first on the path, so --reference's package is the
+    # one imported (a plain -c run from the checkout imported the checkout's own)
+    args = [sys.executable, "-P", "-c", JOB, str(split), models, str(seeds), cfg["device"]]
     args += ["1" if cfg["speedups"] else "0", "1" if cfg["compile"] else "0"]
     args.append(cfg.get("ensemble") or "-")
     args.append("0" if cfg.get("graphs") is False else "1")
