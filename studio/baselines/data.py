@@ -321,19 +321,29 @@ def _index(where: str) -> int:
 
 
 class FrameBank:
-    """Distinct frames gathered while frames are read: :meth:`add` gives each frame's row."""
+    """Distinct frames gathered while frames are read: :meth:`add` gives each frame's row.
+
+    Frames are told apart by their bytes, found by a 16-byte digest (blake2b) and checked
+    equal on a match, so a split whose frames are all distinct (rendered stimuli) holds no
+    second copy of every frame as a key; the frames themselves are kept as given (views, not
+    copies) until :meth:`array` stacks the distinct ones once."""
 
     def __init__(self, shape: tuple[int, int] = (FRAME, FRAME)) -> None:
         self.shape = shape
-        self._index: dict[bytes, int] = {}
+        self._index: dict[bytes, list[int]] = {}
         self._frames: list[np.ndarray] = []
 
     def add(self, frame: np.ndarray) -> int:
-        key = np.ascontiguousarray(frame, dtype=np.uint8).tobytes()
-        j = self._index.get(key)
-        if j is None:
-            j = self._index[key] = len(self._frames)
-            self._frames.append(np.array(frame, dtype=np.uint8))
+        f = np.ascontiguousarray(frame, dtype=np.uint8)
+        key = hashlib.blake2b(f.data, digest_size=16).digest()
+        rows = self._index.get(key)
+        if rows is not None:
+            for j in rows:  # a digest names its frame but for a 2**-128 chance: check it
+                if np.array_equal(self._frames[j], f):
+                    return j
+        j = len(self._frames)
+        self._index.setdefault(key, []).append(j)
+        self._frames.append(f)
         return j
 
     def ids(self, stack: np.ndarray) -> np.ndarray:
@@ -457,6 +467,23 @@ def read_split_annotations(path: Path) -> dict[Any, dict[str, frozenset[str]]]:
     return {k: {c: frozenset(v) for c, v in cs.items()} for k, cs in per.items()}
 
 
+def _puzzle_shapes(puzzles: Sequence[Puzzle]) -> list[tuple[str, tuple[int, ...], int, str]]:
+    """Each puzzle's id, rows, answer slots and layout — answer slots as the npz holds them: a
+    set of fewer answers is padded with blank frames to four (min_answers), and
+    ``answer_counts`` says how many are the puzzle's own."""
+    from studio.families.glyph_pmp.export import npz_answer_slots
+
+    return [
+        (
+            p.id,
+            rows_of([len(r) for r in p.context], p.layout),
+            npz_answer_slots(p.layout, len(p.answers)),
+            p.layout,
+        )
+        for p in puzzles
+    ]
+
+
 def _from_puzzles(
     puzzles: Sequence[Puzzle],
     frames_u8: np.ndarray,
@@ -468,20 +495,7 @@ def _from_puzzles(
 ) -> PuzzleArrays:
     """Arrays from puzzle records, the distinct frames (``uint8`` ink × 255) and each
     puzzle's rows among them (context then answers, (N, C + A))."""
-    from studio.families.glyph_pmp.export import npz_answer_slots
-
-    # answer slots as the npz holds them: a set of fewer answers is padded with blank frames
-    # to four (min_answers), and ``answer_counts`` says how many are the puzzle's own
-    shapes = [
-        (
-            p.id,
-            rows_of([len(r) for r in p.context], p.layout),
-            npz_answer_slots(p.layout, len(p.answers)),
-            p.layout,
-        )
-        for p in puzzles
-    ]
-    rows, n_answers, layout = _check_uniform(shapes, path)
+    rows, n_answers, layout = _check_uniform(_puzzle_shapes(puzzles), path)
     n_ctx = sum(rows)
     ids = np.asarray(ids, dtype=np.int64).reshape(len(puzzles), n_ctx + n_answers)
     context_ids, answer_ids = ids[:, :n_ctx], ids[:, n_ctx:]
@@ -610,6 +624,8 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
             f"holds {len(dirs)} folds ({names}); pass one fold folder, e.g. {dirs[0]}", folder
         )
     _, puzzles = read_fold(folder)
+    # one shape for every puzzle, said before any frame is read (the ids stack by shape)
+    _check_uniform(_puzzle_shapes(puzzles), folder)
     # (file, frames wanted: a set of fewer than four answers has blank slots after, key)
     specs = [(str(folder / NPZ / f"{p.id}.npz"), npz_frame_count(p), p.key) for p in puzzles]
     frames_u8, ids = _read_split_frames(specs, progress)
@@ -839,6 +855,7 @@ def load_project_set(
         context = glyph_context_attributes(puzzles, index.by_glyph.get)
         images = glyph_images(studio, keys)
         frame: dict[GlyphKey, np.ndarray] = {k: ua_frame(images.get(k)) for k in keys}
+        _check_uniform(_puzzle_shapes(puzzles), path)
         bank = FrameBank()
         rows = []
         for k, p in enumerate(puzzles):

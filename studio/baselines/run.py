@@ -555,14 +555,16 @@ def run_baselines(
     ids = expand_models(models)
     if progress is not None:
         progress(0.0, "loading the puzzles")
-    warming = _warm_device(device)  # torch and the GPU start while the puzzles load
+    # torch and the GPU start while the puzzles load, for a job that trains a model at all
+    reg = registry("baselines")
+    trains = any(reg.meta(m).get("trained") for m in ids)
+    warming = _warm_device(device) if trains else None
     data = source if isinstance(source, PuzzleArrays) else load_source(source)
     eval_part = next((p for p in ("test", "val") if (data.parts == p).any()), None)
     if eval_part is None:
         raise StudioError(
             f"{data.source.get('path', 'the source')}: no val or test puzzles to measure on"
         )
-    reg = registry("baselines")
     runnable: list[tuple[str, Any]] = []
     skipped: list[dict[str, str]] = []
     for model in ids:
@@ -576,7 +578,7 @@ def run_baselines(
         else:
             runnable.append((model, baseline))
     any_trained = any(reg.meta(m).get("trained") for m, _ in runnable)
-    if warming is not None:
+    if warming is not None and any_trained:
         warming.join()
     device_name = "cpu (numpy, training-free only)"
     torch_device = "cpu"

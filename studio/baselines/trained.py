@@ -456,6 +456,15 @@ class TorchBaseline:
     #: their embeddings (:meth:`head`): such a model's members can run in one batched call
     bank_frames = False
 
+    def batches(self, net: nn.Module) -> bool:
+        """Whether this model's members may run in one batched call: a bank-frames model
+        with the softmax loss (the batched step weighs each puzzle's cross-entropy) and no
+        batch normalisation (padded rows would join a batch's statistics, and the capture's
+        warm-up steps would move its running statistics)."""
+        if not self.bank_frames or type(self).loss is not TorchBaseline.loss:
+            return False
+        return not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in net.modules())
+
     # ---- what subclasses define ---------------------------------------------------------
     def applies(self, data: PuzzleArrays) -> str | None:
         return None
@@ -540,9 +549,13 @@ class TorchBaseline:
         on its own batch in turn (exactly the single network's computation: the CPU);
         ``vmap`` runs every member in one batched call (``torch.func.vmap``) on the frames
         each member's batch holds, for the baselines whose forward is an encoder of bank
-        frames and a head (:attr:`bank_frames`); a member whose batches run out before the
-        others' (halves that differ by one puzzle across a batch boundary) takes a step of
-        zero gradient there."""
+        frames and a head (:attr:`batches`).
+
+        Exactly as alone while the members have as many batches per epoch (every seed's main
+        fit; the cross-fitted halves but where they differ by one puzzle across a batch
+        boundary): a member whose batches run out before the others' takes a step of zero
+        gradient, which its Adam momentum still moves (by about 1e-2 in a weight, measured)
+        and which its step count shares."""
         from torch.func import stack_module_state
 
         if not members:
@@ -568,7 +581,7 @@ class TorchBaseline:
         if dd.compiled and isinstance(encoder, nn.Module):
             # a batch holds a varying number of distinct frames: compile for dynamic shapes
             self.encode_fn = torch.compile(encoder, dynamic=True, backend=dd.compile_backend)
-        vmapped = dd.ensemble == "vmap" and self.bank_frames
+        vmapped = dd.ensemble == "vmap" and self.batches(template)
         # one network in the loop: its own parameters (leaves, which a compiled encoder traces)
         own = len(members) == 1 and not vmapped
         if own:
@@ -759,6 +772,30 @@ class TorchBaseline:
         out: torch.Tensor = vmap(one)(params, frames)
         return out
 
+    def _vmapped_shared(
+        self,
+        dd: DeviceData,
+        stacked: dict[str, torch.Tensor],
+        call: _Call,
+        idx: torch.Tensor,
+    ) -> torch.Tensor:
+        """(S, B, A) raw outputs of every member on the same puzzles, each distinct frame of
+        the batch encoded once per member (evaluation: not captured, so the search for the
+        distinct frames may wait on the GPU)."""
+        from torch.func import functional_call, vmap
+
+        ids = self.frame_ids(dd, idx)
+        uniq, inverse = torch.unique(ids.reshape(-1), return_inverse=True)
+        frames = dd.frame_bank()[uniq].float().div_(255.0)
+        where = inverse.reshape(ids.shape)
+        params = {f"net.{name}": v for name, v in stacked.items()}
+
+        def one(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+            return functional_call(call, p, (x, where), {"frames": True})
+
+        out: torch.Tensor = vmap(one, in_dims=(0, None))(params, frames)
+        return out
+
     def _weighted_loss(
         self,
         dd: DeviceData,
@@ -790,19 +827,34 @@ class TorchBaseline:
     ) -> dict[int, tuple[float, float]]:
         """Accuracy and mean negative log-likelihood of the key on ``idx``, per member, with
         the members' current weights (as :meth:`evaluate` measures one network)."""
-        from torch.func import functional_call
-
         if not members or len(idx) == 0:
             return {}
+        call.net.eval()  # as predict() measures (batch normalisation's running statistics)
+        try:
+            return self._evaluate(dd, stacked, call, members, idx, vmapped, own)
+        finally:
+            call.net.train()
+
+    def _evaluate(
+        self,
+        dd: DeviceData,
+        stacked: dict[str, torch.Tensor],
+        call: _Call,
+        members: Sequence[int],
+        idx: np.ndarray,
+        vmapped: bool,
+        own: bool,
+    ) -> dict[int, tuple[float, float]]:
+        from torch.func import functional_call
+
         keys_np = dd.data.keys[idx]
         probs: dict[int, list[np.ndarray]] = {s: [] for s in members}
         step = dd.eval_batch
         for start in range(0, len(idx), step):
             batch = torch.from_numpy(idx[start : start + step]).to(dd.device)
             with autocast(dd):
-                if vmapped:
-                    tiled = batch.unsqueeze(0).expand(len(next(iter(stacked.values()))), -1)
-                    out = self.choice_scores(self._vmapped_outputs(dd, stacked, call, tiled))
+                if vmapped:  # one batch for every member: its distinct frames encoded once
+                    out = self.choice_scores(self._vmapped_shared(dd, stacked, call, batch))
                     outs = {s: out[s] for s in members}
                 else:
                     outs = {}

@@ -96,6 +96,16 @@ def apply_device(choice: DeviceChoice, *, lower_priority: bool = True) -> None:
         _niced = True
 
 
+def _physical_gpu(index: int) -> str:
+    """The id ``nvidia-smi`` knows a GPU by, for torch's ``cuda:index``: torch counts only the
+    GPUs ``CUDA_VISIBLE_DEVICES`` lets it see (indices or UUIDs), nvidia-smi counts them all."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")]
+    visible = [v for v in visible if v]
+    if 0 <= index < len(visible):
+        return visible[index]
+    return str(index)
+
+
 class GpuUtilisation:
     """The GPU's utilisation while a job runs, sampled on a thread every ``interval`` s: the
     share of each sample period in which a kernel ran, as NVML reports it (through
@@ -132,7 +142,7 @@ class GpuUtilisation:
         smi = shutil.which("nvidia-smi")
         if smi is None:
             return None
-        query = [smi, f"--id={self.index}", "--query-gpu=utilization.gpu"]
+        query = [smi, f"--id={_physical_gpu(self.index)}", "--query-gpu=utilization.gpu"]
         try:
             out = subprocess.run(
                 [*query, "--format=csv,noheader,nounits"],

@@ -377,3 +377,65 @@ def test_torch_and_the_gpu_start_while_the_puzzles_load() -> None:
     assert thread is not None
     thread.join(timeout=60)
     assert not thread.is_alive()
+
+
+def test_nvidia_smi_is_asked_for_the_gpu_torch_uses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's ``cuda:1`` is the second GPU ``CUDA_VISIBLE_DEVICES`` names; nvidia-smi numbers
+    every GPU of the machine (or takes a UUID)."""
+    from studio.worker.device import _physical_gpu
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3, GPU-8a1b")
+    assert _physical_gpu(0) == "3" and _physical_gpu(1) == "GPU-8a1b"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert _physical_gpu(1) == "1"
+
+
+def test_models_with_batch_normalisation_or_their_own_loss_are_not_batched(
+    data: PuzzleArrays,
+) -> None:
+    """Padded rows would join batch normalisation's statistics, and the batched step weighs
+    cross-entropy: ResNet-18 and a model with its own loss run their members in turn."""
+    from studio.baselines.trained import ResNet18Baseline, WReNBaseline
+
+    dd = DeviceData(data, "cpu", ensemble="vmap")
+    for model, batched in ((ResNet18Baseline, False), (WReNBaseline, True), (BlindBaseline, True)):
+        m = model()
+        assert m.batches(m.build(data)) is batched, model.__name__
+
+    class OwnLoss(BlindBaseline):
+        def loss(self, out: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+            return super().loss(out, keys) * 2.0
+
+    assert not OwnLoss().batches(OwnLoss().build(data))
+    fitted = ResNet18Baseline().fit_members(dd, _members(data, [0, 1], 1), data.part_indices("val"))
+    assert len(fitted) == 2
+
+
+def test_validation_runs_in_eval_mode_as_predict_does(data: PuzzleArrays) -> None:
+    """The validation loss that early stopping reads is the loss of the network predict()
+    uses: batch normalisation in eval mode, its running statistics untouched by validation."""
+    from studio.baselines.trained import ResNet18Baseline
+
+    dd = DeviceData(data, "cpu")
+    ((fit, model),) = ResNet18Baseline().fit_members(
+        dd, _members(data, [0], 1), data.part_indices("val")
+    )
+    _, val_loss = model.evaluate(dd, data.part_indices("val"))
+    assert fit.curve[0]["val_loss"] == pytest.approx(val_loss, abs=1e-4)
+
+
+def test_a_split_that_mixes_shapes_is_refused_by_name(glyph_split: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from studio.baselines.data import load_source
+    from studio.core.puzzle import read_jsonl, write_jsonl
+
+    copy = tmp_path / "split"
+    shutil.copytree(glyph_split, copy, ignore=shutil.ignore_patterns("sheets"))
+    puzzles = list(read_jsonl(copy / "puzzles.jsonl"))
+    from dataclasses import replace
+
+    puzzles[3] = replace(puzzles[3], context=(puzzles[3].context[0], puzzles[3].context[1][:1]))
+    (copy / "puzzles.jsonl").write_text(write_jsonl(puzzles))
+    with pytest.raises(StudioError, match="mixes puzzle shapes"):
+        load_source(copy)
