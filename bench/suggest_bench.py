@@ -19,7 +19,10 @@ three orders, same run:
 
 A decision accepts (the glyph carries a hidden value of the concept: the annotator presses the
 value's key) or answers "none of these". Reported: decisions per accepted tag per order (all
-concepts pooled), the ratios against the queue, and per concept the recall at 20 and at 100
+concepts pooled), the ratios against the queue, the (rule, concept) tuples of the default split
+that were dry for lack of glyphs (the Needs report) before and are buildable after each
+order's accepted tags, per 100 decisions (and the glyphs the Needs column asks for, before
+and after), and per concept the recall at 20 and at 100
 of the hidden glyphs in the first list the queue shows (before any answer), for the encoder's
 space and for the image features alone. A glyph no annotator of UA tagged counts as "none of
 these", even where it does carry the value (the oracle only knows UA's tags), which is
@@ -92,6 +95,9 @@ def with_tags(index: Any, extra: list[tuple[Any, str, str]]) -> Any:
     return TagIndex.from_tags(tags + extra)
 
 
+Run = tuple[int, int, list[tuple[Any, str, str]]]  # decisions, accepted, the accepted tags
+
+
 def queue_run(
     space: Any,
     known: Any,
@@ -100,7 +106,7 @@ def queue_run(
     hidden: dict[Any, Any],
     budget: int,
     batch: int,
-) -> tuple[int, int]:
+) -> Run:
     from studio.suggest.rank import rank_candidates
 
     index, shown, rejected, extra = known, set(), set(), []
@@ -126,17 +132,31 @@ def queue_run(
             else:
                 rejected.add(s.key)
         index = with_tags(known, extra)
-    return decisions, accepted
+    return decisions, accepted, extra
 
 
-def scroll_run(order: list[Any], hidden: dict[Any, Any], budget: int) -> tuple[int, int]:
+def scroll_run(order: list[Any], hidden: dict[Any, Any], budget: int, concept: str) -> Run:
     decisions = accepted = 0
+    extra: list[tuple[Any, str, str]] = []
     for k in order[:budget]:
         if accepted == len(hidden):
             break
         decisions += 1
-        accepted += k in hidden
-    return decisions, accepted
+        if k in hidden:
+            accepted += 1
+            extra.extend((k, concept, v) for v in sorted(hidden[k]))
+    return decisions, accepted, extra
+
+
+def dry_tuples(annotations: Any, schema: Any) -> tuple[set[tuple[str, str]], int]:
+    """(tuple, side) of the default split that are dry for lack of glyphs (the Needs
+    report's tuples: what the annotators are asked to fill), and the glyphs the Needs column
+    asks for in all."""
+    from studio.families.glyph_pmp.needs import annotation_needs
+    from studio.generate.params import SplitParams
+
+    report = annotation_needs(SplitParams(), annotations, schema)
+    return {(t.tuple, t.side) for t in report.tuples}, sum(report.per_value().values())
 
 
 def recall(
@@ -199,6 +219,7 @@ def main() -> int:
     known, hidden = hide_half(oracle, schema, args.seed)
     rng = np.random.default_rng(args.seed + 1)
     totals = {"queue": [0, 0], "code-point": [0, 0], "random": [0, 0]}
+    accepted_tags: dict[str, list[tuple[Any, str, str]]] = {name: [] for name in totals}
     per_concept: dict[str, Any] = {}
     t0 = time.perf_counter()
     for concept, hid in hidden.items():
@@ -209,19 +230,38 @@ def main() -> int:
         shuffled = [cands[int(i)] for i in rng.permutation(len(cands))]
         runs = {
             "queue": queue_run(space, known, concept, values, hid, args.budget, args.batch),
-            "code-point": scroll_run(by_cp, hid, args.budget),
-            "random": scroll_run(shuffled, hid, args.budget),
+            "code-point": scroll_run(by_cp, hid, args.budget, concept),
+            "random": scroll_run(shuffled, hid, args.budget, concept),
         }
-        for name, (d, a) in runs.items():
+        for name, (d, a, tags) in runs.items():
             totals[name][0] += d
             totals[name][1] += a
+            accepted_tags[name] += tags
         per_concept[concept] = {
             "hidden": len(hid),
-            "accepted": {name: a for name, (_, a) in runs.items()},
+            "accepted": {name: a for name, (_, a, _) in runs.items()},
             **recall(space, known, concept, values, hid),
             "features_only": recall(plain, known, concept, values, hid),
         }
     sim_s = time.perf_counter() - t0
+    # the default split's dry tuples before the annotator starts and after each order's tags
+    t0 = time.perf_counter()
+    dry_before, asked_before = dry_tuples(known, schema)
+    buildable: dict[str, Any] = {}
+    for name, tags in accepted_tags.items():
+        dry_after, asked_after = dry_tuples(with_tags(known, tags), schema)
+        mended = len(dry_before - dry_after)
+        decisions = totals[name][0]
+        per_100 = 100 / decisions if decisions else None
+        buildable[name] = {
+            "mended": mended,
+            "per_100_decisions": round(mended * per_100, 2) if per_100 else None,
+            "needs_left": asked_after,
+            "needs_filled_per_100_decisions": (
+                round((asked_before - asked_after) * per_100, 2) if per_100 else None
+            ),
+        }
+    needs_s = time.perf_counter() - t0
     dpa = {name: (round(d / a, 2) if a else None) for name, (d, a) in totals.items()}
     r100 = [c.get("recall@100", 0.0) for c in per_concept.values()]
     r100f = [c["features_only"].get("recall@100", 0.0) for c in per_concept.values()]
@@ -238,6 +278,9 @@ def main() -> int:
             "code-point": ratio(dpa["code-point"], dpa["queue"]),
             "random": ratio(dpa["random"], dpa["queue"]),
         },
+        "dry_tuples_before": len(dry_before),
+        "needs_before": asked_before,
+        "tuples_made_buildable": buildable,
         "recall@100_at_least_0.5": {
             "encoder": f"{sum(r >= 0.5 for r in r100)}/{len(r100)}",
             "features_only": f"{sum(r >= 0.5 for r in r100f)}/{len(r100f)}",
@@ -262,6 +305,7 @@ def main() -> int:
             "images": round(render_s, 1),
             "space": round(space_s, 1),
             "simulation": round(sim_s, 1),
+            "needs": round(needs_s, 1),
         },
         "per_concept": per_concept,
     }
