@@ -275,11 +275,15 @@ class PuzzleArrays:
 
     def fingerprint(self) -> str:
         """A digest of the ids, parts, keys and frames: a resumed job checks that its source
-        did not change between attempts."""
+        did not change between attempts. The frames enter as the bank and each puzzle's rows
+        in it, which fix them (hashing the gathered stacks took 2 s on a 10,000-puzzle split;
+        a job interrupted before this change runs its units again, with a warning)."""
         h = hashlib.sha256()
         h.update(json.dumps([self.ids, self.parts.tolist(), self.keys.tolist()]).encode())
-        h.update(np.ascontiguousarray(self.context_u8).tobytes())
-        h.update(np.ascontiguousarray(self.answers_u8).tobytes())
+        for part in (self.frames_u8, self.context_ids, self.answer_ids):
+            arr = np.ascontiguousarray(part)
+            h.update(repr((arr.shape, arr.dtype.str)).encode())
+            h.update(arr.tobytes())
         return h.hexdigest()[:16]
 
     def panel_frame(self, i: int, panel: str) -> np.ndarray | None:

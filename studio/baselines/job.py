@@ -100,12 +100,14 @@ def try_plots(report: dict[str, Any], out_dir: Path, log: Any = None) -> dict[st
 def run_job(ctx: Any) -> dict[str, Any]:
     """Run the job described by ``ctx.params`` (module docstring) and return the report."""
     from studio.baselines.params import BaselineJobParams
-    from studio.baselines.run import run_baselines
+    from studio.baselines.run import expand_models, run_baselines, warm_device
 
     params = dict(ctx.params)
     job = BaselineJobParams.from_json(params)  # checked, the defaults filled in
     source = _source(params, ctx.project_path, getattr(ctx, "location", None))
     ctx.progress(0.0, "loading the puzzles")
+    device = str(params.get("device") or ctx.device or "auto")
+    warm = warm_device(device, expand_models(list(job.models)))  # while the puzzles load
     data = load_source(source)
     fingerprint = data.fingerprint()
     saved = ctx.checkpoint() or {}
@@ -125,7 +127,6 @@ def run_job(ctx: Any) -> dict[str, Any]:
         ctx.check_cancel()  # raises the worker's JobCancelled
         return False
 
-    device = str(params.get("device") or ctx.device or "auto")
     try:
         report = run_baselines(
             data,
@@ -145,6 +146,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
             cuda_speedups=job.cuda_speedups,
             compile=job.compile,
             on_device=ctx.set_device,
+            warm=warm,
         )
     except BaselineCancelled:
         ctx.check_cancel()

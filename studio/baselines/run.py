@@ -472,17 +472,23 @@ def accuracy_by_model(report: Mapping[str, Any]) -> dict[str, float]:
     return {m: e["overall"]["accuracy"] for m, e in report.get("models", {}).items()}
 
 
-def _warm_device(device: str) -> threading.Thread | None:
+def warm_device(device: str, models: Sequence[str] | None = None) -> threading.Thread | None:
     """Import torch and start the GPU's context on a thread, where a GPU may be used, so
     that the seconds they take pass while the split is read rather than after it; nothing
     for ``--device cpu``. On the measured H200 server the first trained model took 4.7 s
     more than its training on 1,000 puzzles: torch's optimisers import ``torch._dynamo``
     (1.4 s on a laptop's core), ``torch.func`` builds the ensembles, and the first
     convolution and matrix product load cuDNN's and cuBLAS's kernels; all of it is done
-    here."""
+    here. ``models``: the job's model ids; nothing starts when none of them trains."""
     req = (device or "auto").strip().lower()
     if req == "cpu":
         return None
+    if models is not None:
+        from studio.plugins import registry
+
+        reg = registry("baselines")
+        if not any(m in reg and reg.meta(m).get("trained") for m in models):
+            return None
 
     def warm() -> None:
         with contextlib.suppress(Exception):  # the device is chosen, and refused, later
@@ -526,6 +532,7 @@ def run_baselines(
     compile_backend: str = "inductor",
     ensemble: str | None = None,
     cuda_graphs: bool = True,
+    warm: threading.Thread | None = None,
 ) -> dict[str, Any]:
     """Run ``models`` on ``source`` and return the report (module docstring).
 
@@ -544,7 +551,8 @@ def run_baselines(
     ``ensemble``: how a model's seeds train together, ``loop`` or ``vmap`` (default: vmap on
     a GPU, loop on the CPU; see :attr:`studio.baselines.trained.DeviceData.ensemble`).
     ``cuda_graphs``: replay a batched step captured as a CUDA graph (on a GPU; a capture that
-    fails falls back to the eager step and the report says why)."""
+    fails falls back to the eager step and the report says why). ``warm``: the thread of a
+    :func:`warm_device` started earlier (by a caller that loaded the source itself)."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
@@ -557,8 +565,7 @@ def run_baselines(
         progress(0.0, "loading the puzzles")
     # torch and the GPU start while the puzzles load, for a job that trains a model at all
     reg = registry("baselines")
-    trains = any(reg.meta(m).get("trained") for m in ids)
-    warming = _warm_device(device) if trains else None
+    warming = warm_device(device, ids) if warm is None else warm
     data = source if isinstance(source, PuzzleArrays) else load_source(source)
     eval_part = next((p for p in ("test", "val") if (data.parts == p).any()), None)
     if eval_part is None:
@@ -699,4 +706,5 @@ __all__ = [
     "expand_models",
     "run_baselines",
     "unit_key",
+    "warm_device",
 ]

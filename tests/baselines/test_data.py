@@ -148,3 +148,22 @@ def test_a_large_split_is_read_by_a_pool_in_puzzle_order(
     with pytest.raises(StudioError, match="damaged") as err:
         load_source(copy)
     assert f"{puzzles[400].id}.npz" in str(err.value)
+
+
+def test_the_fingerprint_follows_the_frames_ids_and_keys(glyph_split: Path) -> None:
+    """A resumed job compares fingerprints: the same source gives the same one; a changed
+    frame, a puzzle's frames in another order, or another key give another."""
+    from dataclasses import replace
+
+    data = load_source(glyph_split)
+    assert data.fingerprint() == load_source(glyph_split).fingerprint()
+    frames = data.frames_u8.copy()
+    frames[0, 40, 40] ^= 255
+    assert replace(data, frames_u8=frames).fingerprint() != data.fingerprint()
+    swapped = data.answer_ids.copy()
+    swapped[0] = swapped[0, ::-1]
+    assert not np.array_equal(swapped, data.answer_ids)
+    assert replace(data, answer_ids=swapped).fingerprint() != data.fingerprint()
+    keys = data.keys.copy()
+    keys[0] = (keys[0] + 1) % 4
+    assert replace(data, keys=keys).fingerprint() != data.fingerprint()

@@ -370,10 +370,11 @@ def test_cuda_graph_steps_train_as_eager_steps(
 def test_torch_and_the_gpu_start_while_the_puzzles_load() -> None:
     """Where a GPU may be used, torch is imported (and a GPU's context started) on a thread
     while the split is read; ``--device cpu`` starts nothing."""
-    from studio.baselines.run import _warm_device
+    from studio.baselines.run import warm_device
 
-    assert _warm_device("cpu") is None and _warm_device(" CPU ") is None
-    thread = _warm_device("auto")
+    assert warm_device("cpu") is None and warm_device(" CPU ") is None
+    assert warm_device("auto", ["pixel-similarity", "probe-tags"]) is None  # nothing trains
+    thread = warm_device("auto", ["pixel-similarity", "blind"])
     assert thread is not None
     thread.join(timeout=60)
     assert not thread.is_alive()
