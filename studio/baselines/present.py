@@ -67,10 +67,41 @@ def group_flag_reason(group: Mapping[str, Any]) -> str:
     return f"{model} beats chance{by} here without the whole context"
 
 
+def compute_text(report: Mapping[str, Any]) -> str:
+    """How a job ran, in one line (issue 26), from the report's ``compute`` record: the
+    device and GPU, how the seeds trained, the peak GPU memory and how busy the GPU was — a
+    lab reads there whether its GPU did the work. Empty for a report without the record."""
+    compute = report.get("compute")
+    if not isinstance(compute, Mapping):
+        return ""
+    device = str(report.get("device") or compute.get("device") or "?")
+    bits = [f"Ran on {device}"]
+    if compute.get("trained"):
+        how = {"vmap": "the seeds trained in one batched step", "loop": "the seeds in turn"}
+        ensemble = how.get(str(compute.get("ensemble")))
+        if ensemble:
+            graphs = " replayed as CUDA graphs" if compute.get("cuda_graphs") else ""
+            bits.append(ensemble + graphs)
+        if compute.get("cuda_graph_failure"):
+            bits.append(f"CUDA graphs off ({compute['cuda_graph_failure']})")
+        if compute.get("autocast"):
+            bits.append(f"{compute['autocast']} autocast")
+        if compute.get("compiled"):
+            bits.append(f"compiled ({compute['compiled']})")
+        peak = compute.get("peak_gpu_memory_mib")
+        if isinstance(peak, int | float):
+            bits.append(f"peak GPU memory {peak:,.0f} MiB")
+        busy = compute.get("gpu_utilisation")
+        if isinstance(busy, Mapping) and busy.get("mean_percent") is not None:
+            bits.append(f"GPU busy {float(busy['mean_percent']):.0f} % of the time")
+    return " · ".join(bits)
+
+
 __all__ = [
     "GROUP_ORDER",
     "REPORT_FORMAT",
     "baseline_groups",
+    "compute_text",
     "flag_reason",
     "group_flag_reason",
     "is_report",

@@ -80,6 +80,7 @@ from studio.baselines import DEFAULT_MODELS
 from studio.baselines.params import DEFAULT_SEEDS, BaselineJobParams
 from studio.baselines.present import (
     baseline_groups,
+    compute_text,
     flag_reason,
     group_flag_reason,
     is_report,
@@ -1071,6 +1072,9 @@ class BaselineDashboard(QWidget):
                 for s in skipped
             ))  # fmt: skip
         notes.append(_html(_caption(report)))
+        ran = compute_text(report)
+        if ran:
+            notes.append(_html(ran))
         self.report_notes.setText("<br>".join(notes))
 
         flags = report.get("flags") or {}

@@ -440,3 +440,32 @@ def test_a_split_that_mixes_shapes_is_refused_by_name(glyph_split: Path, tmp_pat
     (copy / "puzzles.jsonl").write_text(write_jsonl(puzzles))
     with pytest.raises(StudioError, match="mixes puzzle shapes"):
         load_source(copy)
+
+
+def test_the_report_says_how_the_job_ran_in_words() -> None:
+    """The Baselines tab's line under the summary: device and GPU, how the seeds trained,
+    peak memory, how busy the GPU was."""
+    from studio.baselines.present import compute_text
+
+    report = {
+        "device": "cuda:0 NVIDIA H200",
+        "compute": {
+            "device": "cuda:0", "trained": True, "ensemble": "vmap", "cuda_graphs": True,
+            "autocast": None, "compiled": None, "peak_gpu_memory_mib": 1104.9,
+            "gpu_utilisation": {"mean_percent": 40.7, "samples": 119, "source": "nvml"},
+        },
+    }  # fmt: skip
+    assert compute_text(report) == (
+        "Ran on cuda:0 NVIDIA H200 · the seeds trained in one batched step replayed as CUDA "
+        "graphs · peak GPU memory 1,105 MiB · GPU busy 41 % of the time"
+    )
+    cpu = {"device": "cpu (2 threads)", "compute": {"trained": True, "ensemble": "loop"}}
+    assert compute_text(cpu) == "Ran on cpu (2 threads) · the seeds in turn"
+    failed = {
+        "compute": {
+            "device": "cuda:0", "trained": True, "ensemble": "vmap", "cuda_graphs": False,
+            "cuda_graph_failure": "RuntimeError: x",
+        }
+    }  # fmt: skip
+    assert "CUDA graphs off (RuntimeError: x)" in compute_text(failed)
+    assert compute_text({"models": {}}) == ""

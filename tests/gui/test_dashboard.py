@@ -144,6 +144,8 @@ def make_report(project: Path) -> dict[str, Any]:
                    "family": "glyph-pmp", "puzzles": 600,
                    "parts": {"train": 420, "val": 60, "test": 120}, "answers": 4},
         "device": "cpu (1 thread)",
+        "compute": {"device": "cpu", "trained": True, "autocast": None, "compiled": None,
+                    "eval_batch": 256, "ensemble": "loop", "cuda_graphs": False},
         "seeds": [0, 1],
         "eval_part": "test",
         "chance": 0.25,
@@ -323,6 +325,8 @@ def test_finished_baseline_job_shows_charts_tables_and_opens_flagged_puzzles(
     assert first[0] == "Context-blind CNN (blind)"
     assert first[1] == "41.0%" and first[3] == "25%" and first[4] == "+16.0"
     assert first[7] == "2" and first[8] == "1" and first[9] == "1"
+    # how the job ran, under the table
+    assert "Ran on cpu (1 thread) · the seeds in turn" in dash.report_notes.text()
 
     # the charts: built off the main thread when the Plots tab shows, cached per job
     dash.detail_tabs.setCurrentIndex(2)
