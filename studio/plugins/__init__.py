@@ -126,25 +126,19 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
         "studio.vet.emergent:feature_warnings",
         description="foils completing a rule over image-derived features (warnings)",
     )
-    # KiVA (issue 4): one transform per domain, the trial family and its pixel checks
-    for domain in ("color", "size", "rotation", "reflection", "number"):
-        reg["transforms"].register(
-            domain,
-            f"studio.families.kiva.transforms:{domain.upper()}_TRANSFORM",
-            family="kiva",
-            description=f"KiVA {domain} transformation over a symbolic picture state",
-        )
-    reg["vet_checks"].register(
-        "kiva-ambiguity",
-        "studio.families.kiva.ambiguity:vet_transform",
-        description="change visible; no other transformation draws the same after-picture",
-    )
-    reg["vet_checks"].register(
-        "kiva-options",
-        "studio.families.kiva.ambiguity:vet_options",
-        description="no extrapolation distractor draws (nearly) the key's picture",
-    )
+    # what a built-in family registers besides itself (KiVA: its transforms and pixel checks)
+    # it does as a plugin does, ``register(registries)``, in its folder's ``plugin`` module
+    for package in builtin_family_packages():
+        _register_family_extras(package, reg)
     _register_baselines(reg["baselines"])
+
+
+def _register_family_extras(package: str, reg: dict[str, Registry]) -> None:
+    import importlib.util
+
+    name = f"studio.families.{package}.plugin"
+    if importlib.util.find_spec(name) is not None:
+        resolve(f"{name}:register")(reg)
 
 
 # Baselines (issue 5). An entry is a class: ``applies(data) -> reason | None``; trained ones

@@ -55,3 +55,33 @@ def test_built_in_families_are_found_from_their_folders() -> None:
     )
     for package in folders:
         assert family(package.replace("_", "-")).id == package.replace("_", "-")
+
+
+def test_a_family_registers_what_else_it_brings_from_its_own_folder() -> None:
+    """KiVA's transformations and pixel checks come from its folder's ``plugin.register``, as
+    a plugin's would; and no built-in family's id is spelled out in a module outside its own
+    folder (issue 27), but for the glyph family's constant that the core defines."""
+    import re
+    from pathlib import Path
+
+    import studio
+    from studio.plugins import builtin_family_packages, registry
+
+    transforms = registry("transforms")
+    assert {"color", "size", "rotation", "reflection", "number"} <= set(transforms.ids())
+    assert all(transforms.meta(t)["family"] == "kiva" for t in transforms.ids())
+    assert {"kiva-ambiguity", "kiva-options"} <= set(registry("vet_checks").ids())
+
+    root = Path(studio.__file__).parent
+    ids = {p: p.replace("_", "-") for p in builtin_family_packages()}
+    named: list[str] = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root)
+        text = path.read_text(encoding="utf-8")
+        for package, fid in ids.items():
+            if rel.parts[:2] == ("families", package):
+                continue
+            for m in re.finditer(rf"[\"']{re.escape(fid)}[\"']", text):
+                line = text[: m.start()].count("\n") + 1
+                named.append(f"{rel}:{line}: {fid}")
+    assert named == ["core/family.py:37: glyph-pmp"]  # GLYPH_FAMILY = "glyph-pmp"
