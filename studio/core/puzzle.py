@@ -8,6 +8,7 @@ Glyph keys keep the font id of the annotation they came from.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -207,13 +208,26 @@ def _text(value: Any, name: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _checked_key(text: str) -> tuple[GlyphKey | None, str | None]:
+    """A glyph key parsed and checked once per distinct text (a split's records name a few
+    hundred glyphs 90,000 times): the key, or None and why it is malformed; and what is wrong
+    with a well-formed key, or None."""
+    try:
+        key = GlyphKey.parse(text)
+    except ValueError as e:
+        return None, str(e)
+    return key, codepoint_problem(key.codepoint) or id_problem("font", key.font)
+
+
 def _keys(value: Any, name: str) -> tuple[GlyphKey, ...]:
     out = []
     for i, k in enumerate(_list(value, name)):
         if not isinstance(k, str):
             raise ValueError(f"{name}[{i}] must be a glyph key like U+25CC@symbola")
-        key = GlyphKey.parse(k)
-        problem = codepoint_problem(key.codepoint) or id_problem("font", key.font)
+        key, problem = _checked_key(k)
+        if key is None:
+            raise ValueError(problem)
         if problem:
             raise ValueError(f"{name}[{i}]: {problem}")
         out.append(key)
