@@ -77,7 +77,10 @@ def compute_text(report: Mapping[str, Any]) -> str:
     device = str(report.get("device") or compute.get("device") or "?")
     bits = [f"Ran on {device}"]
     if compute.get("trained"):
-        how = {"vmap": "the seeds trained in one batched step", "loop": "the seeds in turn"}
+        how = {
+            "vmap": "the seeds trained in one batched step",
+            "loop": "the seeds trained together, their forward passes in turn",
+        }
         ensemble = how.get(str(compute.get("ensemble")))
         if ensemble:
             graphs = " replayed as CUDA graphs" if compute.get("cuda_graphs") else ""
@@ -89,12 +92,18 @@ def compute_text(report: Mapping[str, Any]) -> str:
         if compute.get("compiled"):
             bits.append(f"compiled ({compute['compiled']})")
         peak = compute.get("peak_gpu_memory_mib")
-        if isinstance(peak, int | float):
+        if _number(peak):
             bits.append(f"peak GPU memory {peak:,.0f} MiB")
         busy = compute.get("gpu_utilisation")
-        if isinstance(busy, Mapping) and busy.get("mean_percent") is not None:
-            bits.append(f"GPU busy {float(busy['mean_percent']):.0f} % of the time")
+        mean = busy.get("mean_percent") if isinstance(busy, Mapping) else None
+        if _number(mean):
+            bits.append(f"GPU busy {mean:.0f} % of the time")
     return " · ".join(bits)
+
+
+def _number(value: Any) -> bool:
+    """A number a report may hold (an edited or foreign report's text or flag is left out)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 __all__ = [

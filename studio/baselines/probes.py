@@ -395,6 +395,17 @@ def image_attributes(answers_u8: np.ndarray) -> list[list[dict[str, frozenset[st
     return [[dict(tags[inverse[i * a + j]]) for j in range(a)] for i in range(n)]
 
 
+def bank_image_attributes(
+    frames_u8: np.ndarray, answer_ids: np.ndarray
+) -> list[list[dict[str, frozenset[str]]]]:
+    """:func:`image_attributes` from the frame bank: each bank row an answer names is
+    described once, and no stack of answer frames is gathered (0.26 GB on 10,000 puzzles)."""
+    rows = np.unique(answer_ids)
+    described = image_attributes(frames_u8[rows][None])[0] if len(rows) else []
+    by_row = dict(zip(rows.tolist(), described, strict=True))
+    return [[dict(by_row[int(r)]) for r in puzzle] for puzzle in answer_ids]
+
+
 # ---- the baselines -------------------------------------------------------------------------------
 class _AnswersProbe:
     """A training-free unit of :mod:`studio.baselines.run` that cross-fits inside: ``prepare``
@@ -514,7 +525,7 @@ class ProbeImage(_AnswersProbe):
 
     def attributes(self, data: Any, cache: dict[str, Any]) -> list[list[dict[str, Any]]] | None:
         if "image-attributes" not in cache:
-            cache["image-attributes"] = image_attributes(data.answers_u8)
+            cache["image-attributes"] = bank_image_attributes(data.frames_u8, data.answer_ids)
         return cache["image-attributes"]
 
 

@@ -552,7 +552,8 @@ def run_baselines(
     a GPU, loop on the CPU; see :attr:`studio.baselines.trained.DeviceData.ensemble`).
     ``cuda_graphs``: replay a batched step captured as a CUDA graph (on a GPU; a capture that
     fails falls back to the eager step and the report says why). ``warm``: the thread of a
-    :func:`warm_device` started earlier (by a caller that loaded the source itself)."""
+    :func:`warm_device` started earlier (by a caller that loaded the source itself); without
+    one, one starts here (before loading a source given by path)."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)

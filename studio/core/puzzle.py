@@ -220,12 +220,17 @@ def _checked_key(text: str) -> tuple[GlyphKey | None, str | None]:
     return key, codepoint_problem(key.codepoint) or id_problem("font", key.font)
 
 
+#: the longest glyph key text kept in the cache (a valid one is at most 8 + 1 + 128 long):
+#: a hostile record's megabyte "keys" are checked uncached and not kept after the error
+_CACHED_KEY = 160
+
+
 def _keys(value: Any, name: str) -> tuple[GlyphKey, ...]:
     out = []
     for i, k in enumerate(_list(value, name)):
         if not isinstance(k, str):
             raise ValueError(f"{name}[{i}] must be a glyph key like U+25CC@symbola")
-        key, problem = _checked_key(k)
+        key, problem = _checked_key(k) if len(k) <= _CACHED_KEY else _checked_key.__wrapped__(k)
         if key is None:
             raise ValueError(problem)
         if problem:

@@ -134,11 +134,24 @@ def _register_builtins(reg: dict[str, Registry]) -> None:
 
 
 def _register_family_extras(package: str, reg: dict[str, Registry]) -> None:
+    """Call the family's ``plugin.register`` when its folder has a ``plugin`` module, found
+    on disk as :func:`builtin_family_packages` finds the folders (so a family without one is
+    not imported); a failure is a StudioError naming the family, as a plugin's is."""
     import importlib.util
+    import os
+    import pkgutil
 
+    spec = importlib.util.find_spec("studio.families")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    where = [os.path.join(loc, package) for loc in locations]
+    if not any(m.name == "plugin" for m in pkgutil.iter_modules(where)):
+        return
     name = f"studio.families.{package}.plugin"
-    if importlib.util.find_spec(name) is not None:
+    try:
         resolve(f"{name}:register")(reg)
+    except Exception as e:
+        fid = package.replace("_", "-")
+        raise StudioError(f"family {fid!r}: its plugin module failed to register: {e}") from e
 
 
 # Baselines (issue 5). An entry is a class: ``applies(data) -> reason | None``; trained ones
@@ -332,11 +345,20 @@ def load_plugins(extra: Callable[[dict[str, Registry]], None] | None = None) -> 
     global _loaded
     if not _loaded:
         _loaded = True
-        _register_builtins(REGISTRIES)
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            try:
-                ep.load()(REGISTRIES)
-            except Exception as e:
-                raise StudioError(f"plugin {ep.name!r} ({ep.value}) failed to load: {e}") from e
+        try:
+            _register_builtins(REGISTRIES)
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                try:
+                    ep.load()(REGISTRIES)
+                except Exception as e:
+                    raise StudioError(f"plugin {ep.name!r} ({ep.value}) failed to load: {e}") from e
+        except BaseException:
+            # never half-filled registries for the rest of the process: the next call tries
+            # again (and says again what failed)
+            for r in REGISTRIES.values():
+                r._entries.clear()
+                r._meta.clear()
+            _loaded = False
+            raise
     if extra is not None:
         extra(REGISTRIES)

@@ -167,3 +167,21 @@ def test_the_fingerprint_follows_the_frames_ids_and_keys(glyph_split: Path) -> N
     keys = data.keys.copy()
     keys[0] = (keys[0] + 1) % 4
     assert replace(data, keys=keys).fingerprint() != data.fingerprint()
+
+
+def test_the_stacks_are_gathered_only_when_read(glyph_split: Path) -> None:
+    """A split read for the baselines holds the bank and the rows; the (N, K, 80, 80) stacks
+    are gathered on first reading (0.6 GB on 10,000 two-row puzzles), equal to the frames; the
+    image probe's attributes come from the bank without them."""
+    from studio.baselines.probes import bank_image_attributes, image_attributes
+
+    data = load_source(glyph_split)
+    assert data.__dict__["_context_u8"] is None and data.__dict__["_answers_u8"] is None
+    assert data.n_context == 5 and data.n_answers == 4  # from the rows, nothing gathered
+    attributes = bank_image_attributes(data.frames_u8, data.answer_ids)
+    assert data.__dict__["_answers_u8"] is None
+    assert attributes == image_attributes(data.answers_u8)  # now gathered, and equal
+    assert data.__dict__["_answers_u8"] is not None
+    sub = data.subset([4, 1])
+    assert sub.__dict__["_context_u8"] is None
+    assert (sub.context_u8 == data.context_u8[[4, 1]]).all()

@@ -102,6 +102,21 @@ def test_job_writes_the_report_and_resumes(glyph_split: Path, tmp_path: Path) ->
     assert second["predictions"] == result["predictions"]
     assert second["models"]["blind"]["overall"] == result["models"]["blind"]["overall"]
 
+    # a checkpoint saved before the frame bank (its fingerprint over the stacks) resumes too;
+    # one of another source does not
+    data = load_source(glyph_split)
+    for fingerprint, resumed in ((data.stack_fingerprint(), True), ("0123456789abcdef", False)):
+        logs.clear()
+        old = LocalContext(
+            params,
+            work_dir=tmp_path / f"job-{fingerprint}",
+            checkpoint={**saved, "fingerprint": fingerprint},
+            log=lambda line, lvl: logs.append(line),
+        )
+        run_job(old)
+        assert any("3 unit(s) done in an earlier attempt" in line for line in logs) is resumed
+        assert any("the source changed" in line for line in logs) is not resumed
+
     # cancelling: the worker's JobCancelled comes through
     stopping = LocalContext(params, work_dir=tmp_path / "job3", should_stop=lambda: True)
     with pytest.raises(JobCancelled):

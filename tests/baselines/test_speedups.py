@@ -460,7 +460,12 @@ def test_the_report_says_how_the_job_ran_in_words() -> None:
         "graphs · peak GPU memory 1,105 MiB · GPU busy 41 % of the time"
     )
     cpu = {"device": "cpu (2 threads)", "compute": {"trained": True, "ensemble": "loop"}}
-    assert compute_text(cpu) == "Ran on cpu (2 threads) · the seeds in turn"
+    assert compute_text(cpu) == (
+        "Ran on cpu (2 threads) · the seeds trained together, their forward passes in turn"
+    )
+    odd = {"compute": {"trained": True, "peak_gpu_memory_mib": True,
+                       "gpu_utilisation": {"mean_percent": "a lot"}}}  # fmt: skip
+    assert compute_text(odd) == "Ran on ?"  # an edited report's odd values left out
     failed = {
         "compute": {
             "device": "cuda:0", "trained": True, "ensemble": "vmap", "cuda_graphs": False,

@@ -326,7 +326,7 @@ def test_finished_baseline_job_shows_charts_tables_and_opens_flagged_puzzles(
     assert first[1] == "41.0%" and first[3] == "25%" and first[4] == "+16.0"
     assert first[7] == "2" and first[8] == "1" and first[9] == "1"
     # how the job ran, under the table
-    assert "Ran on cpu (1 thread) · the seeds in turn" in dash.report_notes.text()
+    assert "Ran on cpu (1 thread) · the seeds trained together" in dash.report_notes.text()
 
     # the charts: built off the main thread when the Plots tab shows, cached per job
     dash.detail_tabs.setCurrentIndex(2)

@@ -68,8 +68,9 @@ def test_a_family_registers_what_else_it_brings_from_its_own_folder() -> None:
     from studio.plugins import builtin_family_packages, registry
 
     transforms = registry("transforms")
-    assert {"color", "size", "rotation", "reflection", "number"} <= set(transforms.ids())
-    assert all(transforms.meta(t)["family"] == "kiva" for t in transforms.ids())
+    kiva = ("color", "size", "rotation", "reflection", "number")
+    assert set(kiva) <= set(transforms.ids())
+    assert all(transforms.meta(t)["family"] == "kiva" for t in kiva)
     assert {"kiva-ambiguity", "kiva-options"} <= set(registry("vet_checks").ids())
 
     root = Path(studio.__file__).parent
@@ -85,3 +86,37 @@ def test_a_family_registers_what_else_it_brings_from_its_own_folder() -> None:
                 line = text[: m.start()].count("\n") + 1
                 named.append(f"{rel}:{line}: {fid}")
     assert named == ["core/family.py:37: glyph-pmp"]  # GLYPH_FAMILY = "glyph-pmp"
+
+
+def test_a_failure_while_registering_leaves_no_half_filled_registries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A built-in or plugin that fails while the registries fill raises, and the next call
+    tries again from empty — never a process that goes on with half the baselines."""
+    import studio.plugins as plugins
+
+    saved = {k: (dict(r._entries), dict(r._meta)) for k, r in plugins.REGISTRIES.items()}
+
+    def broken(reg: dict[str, plugins.Registry]) -> None:
+        reg["baselines"].register("half", "studio.baselines.trained:BlindBaseline")
+        raise RuntimeError("a family's plugin module failed")
+
+    try:
+        for r in plugins.REGISTRIES.values():
+            r._entries.clear()
+            r._meta.clear()
+        monkeypatch.setattr(plugins, "_loaded", False)
+        monkeypatch.setattr(plugins, "_register_builtins", broken)
+        for _ in range(2):  # and again: not a silent empty registry the second time
+            with pytest.raises(RuntimeError, match="failed"):
+                plugins.registry("baselines")
+            assert not plugins._loaded
+            assert all(not r._entries for r in plugins.REGISTRIES.values())
+    finally:
+        for k, (entries, meta) in saved.items():
+            plugins.REGISTRIES[k]._entries.clear()
+            plugins.REGISTRIES[k]._entries.update(entries)
+            plugins.REGISTRIES[k]._meta.clear()
+            plugins.REGISTRIES[k]._meta.update(meta)
+        monkeypatch.undo()
+    assert "blind" in plugins.registry("baselines")
