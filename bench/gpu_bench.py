@@ -39,11 +39,9 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -100,44 +98,6 @@ print(json.dumps({
 """
 
 
-class GpuSampler:
-    """``nvidia-smi`` utilisation every 0.2 s on a thread, while a GPU job runs."""
-
-    def __init__(self) -> None:
-        self.samples: list[float] = []
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> GpuSampler:
-        if shutil.which("nvidia-smi"):
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        query = ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
-        while not self._stop.is_set():
-            with_out = subprocess.run(query, capture_output=True, text=True, check=False)
-            with contextlib.suppress(ValueError, IndexError):
-                self.samples.append(float(with_out.stdout.split()[0]))
-            self._stop.wait(0.2)
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def summary(self) -> dict[str, Any] | None:
-        if not self.samples:
-            return None
-        n = len(self.samples)
-        return {
-            "mean_percent": round(sum(self.samples) / n, 1),
-            "share_above_50": round(sum(s > 50 for s in self.samples) / n, 3),
-            "samples": n,
-        }
-
-
 def run_config(
     split: Path,
     name: str,
@@ -156,7 +116,10 @@ def run_config(
     args += ["1" if cfg["speedups"] else "0", "1" if cfg["compile"] else "0"]
     args.append(cfg.get("ensemble") or "-")
     args.append("0" if cfg.get("graphs") is False else "1")
-    sampler = GpuSampler() if cfg["device"] == "cuda" else None
+    from studio.worker.device import GpuUtilisation
+
+    # the whole process's GPU time (loading included), as the job's report samples its own
+    sampler = GpuUtilisation() if cfg["device"] == "cuda" else None
     try:
         with sampler if sampler is not None else contextlib.nullcontext():
             out = subprocess.run(

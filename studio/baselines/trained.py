@@ -831,11 +831,20 @@ class TorchBaseline:
             return {}
         call.net.eval()  # as predict() measures (batch normalisation's running statistics)
         try:
-            return self._evaluate(dd, stacked, call, members, idx, vmapped, own)
+            probs = self._member_probs(dd, stacked, call, members, idx, vmapped, own)
         finally:
             call.net.train()
+        keys_np = dd.data.keys[idx]
+        rows = np.arange(len(keys_np))
+        result = {}
+        for s in members:
+            p = np.concatenate(probs[s])
+            p_key = p[rows, keys_np]
+            acc = float((p.argmax(axis=1) == keys_np).mean())
+            result[s] = (acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean()))
+        return result
 
-    def _evaluate(
+    def _member_probs(
         self,
         dd: DeviceData,
         stacked: dict[str, torch.Tensor],
@@ -844,10 +853,9 @@ class TorchBaseline:
         idx: np.ndarray,
         vmapped: bool,
         own: bool,
-    ) -> dict[int, tuple[float, float]]:
+    ) -> dict[int, list[np.ndarray]]:
         from torch.func import functional_call
 
-        keys_np = dd.data.keys[idx]
         probs: dict[int, list[np.ndarray]] = {s: [] for s in members}
         step = dd.eval_batch
         for start in range(0, len(idx), step):
@@ -864,14 +872,7 @@ class TorchBaseline:
             for s in members:
                 scores = masked_scores(dd, outs[s].float(), batch)
                 probs[s].append(torch.softmax(scores, dim=1).cpu().numpy())
-        result = {}
-        rows = np.arange(len(keys_np))
-        for s in members:
-            p = np.concatenate(probs[s])
-            p_key = p[rows, keys_np]
-            acc = float((p.argmax(axis=1) == keys_np).mean())
-            result[s] = (acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean()))
-        return result
+        return probs
 
     @torch.no_grad()
     def predict(self, dd: DeviceData, idx: Sequence[int]) -> np.ndarray:
