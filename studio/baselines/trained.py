@@ -308,6 +308,28 @@ class _Call(nn.Module):
         return baseline.outputs(*args)
 
 
+def _vmap_members(
+    stacked: dict[str, torch.Tensor],
+    call: _Call,
+    frames: torch.Tensor,
+    where: torch.Tensor,
+    *,
+    shared: bool,
+) -> torch.Tensor:
+    """(S, B, A): every member's encoder over ``frames`` (one stack per member, or one for
+    all when ``shared``) and its head over the embeddings ``where`` (B, K) picks, in one
+    ``vmap`` call."""
+    from torch.func import functional_call, vmap
+
+    params = {f"net.{name}": v for name, v in stacked.items()}
+
+    def one(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        return functional_call(call, p, (x, where), {"frames": True})
+
+    out: torch.Tensor = vmap(one, in_dims=(0, None if shared else 0))(params, frames)
+    return out
+
+
 def _sub_tick(tick: Tick, start: float, span: float) -> Tick:
     return lambda f, msg: tick(start + span * f, msg)
 
@@ -758,19 +780,12 @@ class TorchBaseline:
     ) -> torch.Tensor:
         """(S, B, A) raw outputs: every member's batch in one batched call, each frame of a
         batch encoded (no search for the distinct ones: that would wait on the GPU)."""
-        from torch.func import functional_call, vmap
 
         ids = self.frame_ids(dd, idx.reshape(-1)).reshape(idx.shape[0], idx.shape[1], -1)
         s, b, k = ids.shape
         frames = dd.frame_bank()[ids.reshape(s, b * k)].float().div_(255.0)
         where = torch.arange(b * k, device=ids.device).reshape(b, k)
-        params = {f"net.{name}": v for name, v in stacked.items()}
-
-        def one(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-            return functional_call(call, p, (x, where), {"frames": True})
-
-        out: torch.Tensor = vmap(one)(params, frames)
-        return out
+        return _vmap_members(stacked, call, frames, where, shared=False)
 
     def _vmapped_shared(
         self,
@@ -782,19 +797,11 @@ class TorchBaseline:
         """(S, B, A) raw outputs of every member on the same puzzles, each distinct frame of
         the batch encoded once per member (evaluation: not captured, so the search for the
         distinct frames may wait on the GPU)."""
-        from torch.func import functional_call, vmap
 
         ids = self.frame_ids(dd, idx)
         uniq, inverse = torch.unique(ids.reshape(-1), return_inverse=True)
         frames = dd.frame_bank()[uniq].float().div_(255.0)
-        where = inverse.reshape(ids.shape)
-        params = {f"net.{name}": v for name, v in stacked.items()}
-
-        def one(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-            return functional_call(call, p, (x, where), {"frames": True})
-
-        out: torch.Tensor = vmap(one, in_dims=(0, None))(params, frames)
-        return out
+        return _vmap_members(stacked, call, frames, inverse.reshape(ids.shape), shared=True)
 
     def _weighted_loss(
         self,
