@@ -3,9 +3,12 @@
 :class:`PuzzleArrays` holds, for every puzzle: its id and part (train/val/test), the context
 frames and the answer frames as ink at 80×80, the key's index, the row structure, the group
 labels (rule, concept, layout, family) and the perception questions when the records carry
-them. Frames are stored as ``uint8`` ink × 255 (a 10,000-puzzle two-row split is 0.6 GB that
-way, 2.3 GB as float32); :meth:`PuzzleArrays.context_ink` / :meth:`PuzzleArrays.answer_ink`
-and the ``context`` / ``answers`` properties give ``float32`` ink in [0, 1].
+them. Frames are ``uint8`` ink × 255, each distinct frame kept once (``frames_u8``, with each
+puzzle's rows in it: the default 10,000-puzzle UA split's 90,000 frames are 263 distinct
+ones); the per-puzzle stacks ``context_u8`` / ``answers_u8`` (0.6 GB for 10,000 two-row
+puzzles, 2.3 GB as float32) are gathered from it when first read;
+:meth:`PuzzleArrays.context_ink` / :meth:`PuzzleArrays.answer_ink` and the ``context`` /
+``answers`` properties give ``float32`` ink in [0, 1].
 
 **Row structure** (``rows``: the number of *given* context frames per row; the answer completes
 the last row):
