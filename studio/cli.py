@@ -684,6 +684,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
         cuda_speedups=args.cuda_speedups,
         compile=args.compile,
+        cuda_graphs=args.cuda_graphs,
     )
     plots: dict[str, str] = {}
     if not args.no_plots:
@@ -1324,6 +1325,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on CUDA: torch.compile the frame encoders (off by default: the compilation "
         "cost more than it saved on the GPU measured, docs/benchmarks.md)",
+    )
+    s.add_argument(
+        "--no-cuda-graphs",
+        dest="cuda_graphs",
+        action="store_false",
+        help="on CUDA: launch each training step's kernels one by one instead of replaying "
+        "the step as a CUDA graph (1.6x slower on the H200 measured; for a lab that suspects "
+        "the graphs)",
     )
     s.add_argument("--json", metavar="OUT.json", help="default: SPLIT_DIR/baselines/report.json")
     plots = s.add_mutually_exclusive_group()

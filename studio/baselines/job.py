@@ -10,7 +10,8 @@ Parameters (``ctx.params``, as the dashboard submits them)::
      "seeds": 3, "device": "auto", "epochs": null,
      "cuda_speedups": false,  # bf16 autocast + large inference batches on CUDA (slower when
                               # measured); CPU: ignored
-     "compile": false}        # torch.compile the frame encoders on CUDA (slower when measured)
+     "compile": false,        # torch.compile the frame encoders on CUDA (slower when measured)
+     "cuda_graphs": true}     # on CUDA, replay each batched training step as a CUDA graph
 
 ``"beside_window": false`` (set by ``analogy-studio jobs``, which runs jobs with no window
 open) lets the job use every core at normal priority.
@@ -149,6 +150,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
             cross_fit=job.cross_fit,
             cuda_speedups=job.cuda_speedups,
             compile=job.compile,
+            cuda_graphs=job.cuda_graphs,
             on_device=ctx.set_device,
             warm=warm,
         )

@@ -37,6 +37,9 @@ class BaselineJobParams:
     cross_fit: bool = True
     cuda_speedups: bool = False
     compile: bool = False
+    #: on a GPU, replay each batched training step as a CUDA graph (off: launch its kernels
+    #: one by one, for a lab that suspects the graphs)
+    cuda_graphs: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -53,6 +56,9 @@ class BaselineJobParams:
             raise StudioError(f"seeds must be a whole number of at least 1, not {self.seeds!r}")
         if self.epochs is not None and (type(self.epochs) is not int or self.epochs < 1):
             raise StudioError(f"epochs must be a whole number of at least 1, not {self.epochs!r}")
+        for name in ("beside_window", "cross_fit", "cuda_speedups", "compile", "cuda_graphs"):
+            if not isinstance(getattr(self, name), bool):
+                raise StudioError(f"{name} must be true or false, not {getattr(self, name)!r}")
 
     @classmethod
     def of(cls, source: Mapping[str, Any], models: Sequence[str] | str | None = None,
@@ -90,6 +96,7 @@ class BaselineJobParams:
             "cross_fit": self.cross_fit,
             "cuda_speedups": self.cuda_speedups,
             "compile": self.compile,
+            "cuda_graphs": self.cuda_graphs,
         }
 
 

@@ -36,6 +36,11 @@ def test_a_queued_job_reads_back_with_the_defaults_filled_in() -> None:
     assert BaselineJobParams.from_json(data) == p
     old = BaselineJobParams.from_json({"source": SOURCE, "models": [], "note": "kept"})
     assert old.models == DEFAULT_MODELS and old.seeds == DEFAULT_SEEDS
+    assert old.cuda_graphs is True  # a job queued before the switch replays its graphs
+    off = BaselineJobParams.of(SOURCE, "blind", cuda_graphs=False)
+    assert BaselineJobParams.from_json(off.to_json()).cuda_graphs is False
+    with pytest.raises(StudioError, match="cuda_graphs must be true or false"):
+        BaselineJobParams.of(SOURCE, "blind", cuda_graphs="no")
     assert old.to_json()["note"] == "kept"  # a field this version does not know travels on
     # review: a comma-separated string is a list of models, not of letters
     text = BaselineJobParams.from_json({"source": SOURCE, "models": "blind, probes"})

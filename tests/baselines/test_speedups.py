@@ -131,6 +131,9 @@ def test_the_cli_defaults_to_float32(tmp_path: Path) -> None:
     assert not parser.parse_args(["baseline", str(tmp_path)]).cuda_speedups
     assert parser.parse_args(["baseline", str(tmp_path), "--cuda-speedups"]).cuda_speedups
     assert not parser.parse_args(["baseline", str(tmp_path), "--no-cuda-speedups"]).cuda_speedups
+    # the CUDA graphs are on unless turned off
+    assert parser.parse_args(["baseline", str(tmp_path)]).cuda_graphs
+    assert not parser.parse_args(["baseline", str(tmp_path), "--no-cuda-graphs"]).cuda_graphs
     with pytest.raises(SystemExit):
         parser.parse_args(["baseline", str(tmp_path), "--cuda-speedups", "--no-cuda-speedups"])
 

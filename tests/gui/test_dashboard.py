@@ -445,6 +445,7 @@ def test_new_job_dialog_submits_a_baseline_job(
         "cross_fit": True,
         "cuda_speedups": False,
         "compile": False,
+        "cuda_graphs": True,
     }
     assert submitted.title == "Baselines (blind, context, partial, probes) on split split"
     click(qtbot, dash.cancel_button)
