@@ -836,9 +836,26 @@ class TorchBaseline:
         the members' current weights (as :meth:`evaluate` measures one network)."""
         if not members or len(idx) == 0:
             return {}
+        from torch.func import functional_call
+
         call.net.eval()  # as predict() measures (batch normalisation's running statistics)
         try:
-            probs = self._member_probs(dd, stacked, call, members, idx, vmapped, own)
+            probs: dict[int, list[np.ndarray]] = {s: [] for s in members}
+            step = dd.eval_batch
+            for start in range(0, len(idx), step):
+                batch = torch.from_numpy(idx[start : start + step]).to(dd.device)
+                with autocast(dd):
+                    if vmapped:  # one batch for every member: its distinct frames encoded once
+                        out = self.choice_scores(self._vmapped_shared(dd, stacked, call, batch))
+                        outs = {s: out[s] for s in members}
+                    else:
+                        outs = {}
+                        for s in members:
+                            p = {} if own else {f"net.{k}": v[s] for k, v in stacked.items()}
+                            outs[s] = self.choice_scores(functional_call(call, p, (dd, batch)))
+                for s in members:
+                    scores = masked_scores(dd, outs[s].float(), batch)
+                    probs[s].append(torch.softmax(scores, dim=1).cpu().numpy())
         finally:
             call.net.train()
         keys_np = dd.data.keys[idx]
@@ -850,36 +867,6 @@ class TorchBaseline:
             acc = float((p.argmax(axis=1) == keys_np).mean())
             result[s] = (acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean()))
         return result
-
-    def _member_probs(
-        self,
-        dd: DeviceData,
-        stacked: dict[str, torch.Tensor],
-        call: _Call,
-        members: Sequence[int],
-        idx: np.ndarray,
-        vmapped: bool,
-        own: bool,
-    ) -> dict[int, list[np.ndarray]]:
-        from torch.func import functional_call
-
-        probs: dict[int, list[np.ndarray]] = {s: [] for s in members}
-        step = dd.eval_batch
-        for start in range(0, len(idx), step):
-            batch = torch.from_numpy(idx[start : start + step]).to(dd.device)
-            with autocast(dd):
-                if vmapped:  # one batch for every member: its distinct frames encoded once
-                    out = self.choice_scores(self._vmapped_shared(dd, stacked, call, batch))
-                    outs = {s: out[s] for s in members}
-                else:
-                    outs = {}
-                    for s in members:
-                        p = {} if own else {f"net.{k}": v[s] for k, v in stacked.items()}
-                        outs[s] = self.choice_scores(functional_call(call, p, (dd, batch)))
-            for s in members:
-                scores = masked_scores(dd, outs[s].float(), batch)
-                probs[s].append(torch.softmax(scores, dim=1).cpu().numpy())
-        return probs
 
     @torch.no_grad()
     def predict(self, dd: DeviceData, idx: Sequence[int]) -> np.ndarray:

@@ -35,26 +35,37 @@ def no_modal_dialogs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def curator_window(qtbot, tmp_path: Path):
+def show_main_window(qtbot):
+    """Open the studio's window on a Studio as a user sees it: 1280×800, shown, active."""
+    from studio.gui.main_window import MainWindow
+    from studio.gui.settings import StudioSettings
+
+    def show(studio) -> MainWindow:
+        w = MainWindow(studio, StudioSettings())
+        qtbot.addWidget(w)
+        w.resize(1280, 800)
+        w.show()
+        qtbot.waitExposed(w)
+        with qtbot.waitActive(w):
+            w.activateWindow()
+        return w
+
+    return show
+
+
+@pytest.fixture
+def curator_window(tmp_path: Path, show_main_window):
     """The main window on a new, empty project (the curator "curator"), 1280×800 and active:
     where the board's stimulus tests generate and curate their items."""
     from studio.app import Studio
     from studio.core.schema import bundled_schema_path, load_schema
-    from studio.gui.main_window import MainWindow
-    from studio.gui.settings import StudioSettings
     from studio.store.project import Project
 
     studio = Studio(
         Project.create(tmp_path / "items.studio", load_schema(bundled_schema_path())),
         author="curator",
     )
-    w = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    with qtbot.waitActive(w):
-        w.activateWindow()
+    w = show_main_window(studio)
     yield w
     w.running_jobs = lambda: []  # type: ignore[method-assign]
     w.close()

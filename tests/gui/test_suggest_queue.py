@@ -23,7 +23,6 @@ from studio.core.schema import Schema
 from studio.glyphs.fonts import FontCatalog
 from studio.glyphs.render import RenderCache
 from studio.gui.main_window import MainWindow
-from studio.gui.settings import StudioSettings
 from studio.gui.suggest_panel import SuggestionPanel
 from studio.store.project import Project
 
@@ -46,7 +45,9 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> FontCatalog:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path, ua_schema: Schema, catalog: FontCatalog) -> Iterator[MainWindow]:
+def window(
+    tmp_path: Path, ua_schema: Schema, catalog: FontCatalog, show_main_window
+) -> Iterator[MainWindow]:
     """Circled digits, letters and arrows of Symbola, rendered; ①② closure = circle, A = line;
     the window on the closure concept."""
     studio = Studio(
@@ -60,13 +61,7 @@ def window(qtbot, tmp_path: Path, ua_schema: Schema, catalog: FontCatalog) -> It
         studio.project.add_tags([key], "closure", value, "setup")
     for _ in studio.render_all(workers=1):
         pass
-    w = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    with qtbot.waitActive(w):
-        w.activateWindow()
+    w = show_main_window(studio)
     w.tree.select("closure", "circle")
     yield w
     w.tagger.shutdown()
