@@ -149,10 +149,12 @@ class _Runner:
         compile_backend: str = "inductor",
         ensemble: str | None = None,
         cuda_graphs: bool = True,
+        side_by_side: bool | None = None,
     ) -> None:
         self.data = data
         self.ensemble = ensemble
         self.cuda_graphs = cuda_graphs
+        self._side_by_side = side_by_side
         self.cuda_speedups = cuda_speedups
         self.compile = compile
         self.force_speedups = force_speedups
@@ -206,6 +208,48 @@ class _Runner:
                 cuda_graphs=self.cuda_graphs,
             )
         return self._dd
+
+    def side_by_side(self, models: Sequence[tuple[str, Any]]) -> set[str]:
+        """The trained models that train side by side, each on its own thread (and CUDA
+        stream): on a GPU whose batched steps replay CUDA graphs (or when asked), the models
+        whose members run batched. A step of these networks is a chain of a few hundred
+        small kernels that each leave most of the GPU idle (the H200 measured was 60 %
+        busy training one model at a time), so models on their own streams fill it."""
+        if len(models) < 2:
+            return set()
+        dd = self.device_data()
+        wanted = dd.graphs if self._side_by_side is None else self._side_by_side
+        if not wanted:
+            return set()
+        from studio.baselines.trained import _INIT_LOCK
+
+        out = set()
+        for model, baseline in models:
+            with _INIT_LOCK:  # a network made here draws on torch's global seed too
+                batches = baseline.batches(baseline.build(self.data))
+            if batches:
+                out.add(model)
+        if len(out) < 2:
+            return set()
+        dd.prepare()  # every shared tensor made before the threads start
+        return out
+
+    def trained_beside(
+        self, factory: Callable[[], Any], seeds: Sequence[int], tick: Callable[[float, str], None]
+    ) -> dict[int, dict[str, Any]]:
+        """:meth:`trained` on a thread of its own, on a CUDA stream of its own (on a GPU)."""
+        dd = self.device_data()
+        if not dd.on_cuda:
+            return self.trained(factory, seeds, tick)
+        import torch
+
+        stream = torch.cuda.Stream(dd.device)
+        stream.wait_stream(torch.cuda.default_stream(dd.device))  # the tensors moved there
+        with torch.cuda.stream(stream):
+            try:
+                return self.trained(factory, seeds, tick)
+            finally:
+                stream.synchronize()
 
     def _perception(self, encode: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any] | None:
         if not self.with_questions:
@@ -262,10 +306,11 @@ class _Runner:
         out: dict[int, dict[str, Any]] = {}
         choices = {s: np.full(n, -1, np.int64) for s in seeds}
         confidence = {s: np.zeros(n) for s in seeds}
-        for seed, (fit, model) in zip(seeds, fitted, strict=True):
-            start = time.perf_counter()
-            probs = model.predict(dd, self.held)
-            infer_seconds = time.perf_counter() - start
+        # every seed's held-out predictions together (one batched call on a GPU)
+        start = time.perf_counter()
+        held = factory().predict_members(dd, [m for _, m in fitted], [self.held] * len(seeds))
+        infer_seconds = (time.perf_counter() - start) / max(1, len(seeds))
+        for seed, (fit, model), probs in zip(seeds, fitted, held, strict=True):
             choices[seed][self.held] = probs.argmax(axis=1)
             confidence[seed][self.held] = probs.max(axis=1)
             out[seed] = {
@@ -294,14 +339,43 @@ class _Runner:
             crossed = factory().fit_members(
                 dd, members, self.val, sub_tick(1, label), self.should_stop
             )
-            for (seed, predict_on), (_, model) in zip(halves, crossed, strict=True):
-                p = model.predict(dd, predict_on)
+            crossed_probs = factory().predict_members(
+                dd, [m for _, m in crossed], [predict_on for _, predict_on in halves]
+            )
+            for (seed, predict_on), p in zip(halves, crossed_probs, strict=True):
                 choices[seed][predict_on] = p.argmax(axis=1)
                 confidence[seed][predict_on] = p.max(axis=1)
         for seed in seeds:
             out[seed]["choices"] = [int(x) for x in choices[seed]]
             out[seed]["confidence"] = [round(float(x), 4) for x in confidence[seed]]
         return out
+
+
+class _Shares:
+    """The job's progress while models run one after another or side by side: each model's
+    share of the work done, summed under a lock (models on threads tick at once)."""
+
+    def __init__(self, progress: Progress | None, total: float) -> None:
+        self.progress, self.total = progress, total
+        self.done: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def credit(self, key: str, amount: float) -> None:
+        with self.lock:
+            self.done[key] = amount
+
+    def ticker(self, key: str, base: float, weight: float, label: str) -> Progress:
+        """``tick(fraction, message)`` for one model: ``base`` done before, ``weight`` to do."""
+
+        def tick(f: float, msg: str) -> None:
+            if self.progress is None:
+                return
+            with self.lock:
+                self.done[key] = base + weight * f
+                fraction = min(1.0, sum(self.done.values()) / self.total)
+                self.progress(fraction, f"{label} · {msg}" if msg else label)
+
+        return tick
 
 
 # ---- the report ---------------------------------------------------------------------------------
@@ -533,6 +607,7 @@ def run_baselines(
     ensemble: str | None = None,
     cuda_graphs: bool = True,
     warm: threading.Thread | None = None,
+    side_by_side: bool | None = None,
 ) -> dict[str, Any]:
     """Run ``models`` on ``source`` and return the report (module docstring).
 
@@ -551,7 +626,10 @@ def run_baselines(
     ``ensemble``: how a model's seeds train together, ``loop`` or ``vmap`` (default: vmap on
     a GPU, loop on the CPU; see :attr:`studio.baselines.trained.DeviceData.ensemble`).
     ``cuda_graphs``: replay a batched step captured as a CUDA graph (on a GPU; a capture that
-    fails falls back to the eager step and the report says why). ``warm``: the thread of a
+    fails falls back to the eager step and the report says why). ``side_by_side``: train
+    the models whose members run batched at the same time, each on a thread and CUDA stream
+    of its own (default: where the steps replay CUDA graphs; :meth:`_Runner.side_by_side`);
+    each model's results are those it gets alone. ``warm``: the thread of a
     :func:`warm_device` started earlier (by a caller that loaded the source itself); without
     one, one starts here (before loading a source given by path)."""
     from studio.plugins import registry
@@ -615,6 +693,7 @@ def run_baselines(
         compile_backend,
         ensemble,
         cuda_graphs,
+        side_by_side,
     )
     # how busy the GPU is while the job runs (NVML or nvidia-smi; nothing on the CPU)
     watch: Any = contextlib.nullcontext()
@@ -631,9 +710,11 @@ def run_baselines(
                 (model, baseline, list(seed_list) if reg.meta(model).get("trained") else None)
             )
         weights = [0.1 if seeds_ is None else float(len(seeds_)) for _, _, seeds_ in plan]
-        total = sum(weights) or 1.0
-        done_weight = 0.0
+        shares = _Shares(progress, sum(weights) or 1.0)
         units: dict[str, dict[str, Any]] = {}
+        beside = runner.side_by_side([(m, b) for m, b, seeds_ in plan if seeds_ is not None])
+        abort = threading.Event()  # a model that failed (or was cancelled) stops the others
+        runner.should_stop = lambda: abort.is_set() or bool(should_stop and should_stop())
 
         def finished(key: str, result: dict[str, Any], trained: bool) -> None:
             units[key] = result
@@ -643,42 +724,61 @@ def run_baselines(
             if on_unit is not None:
                 on_unit(key, result)
 
-        for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
-            wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
-            keys = [unit_key(model, s) for s in wanted]
-            todo = []
-            for key, seed in zip(keys, wanted, strict=True):
-                if completed and key in completed:
-                    units[key] = dict(completed[key])
-                    say(f"{key}: done in an earlier attempt")
+        from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+
+        threads = ThreadPoolExecutor(max_workers=len(beside) or 1, thread_name_prefix="baseline")
+        running: dict[Future[dict[int, dict[str, Any]]], str] = {}
+        try:
+            for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
+                wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
+                keys = [unit_key(model, s) for s in wanted]
+                todo = []
+                for key, seed in zip(keys, wanted, strict=True):
+                    if completed and key in completed:
+                        units[key] = dict(completed[key])
+                        say(f"{key}: done in an earlier attempt")
+                    else:
+                        todo.append(seed)
+                w = weight * len(todo) / len(keys)
+                shares.credit(model, weight - w)  # the seeds an earlier attempt finished
+                if not todo:
+                    continue
+                runner._check()
+                if seeds_ is None:
+                    label = model
+                elif len(todo) == 1:
+                    label = f"{model} · seed {todo[0]}"
                 else:
-                    todo.append(seed)
-            base = done_weight
-            done_weight += weight
-            if not todo:
-                continue
-            if should_stop is not None and should_stop():
-                raise BaselineCancelled()
-            w = weight * len(todo) / len(keys)
-            base += weight - w
-            if seeds_ is None:
-                label = model
-            elif len(todo) == 1:
-                label = f"{model} · seed {todo[0]}"
-            else:
-                label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
-
-            def tick(f: float, msg: str, base: float = base, w: float = w, lab: str = label):
-                if progress is not None:
-                    progress(min(1.0, (base + w * f) / total), f"{lab} · {msg}" if msg else lab)
-
-            tick(0.0, "")
-            if seeds_ is None:
-                finished(unit_key(model, None), runner.training_free(baseline), False)
-            else:
+                    label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
+                tick = shares.ticker(model, weight - w, w, label)
+                tick(0.0, "")
+                if seeds_ is None:
+                    finished(unit_key(model, None), runner.training_free(baseline), False)
+                    continue
                 seeds_todo = [int(s) for s in todo if s is not None]
+                if model in beside:  # on a thread (and CUDA stream) of its own
+                    job = threads.submit(runner.trained_beside, type(baseline), seeds_todo, tick)
+                    running[job] = model
+                    continue
                 for seed, result in runner.trained(type(baseline), seeds_todo, tick).items():
                     finished(unit_key(model, seed), result, True)
+            while running:
+                done, _ = wait(list(running), return_when=FIRST_EXCEPTION)
+                failed = None
+                for job in done:  # the models that finished are kept, even beside a failure
+                    model = running.pop(job)
+                    if job.exception() is not None:
+                        failed = failed or job
+                        continue
+                    for seed, result in job.result().items():
+                        finished(unit_key(model, seed), result, True)
+                if failed is not None:
+                    failed.result()  # raises the model's error
+        except BaseException:
+            abort.set()  # the other models stop at their next batch
+            raise
+        finally:
+            threads.shutdown(wait=True)
         if progress is not None:
             progress(1.0, "report")
         report = build_report(

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -185,6 +186,26 @@ class DeviceData:
             self._bank = torch.from_numpy(np.ascontiguousarray(self.data.frames_u8)).to(self.device)
         return self._bank
 
+    def whole_bank(self, slots: int) -> bool:
+        """Whether a batch of ``slots`` frames encodes the whole bank instead
+        (:meth:`bank_ink`): the bank holds no more frames than that."""
+        frames = self.data.frames_u8
+        return frames is not None and 0 < len(frames) <= slots
+
+    def bank_ink(self) -> torch.Tensor:
+        """(F, H, W) float ink of the whole :meth:`frame_bank`, made once.
+
+        A batched step or evaluation encodes the whole bank when it holds fewer frames than
+        the batch's slots (a glyph split: 263 distinct frames, against 576 slots in one
+        member's batch of 64 two-row puzzles) and gathers each slot's embedding: no search
+        for the batch's distinct frames (which waits on the GPU), and a fixed shape a CUDA
+        graph can hold. The gradients add up over the places a frame appears, as when each
+        copy is encoded."""
+        t = self._tensors.get("bank_ink")
+        if t is None:
+            t = self._tensors["bank_ink"] = self.frame_bank().float().div_(255.0)
+        return t
+
     def frame_ids(self, name: str) -> torch.Tensor:
         """(n, K) indices into :meth:`frame_bank` of each puzzle's ``context`` or ``answers``
         frames."""
@@ -214,6 +235,22 @@ class DeviceData:
 
     def ink(self, name: str, idx: torch.Tensor) -> torch.Tensor:
         return self.get(name)[idx].float().div_(255.0)
+
+    def prepare(self) -> None:
+        """Move every array a bank-frames model reads (the bank, its float ink, the frame
+        indices, the keys, the answer mask) now, before models train side by side on
+        threads: made lazily by two threads at once, one thread's CUDA graph could hold a
+        tensor that the other's replaced, and freed."""
+        if self.data.frames_u8 is not None:
+            self.frame_bank()
+            for name in ("context", "answers"):
+                with contextlib.suppress(ValueError):
+                    self.frame_ids(name)
+            per_puzzle = sum(t.shape[1] for t in self._ids.values())
+            if self.whole_bank(max(BATCH, self.eval_batch) * per_puzzle):
+                self.bank_ink()
+        self.get("keys")
+        self.answer_mask()
 
     def answer_mask(self) -> torch.Tensor | None:
         """(N, A) bool on the device: each puzzle's own answer slots; None when every puzzle
@@ -271,8 +308,15 @@ def autocast(device: torch.device | DeviceData) -> contextlib.AbstractContextMan
 
 
 def _sync(device: torch.device) -> None:
+    """Wait for this thread's stream (not the whole GPU: another model may be capturing a
+    CUDA graph on its own stream, :func:`studio.baselines.run.run_baselines`)."""
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
+        torch.cuda.current_stream(device).synchronize()
+
+
+#: Held while a model's networks are seeded and made: torch's seed is global, and models may
+#: train side by side on threads (each network must get its own seed's weights).
+_INIT_LOCK = threading.Lock()
 
 
 @dataclass
@@ -315,18 +359,20 @@ def _vmap_members(
     where: torch.Tensor,
     *,
     shared: bool,
+    own_where: bool = False,
 ) -> torch.Tensor:
     """(S, B, A): every member's encoder over ``frames`` (one stack per member, or one for
-    all when ``shared``) and its head over the embeddings ``where`` (B, K) picks, in one
-    ``vmap`` call."""
+    all when ``shared``) and its head over the embeddings ``where`` picks ((B, K) for every
+    member, or (S, B, K), one per member, with ``own_where``), in one ``vmap`` call."""
     from torch.func import functional_call, vmap
 
     params = {f"net.{name}": v for name, v in stacked.items()}
 
-    def one(p: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-        return functional_call(call, p, (x, where), {"frames": True})
+    def one(p: dict[str, torch.Tensor], x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return functional_call(call, p, (x, w), {"frames": True})
 
-    out: torch.Tensor = vmap(one, in_dims=(0, None if shared else 0))(params, frames)
+    dims = (0, None if shared else 0, 0 if own_where else None)
+    out: torch.Tensor = vmap(one, in_dims=dims)(params, frames, where)
     return out
 
 
@@ -371,6 +417,8 @@ class _BatchedStep:
         self.total = torch.zeros(size, device=dd.device)
         self.right = torch.zeros(size, device=dd.device)
         self.graph: torch.cuda.CUDAGraph | None = None
+        if dd.whole_bank(BATCH * baseline.frame_ids(dd, self.idx[0, :1]).shape[-1]):
+            dd.bank_ink()  # encoded whole at each step: made before a capture, outside it
         if graph:
             try:
                 self.graph = self._capture()
@@ -412,9 +460,12 @@ class _BatchedStep:
         torch.cuda.current_stream(self.dd.device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         self.opt.zero_grad(set_to_none=True)
-        with torch.cuda.graph(graph):
+        # its own capture stream, and only this thread's calls checked: other models may be
+        # training (or capturing) on their own threads meanwhile
+        capture = torch.cuda.Stream(self.dd.device)
+        with torch.cuda.graph(graph, stream=capture, capture_error_mode="thread_local"):
             self._body()
-        torch.cuda.synchronize(self.dd.device)
+        capture.synchronize()
         self._reset()
         return graph
 
@@ -593,9 +644,10 @@ class TorchBaseline:
                 out += self.fit_members(dd, [m], val_idx, sub, should_stop)
             return out
         nets = []
-        for m in members:
-            seed_everything(m.seed)
-            nets.append(self.build(dd.data).to(dd.device))
+        with _INIT_LOCK:
+            for m in members:
+                seed_everything(m.seed)
+                nets.append(self.build(dd.data).to(dd.device))
         template = nets[0]
         self.net = template
         encoder = getattr(template, self.encoder_attr, None)
@@ -783,6 +835,8 @@ class TorchBaseline:
 
         ids = self.frame_ids(dd, idx.reshape(-1)).reshape(idx.shape[0], idx.shape[1], -1)
         s, b, k = ids.shape
+        if dd.whole_bank(b * k):  # the whole bank is fewer frames than one member's batch
+            return _vmap_members(stacked, call, dd.bank_ink(), ids, shared=True, own_where=True)
         frames = dd.frame_bank()[ids.reshape(s, b * k)].float().div_(255.0)
         where = torch.arange(b * k, device=ids.device).reshape(b, k)
         return _vmap_members(stacked, call, frames, where, shared=False)
@@ -799,6 +853,8 @@ class TorchBaseline:
         distinct frames may wait on the GPU)."""
 
         ids = self.frame_ids(dd, idx)
+        if dd.whole_bank(ids.numel()):  # the whole bank: no search, no wait on the GPU
+            return _vmap_members(stacked, call, dd.bank_ink(), ids, shared=True)
         uniq, inverse = torch.unique(ids.reshape(-1), return_inverse=True)
         frames = dd.frame_bank()[uniq].float().div_(255.0)
         return _vmap_members(stacked, call, frames, inverse.reshape(ids.shape), shared=True)
@@ -822,7 +878,7 @@ class TorchBaseline:
         return per_member.sum(), nll.detach()
 
     @torch.no_grad()
-    def _evaluate_members(
+    def _members_probs(
         self,
         dd: DeviceData,
         stacked: dict[str, torch.Tensor],
@@ -831,16 +887,16 @@ class TorchBaseline:
         idx: np.ndarray,
         vmapped: bool,
         own: bool = False,
-    ) -> dict[int, tuple[float, float]]:
-        """Accuracy and mean negative log-likelihood of the key on ``idx``, per member, with
-        the members' current weights (as :meth:`evaluate` measures one network)."""
-        if not members or len(idx) == 0:
-            return {}
+    ) -> dict[int, np.ndarray]:
+        """(len(idx), A) probabilities per member, with the members' current weights, in eval
+        mode (batch normalisation's running statistics, as :meth:`predict`), moved to the
+        host in one transfer at the end rather than one per batch (each waits on the GPU)."""
         from torch.func import functional_call
 
-        call.net.eval()  # as predict() measures (batch normalisation's running statistics)
+        was_training = call.net.training
+        call.net.eval()
         try:
-            probs: dict[int, list[np.ndarray]] = {s: [] for s in members}
+            probs: dict[int, list[torch.Tensor]] = {s: [] for s in members}
             step = dd.eval_batch
             for start in range(0, len(idx), step):
                 batch = torch.from_numpy(idx[start : start + step]).to(dd.device)
@@ -855,18 +911,65 @@ class TorchBaseline:
                             outs[s] = self.choice_scores(functional_call(call, p, (dd, batch)))
                 for s in members:
                     scores = masked_scores(dd, outs[s].float(), batch)
-                    probs[s].append(torch.softmax(scores, dim=1).cpu().numpy())
+                    probs[s].append(torch.softmax(scores, dim=1))
         finally:
-            call.net.train()
+            call.net.train(was_training)
+        if not members or len(idx) == 0:
+            return {s: np.zeros((0, dd.data.n_answers), np.float32) for s in members}
+        host = torch.stack([torch.cat(probs[s]) for s in members]).cpu().numpy()
+        return {s: host[k] for k, s in enumerate(members)}
+
+    def _evaluate_members(
+        self,
+        dd: DeviceData,
+        stacked: dict[str, torch.Tensor],
+        call: _Call,
+        members: Sequence[int],
+        idx: np.ndarray,
+        vmapped: bool,
+        own: bool = False,
+    ) -> dict[int, tuple[float, float]]:
+        """Accuracy and mean negative log-likelihood of the key on ``idx``, per member, with
+        the members' current weights (as :meth:`evaluate` measures one network)."""
+        if not members or len(idx) == 0:
+            return {}
+        probs = self._members_probs(dd, stacked, call, members, idx, vmapped, own)
         keys_np = dd.data.keys[idx]
         rows = np.arange(len(keys_np))
         result = {}
         for s in members:
-            p = np.concatenate(probs[s])
+            p = probs[s]
             p_key = p[rows, keys_np]
             acc = float((p.argmax(axis=1) == keys_np).mean())
             result[s] = (acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean()))
         return result
+
+    def predict_members(
+        self, dd: DeviceData, fitted: Sequence[TorchBaseline], idxs: Sequence[np.ndarray]
+    ) -> list[np.ndarray]:
+        """Each fitted copy's probabilities on its own puzzles (``idxs``, one array each):
+        on a GPU, where a model's members run batched (:meth:`fit_members`), every copy in
+        one batched call per batch over the puzzles any of them asks for; each
+        :meth:`predict` in turn otherwise (the CPU: each on its own puzzles, no more)."""
+        idxs = [np.asarray(i, dtype=np.int64) for i in idxs]
+        nets = [f.net for f in fitted]
+        if (
+            len(fitted) < 2
+            or dd.ensemble != "vmap"
+            or dd.compiled
+            or any(n is None for n in nets)
+            or not self.batches(nets[0])  # type: ignore[arg-type]
+        ):
+            return [f.predict(dd, i) for f, i in zip(fitted, idxs, strict=True)]
+        from torch.func import stack_module_state
+
+        params, buffers = stack_module_state(nets)  # type: ignore[arg-type]
+        union = np.unique(np.concatenate(idxs))
+        head = fitted[0]
+        call = _Call(head, nets[0])  # type: ignore[arg-type]
+        members = list(range(len(fitted)))
+        probs = head._members_probs(dd, {**params, **buffers}, call, members, union, True)
+        return [probs[s][np.searchsorted(union, i)] for s, i in zip(members, idxs, strict=True)]
 
     @torch.no_grad()
     def predict(self, dd: DeviceData, idx: Sequence[int]) -> np.ndarray:

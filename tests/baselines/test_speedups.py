@@ -14,6 +14,7 @@ from studio.baselines.data import PuzzleArrays
 from studio.baselines.nets import ResEncoder, _encode, encode_unique, init_relu_weights
 from studio.baselines.run import run_baselines
 from studio.baselines.trained import (
+    BATCH,
     EVAL_BATCH,
     BlindBaseline,
     ContextBaseline,
@@ -26,13 +27,13 @@ from studio.core.errors import StudioError
 from studio.worker.device import choose_device
 
 
-def repeated_frames(n: int, seed: int) -> PuzzleArrays:
-    """Two-row puzzles (3 + 2 context frames, 4 answers) drawn from a pool of 12 random
-    frames, so frames repeat within and across puzzles; two rules in every part."""
+def repeated_frames(n: int, seed: int, pool_size: int = 12) -> PuzzleArrays:
+    """Two-row puzzles (3 + 2 context frames, 4 answers) drawn from a pool of ``pool_size``
+    random frames, so frames repeat within and across puzzles; two rules in every part."""
     rng = np.random.default_rng(seed)
-    pool = (rng.random((12, 80, 80)) < 0.2).astype(np.uint8) * 255
-    context = pool[rng.integers(0, 12, size=(n, 5))]
-    answers = pool[rng.integers(0, 12, size=(n, 4))]
+    pool = (rng.random((pool_size, 80, 80)) < 0.2).astype(np.uint8) * 255
+    context = pool[rng.integers(0, pool_size, size=(n, 5))]
+    answers = pool[rng.integers(0, pool_size, size=(n, 4))]
     parts = np.array(["train", "train", "val", "test"] * (n // 4), dtype=object)
     rules = np.array((["constant"] * 4 + ["progression"] * 4) * (n // 8), dtype=object)
     labels = {"rule": rules, "concept": rules.copy(), "family": np.array(["x"] * n, object)}
@@ -296,19 +297,25 @@ def test_members_with_their_own_puzzles_and_epochs(data: PuzzleArrays) -> None:
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("bank", ["small", "large"])
 @pytest.mark.parametrize("model", [BlindBaseline, ContextBaseline, PartialRow1])
 def test_the_batched_ensemble_trains_as_the_loop_does(
-    data: PuzzleArrays, model: type[TorchBaseline]
+    data: PuzzleArrays, model: type[TorchBaseline], bank: str
 ) -> None:
-    """The GPU's path (every member in one ``vmap`` call, every frame encoded, padded
-    batches weighed) on the CPU: the same networks as the loop, to float rounding."""
+    """The GPU's path (every member in one ``vmap`` call, padded batches weighed) on the
+    CPU: the same networks as the loop, to float rounding. A small bank (fewer frames than
+    a member's batch holds) is encoded whole at each step and gathered from; a large one
+    has every frame of the batch encoded."""
+    if bank == "large":  # more distinct frames than a batch of 64 puzzles has slots (576)
+        data = repeated_frames(96, seed=2, pool_size=5000)
+        assert not DeviceData(data, "cpu").whole_bank(BATCH * 9)
     val = data.part_indices("val")
     loop = model().fit_members(
         DeviceData(data, "cpu", ensemble="loop"), _members(data, [0, 3]), val
     )
-    vmap = model().fit_members(
-        DeviceData(data, "cpu", ensemble="vmap"), _members(data, [0, 3]), val
-    )
+    dd = DeviceData(data, "cpu", ensemble="vmap")
+    vmap = model().fit_members(dd, _members(data, [0, 3]), val)
+    assert ("bank_ink" in dd._tensors) is (bank == "small")  # the bank encoded whole
     for (fit_l, m_l), (fit_v, m_v) in zip(loop, vmap, strict=True):
         assert fit_l.epochs == fit_v.epochs
         # the first epoch agrees to rounding; after it, Adam's steps of ±lr on weights whose
@@ -477,3 +484,88 @@ def test_the_report_says_how_the_job_ran_in_words() -> None:
     }  # fmt: skip
     assert "CUDA graphs off (RuntimeError: x)" in compute_text(failed)
     assert compute_text({"models": {}}) == ""
+
+
+@pytest.mark.parametrize("model", [BlindBaseline, PartialRow1])
+def test_fitted_members_predict_together_as_each_alone(
+    data: PuzzleArrays, model: type[TorchBaseline]
+) -> None:
+    """The held-out predictions of a model's seeds come from one batched call on a GPU
+    (``vmap``): each member's probabilities on its own puzzles are those of its own
+    :meth:`predict`, to float rounding; the loop (the CPU) calls each predict as before."""
+    val, test = data.part_indices("val"), data.part_indices("test")
+    idxs = [test, val[::2], np.concatenate([val, test])]
+    for ensemble in ("vmap", "loop"):
+        dd = DeviceData(data, "cpu", ensemble=ensemble)
+        fitted = [m for _, m in model().fit_members(dd, _members(data, [0, 3, 5], 1), val)]
+        together = model().predict_members(dd, fitted, idxs)
+        for m, idx, probs in zip(fitted, idxs, together, strict=True):
+            assert probs.shape == (len(idx), data.n_answers)
+            np.testing.assert_allclose(probs, m.predict(dd, idx), rtol=0, atol=1e-5)
+
+
+def test_models_trained_side_by_side_get_what_they_get_alone(data: PuzzleArrays) -> None:
+    """On a GPU the batched models train at once, each on a thread and CUDA stream of its
+    own; here the same scheduling on the CPU: every model's predictions are those of the
+    models trained one after another (networks seeded under a lock), and the progress the
+    threads report together only goes up."""
+    models = ["blind", "context", "partial-row1", "pixel-similarity"]
+    job = {"seeds": [0, 1], "epochs": 2, "device": "cpu", "ensemble": "vmap"}
+    alone = run_baselines(data, models, side_by_side=False, **job)
+    seen: list[float] = []
+    units: list[str] = []
+    together = run_baselines(
+        data,
+        models,
+        side_by_side=True,
+        progress=lambda f, msg: seen.append(f),
+        on_unit=lambda key, result: units.append(key),
+        **job,
+    )
+    trained = [f"{m}/{s}" for m in models[:3] for s in (0, 1)]
+    assert sorted(units) == sorted([*trained, "pixel-similarity/-"])
+    assert seen == sorted(seen) and seen[-1] == 1.0
+    for p, q in zip(alone["predictions"], together["predictions"], strict=True):
+        for m in models:
+            assert p["models"][m]["choices"] == q["models"][m]["choices"], m
+            np.testing.assert_allclose(
+                p["models"][m]["confidence"], q["models"][m]["confidence"], atol=1e-4
+            )
+
+
+def test_a_model_that_fails_beside_others_stops_them_and_says_why(
+    data: PuzzleArrays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One model's error ends the job with that error (not a cancellation of the others),
+    and a model training beside it stops at its next batch rather than finishing."""
+    import threading
+    import time
+
+    started, broke = threading.Event(), threading.Event()
+    after: list[int] = []  # the blind model's forward passes after the failure
+    original = BlindBaseline.head
+
+    def slow(self: TorchBaseline, net: torch.nn.Module, emb: torch.Tensor) -> torch.Tensor:
+        started.set()
+        if broke.is_set():
+            after.append(1)
+        time.sleep(0.02)
+        return original(self, net, emb)
+
+    def broken(self: TorchBaseline, *args: object, **kwargs: object) -> torch.Tensor:
+        assert started.wait(timeout=60)  # fails while the blind model trains
+        broke.set()
+        raise RuntimeError("the context model broke")
+
+    monkeypatch.setattr(BlindBaseline, "head", slow)
+    monkeypatch.setattr(ContextBaseline, "head", broken)
+    units: list[str] = []
+    with pytest.raises(RuntimeError, match="the context model broke"):
+        run_baselines(
+            data, ["blind", "context"], seeds=[0], epochs=50, device="cpu", ensemble="vmap",
+            side_by_side=True, on_unit=lambda key, result: units.append(key),
+        )  # fmt: skip
+    assert units == []
+    # the blind model stopped at its next batch (alone it goes on: 3 epochs or more, each
+    # a step and a validation pass, then its cross-fitted halves and predictions)
+    assert len(after) <= 3
