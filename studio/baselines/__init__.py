@@ -28,7 +28,24 @@ Nothing here imports torch at module level except ``nets`` and ``trained``, whic
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import TypeVar
+
 from studio.core.errors import StudioError
+
+_T = TypeVar("_T")
+#: A piece of training that yields after each optimiser step and returns its result, so that
+#: several models can take turns on one thread (:meth:`studio.baselines.run._Runner.take_turns`).
+Steps = Generator[None, None, _T]
+
+
+def run_steps(steps: Steps[_T]) -> _T:
+    """Run a :data:`Steps` generator to its end and return its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
 
 
 class BaselineCancelled(StudioError):
@@ -58,4 +75,11 @@ DEFAULT_MODELS: tuple[str, ...] = ("blind", "context", "similarity", "partial", 
 #: Every built-in model id, in report order.
 ALL_MODELS: tuple[str, ...] = tuple(m for ms in MODEL_GROUPS.values() for m in ms)
 
-__all__ = ["ALL_MODELS", "DEFAULT_MODELS", "MODEL_GROUPS", "BaselineCancelled"]
+__all__ = [
+    "ALL_MODELS",
+    "DEFAULT_MODELS",
+    "MODEL_GROUPS",
+    "BaselineCancelled",
+    "Steps",
+    "run_steps",
+]

@@ -32,13 +32,13 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from studio.baselines import MODEL_GROUPS, BaselineCancelled
+from studio.baselines import MODEL_GROUPS, BaselineCancelled, Steps, run_steps
 from studio.baselines.data import GROUP_KEYS, PARTS, PuzzleArrays, load_source
 from studio.baselines.metrics import (
     accuracy_summary,
@@ -210,46 +210,52 @@ class _Runner:
         return self._dd
 
     def side_by_side(self, models: Sequence[tuple[str, Any]]) -> set[str]:
-        """The trained models that train side by side, each on its own thread (and CUDA
-        stream): on a GPU whose batched steps replay CUDA graphs (or when asked), the models
-        whose members run batched. A step of these networks is a chain of a few hundred
-        small kernels that each leave most of the GPU idle (the H200 measured was 60 %
-        busy training one model at a time), so models on their own streams fill it."""
+        """The trained models that train side by side (:meth:`take_turns`): on a GPU whose
+        batched steps replay CUDA graphs (or when asked), the models whose members run
+        batched. A step of these networks is a chain of a few hundred small kernels that
+        each leave most of the GPU idle (the H200 measured was 60 % busy training one model
+        at a time); models on streams of their own fill it."""
         if len(models) < 2:
             return set()
         dd = self.device_data()
         wanted = dd.graphs if self._side_by_side is None else self._side_by_side
         if not wanted:
             return set()
-        from studio.baselines.trained import _INIT_LOCK
-
-        out = set()
-        for model, baseline in models:
-            with _INIT_LOCK:  # a network made here draws on torch's global seed too
-                batches = baseline.batches(baseline.build(self.data))
-            if batches:
-                out.add(model)
+        out = {m for m, baseline in models if baseline.batches(baseline.build(self.data))}
         if len(out) < 2:
             return set()
-        dd.prepare()  # every shared tensor made before the threads start
+        dd.prepare()  # the tensors every model reads, made before any model's stream runs
         return out
 
-    def trained_beside(
-        self, factory: Callable[[], Any], seeds: Sequence[int], tick: Callable[[float, str], None]
-    ) -> dict[int, dict[str, Any]]:
-        """:meth:`trained` on a thread of its own, on a CUDA stream of its own (on a GPU)."""
+    def take_turns(self, steps: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+        """Run several models' training (:meth:`trained_steps` generators) on this thread,
+        one optimiser step of each in turn, each on a CUDA stream of its own; yield each
+        model's result as it ends. A replayed step returns before the GPU has run it, so
+        while one model's kernels run the next model's step is launched beside them. An
+        error (or a cancellation) in one model ends them all: it is raised here."""
         dd = self.device_data()
-        if not dd.on_cuda:
-            return self.trained(factory, seeds, tick)
-        import torch
+        pending = dict(steps)
+        streams: dict[str, Any] = {}
+        if dd.on_cuda:
+            import torch
 
-        stream = torch.cuda.Stream(dd.device)
-        stream.wait_stream(torch.cuda.default_stream(dd.device))  # the tensors moved there
-        with torch.cuda.stream(stream):
-            try:
-                return self.trained(factory, seeds, tick)
-            finally:
-                stream.synchronize()
+            for key in pending:
+                streams[key] = torch.cuda.Stream(dd.device)
+                streams[key].wait_stream(torch.cuda.current_stream(dd.device))
+        while pending:
+            for key in list(pending):
+                with contextlib.ExitStack() as on:
+                    if key in streams:
+                        import torch
+
+                        on.enter_context(torch.cuda.stream(streams[key]))
+                    try:
+                        next(pending[key])
+                    except StopIteration as done:
+                        del pending[key]
+                        if key in streams:
+                            streams[key].synchronize()
+                        yield key, done.value
 
     def _perception(self, encode: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any] | None:
         if not self.with_questions:
@@ -286,9 +292,16 @@ class _Runner:
     def trained(
         self, factory: Callable[[], Any], seeds: Sequence[int], tick: Callable[[float, str], None]
     ) -> dict[int, dict[str, Any]]:
-        """Every seed of one model, trained together (:meth:`TorchBaseline.fit_members`):
+        """:meth:`trained_steps` run to its end."""
+        return run_steps(self.trained_steps(factory, seeds, tick))
+
+    def trained_steps(
+        self, factory: Callable[[], Any], seeds: Sequence[int], tick: Callable[[float, str], None]
+    ) -> Steps[dict[int, dict[str, Any]]]:
+        """Every seed of one model, trained together (:meth:`TorchBaseline.fit_steps`):
         the main fits side by side, then every seed's two cross-fitted halves side by side.
-        One unit result per seed, as when the seeds ran one after another."""
+        One unit result per seed, as when the seeds ran one after another. A generator
+        that yields after each optimiser step (:meth:`take_turns`)."""
         from studio.baselines.trained import Member
 
         dd = self.device_data()
@@ -301,7 +314,9 @@ class _Runner:
             return lambda f, msg: tick(lo + span * f, msg + label)
 
         mains = [Member(s, _rng(s, 0), self.train, self.epochs) for s in seeds]
-        fitted = factory().fit_members(dd, mains, self.val, sub_tick(0, ""), self.should_stop)
+        fitted = yield from factory().fit_steps(
+            dd, mains, self.val, sub_tick(0, ""), self.should_stop
+        )
         self._check()
         out: dict[int, dict[str, Any]] = {}
         choices = {s: np.full(n, -1, np.int64) for s in seeds}
@@ -336,7 +351,7 @@ class _Runner:
                     members.append(Member(seed, _rng(seed, 2, k), fit_on, epochs, True))
                     halves.append((seed, predict_on))
             label = " · cross-fits"
-            crossed = factory().fit_members(
+            crossed = yield from factory().fit_steps(
                 dd, members, self.val, sub_tick(1, label), self.should_stop
             )
             crossed_probs = factory().predict_members(
@@ -352,17 +367,15 @@ class _Runner:
 
 
 class _Shares:
-    """The job's progress while models run one after another or side by side: each model's
-    share of the work done, summed under a lock (models on threads tick at once)."""
+    """The job's progress while models run one after another or take turns: each model's
+    share of the work done, summed (models taking turns tick in any order)."""
 
     def __init__(self, progress: Progress | None, total: float) -> None:
         self.progress, self.total = progress, total
         self.done: dict[str, float] = {}
-        self.lock = threading.Lock()
 
     def credit(self, key: str, amount: float) -> None:
-        with self.lock:
-            self.done[key] = amount
+        self.done[key] = amount
 
     def ticker(self, key: str, base: float, weight: float, label: str) -> Progress:
         """``tick(fraction, message)`` for one model: ``base`` done before, ``weight`` to do."""
@@ -370,10 +383,9 @@ class _Shares:
         def tick(f: float, msg: str) -> None:
             if self.progress is None:
                 return
-            with self.lock:
-                self.done[key] = base + weight * f
-                fraction = min(1.0, sum(self.done.values()) / self.total)
-                self.progress(fraction, f"{label} · {msg}" if msg else label)
+            self.done[key] = base + weight * f
+            fraction = min(1.0, sum(self.done.values()) / self.total)
+            self.progress(fraction, f"{label} · {msg}" if msg else label)
 
         return tick
 
@@ -550,10 +562,11 @@ def warm_device(device: str, models: Sequence[str] | None = None) -> threading.T
     """Import torch and start the GPU's context on a thread, where a GPU may be used, so
     that the seconds they take pass while the split is read rather than after it; nothing
     for ``--device cpu``. On the measured H200 server the first trained model took 4.7 s
-    more than its training on 1,000 puzzles: torch's optimisers import ``torch._dynamo``
-    (1.4 s on a laptop's core), ``torch.func`` builds the ensembles, and the first
-    convolution and matrix product load cuDNN's and cuBLAS's kernels; all of it is done
-    here. ``models``: the job's model ids; nothing starts when none of them trains."""
+    more than its training on 1,000 puzzles: ``torch.func`` builds the ensembles, and the
+    first convolution and matrix product load cuDNN's and cuBLAS's kernels; all of it is
+    done here (``torch._dynamo``, which torch's optimisers import, is not imported at all:
+    :class:`studio.baselines.trained.Adam`). ``models``: the job's model ids; nothing
+    starts when none of them trains."""
     req = (device or "auto").strip().lower()
     if req == "cpu":
         return None
@@ -567,7 +580,6 @@ def warm_device(device: str, models: Sequence[str] | None = None) -> threading.T
     def warm() -> None:
         with contextlib.suppress(Exception):  # the device is chosen, and refused, later
             import torch
-            import torch._dynamo  # what torch.optim's first optimiser imports
             import torch.func
 
             if torch.cuda.is_available():
@@ -627,11 +639,11 @@ def run_baselines(
     a GPU, loop on the CPU; see :attr:`studio.baselines.trained.DeviceData.ensemble`).
     ``cuda_graphs``: replay a batched step captured as a CUDA graph (on a GPU; a capture that
     fails falls back to the eager step and the report says why). ``side_by_side``: train
-    the models whose members run batched at the same time, each on a thread and CUDA stream
-    of its own (default: where the steps replay CUDA graphs; :meth:`_Runner.side_by_side`);
-    each model's results are those it gets alone. ``warm``: the thread of a
-    :func:`warm_device` started earlier (by a caller that loaded the source itself); without
-    one, one starts here (before loading a source given by path)."""
+    the models whose members run batched at the same time, taking turns step by step, each
+    on a CUDA stream of its own (default: where the steps replay CUDA graphs;
+    :meth:`_Runner.take_turns`); each model's results are those it gets alone. ``warm``:
+    the thread of a :func:`warm_device` started earlier (by a caller that loaded the source
+    itself); without one, one starts here (before loading a source given by path)."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
@@ -713,8 +725,6 @@ def run_baselines(
         shares = _Shares(progress, sum(weights) or 1.0)
         units: dict[str, dict[str, Any]] = {}
         beside = runner.side_by_side([(m, b) for m, b, seeds_ in plan if seeds_ is not None])
-        abort = threading.Event()  # a model that failed (or was cancelled) stops the others
-        runner.should_stop = lambda: abort.is_set() or bool(should_stop and should_stop())
 
         def finished(key: str, result: dict[str, Any], trained: bool) -> None:
             units[key] = result
@@ -724,61 +734,43 @@ def run_baselines(
             if on_unit is not None:
                 on_unit(key, result)
 
-        from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-
-        threads = ThreadPoolExecutor(max_workers=len(beside) or 1, thread_name_prefix="baseline")
-        running: dict[Future[dict[int, dict[str, Any]]], str] = {}
-        try:
-            for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
-                wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
-                keys = [unit_key(model, s) for s in wanted]
-                todo = []
-                for key, seed in zip(keys, wanted, strict=True):
-                    if completed and key in completed:
-                        units[key] = dict(completed[key])
-                        say(f"{key}: done in an earlier attempt")
-                    else:
-                        todo.append(seed)
-                w = weight * len(todo) / len(keys)
-                shares.credit(model, weight - w)  # the seeds an earlier attempt finished
-                if not todo:
-                    continue
-                runner._check()
-                if seeds_ is None:
-                    label = model
-                elif len(todo) == 1:
-                    label = f"{model} · seed {todo[0]}"
+        together: dict[str, Any] = {}  # the models that take turns, after the others
+        for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
+            wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
+            keys = [unit_key(model, s) for s in wanted]
+            todo = []
+            for key, seed in zip(keys, wanted, strict=True):
+                if completed and key in completed:
+                    units[key] = dict(completed[key])
+                    say(f"{key}: done in an earlier attempt")
                 else:
-                    label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
-                tick = shares.ticker(model, weight - w, w, label)
-                tick(0.0, "")
-                if seeds_ is None:
-                    finished(unit_key(model, None), runner.training_free(baseline), False)
-                    continue
-                seeds_todo = [int(s) for s in todo if s is not None]
-                if model in beside:  # on a thread (and CUDA stream) of its own
-                    job = threads.submit(runner.trained_beside, type(baseline), seeds_todo, tick)
-                    running[job] = model
-                    continue
-                for seed, result in runner.trained(type(baseline), seeds_todo, tick).items():
-                    finished(unit_key(model, seed), result, True)
-            while running:
-                done, _ = wait(list(running), return_when=FIRST_EXCEPTION)
-                failed = None
-                for job in done:  # the models that finished are kept, even beside a failure
-                    model = running.pop(job)
-                    if job.exception() is not None:
-                        failed = failed or job
-                        continue
-                    for seed, result in job.result().items():
-                        finished(unit_key(model, seed), result, True)
-                if failed is not None:
-                    failed.result()  # raises the model's error
-        except BaseException:
-            abort.set()  # the other models stop at their next batch
-            raise
-        finally:
-            threads.shutdown(wait=True)
+                    todo.append(seed)
+            w = weight * len(todo) / len(keys)
+            shares.credit(model, weight - w)  # the seeds an earlier attempt finished
+            if not todo:
+                continue
+            runner._check()
+            if seeds_ is None:
+                label = model
+            elif len(todo) == 1:
+                label = f"{model} · seed {todo[0]}"
+            else:
+                label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
+            tick = shares.ticker(model, weight - w, w, label)
+            tick(0.0, "")
+            if seeds_ is None:
+                finished(unit_key(model, None), runner.training_free(baseline), False)
+                continue
+            seeds_todo = [int(s) for s in todo if s is not None]
+            steps = runner.trained_steps(type(baseline), seeds_todo, tick)
+            if model in beside:
+                together[model] = steps
+                continue
+            for seed, result in run_steps(steps).items():
+                finished(unit_key(model, seed), result, True)
+        for model, results in runner.take_turns(together):
+            for seed, result in results.items():
+                finished(unit_key(model, seed), result, True)
         if progress is not None:
             progress(1.0, "report")
         report = build_report(

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from studio.baselines import BaselineCancelled
+from studio.baselines import BaselineCancelled, Steps, run_steps
 from studio.baselines.data import PuzzleArrays
 from studio.baselines.nets import (
     BlindNet,
@@ -308,15 +307,10 @@ def autocast(device: torch.device | DeviceData) -> contextlib.AbstractContextMan
 
 
 def _sync(device: torch.device) -> None:
-    """Wait for this thread's stream (not the whole GPU: another model may be capturing a
-    CUDA graph on its own stream, :func:`studio.baselines.run.run_baselines`)."""
+    """Wait for the current stream (not the whole GPU: other models may be training on
+    their own streams meanwhile, :func:`studio.baselines.run.run_baselines`)."""
     if device.type == "cuda":
         torch.cuda.current_stream(device).synchronize()
-
-
-#: Held while a model's networks are seeded and made: torch's seed is global, and models may
-#: train side by side on threads (each network must get its own seed's weights).
-_INIT_LOCK = threading.Lock()
 
 
 @dataclass
@@ -389,6 +383,74 @@ def _adam_options(dd: DeviceData, graph: bool = False) -> dict[str, bool]:
     return {"foreach": True}
 
 
+class Adam:
+    """Adam as ``torch.optim.Adam`` computes it — its functional form
+    (``torch.optim.adam.adam``) with its defaults (betas 0.9 and 0.999, eps 1e-8, no weight
+    decay) and the options :func:`_adam_options` gives — without ``torch.optim.Optimizer``
+    around it: an Optimizer's first parameter group imports ``torch._dynamo``, which took
+    6 s of a GPU job's start on the H200 server measured (issue 26), longer than the
+    training of a model. The state is made at once (the Optimizer makes the same zeros at
+    the first step); ``state`` maps each parameter to its ``step``, ``exp_avg`` and
+    ``exp_avg_sq`` as the Optimizer's does."""
+
+    def __init__(
+        self,
+        params: Sequence[torch.Tensor],
+        lr: float,
+        *,
+        fused: bool = False,
+        foreach: bool = False,
+        capturable: bool = False,
+    ) -> None:
+        self.params = list(params)
+        self.lr = float(lr)
+        self.fused, self.foreach, self.capturable = fused, foreach, capturable
+        self.state: dict[torch.Tensor, dict[str, torch.Tensor]] = {}
+        for p in self.params:
+            on_device = fused or capturable  # the step count where the parameter is
+            step = torch.zeros((), dtype=torch.float32, device=p.device if on_device else None)
+            self.state[p] = {
+                "step": step,
+                "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
+                "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format),
+            }
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        from torch.optim.adam import adam
+
+        live = [p for p in self.params if p.grad is not None]
+        if not live:
+            return
+        states = [self.state[p] for p in live]
+        adam(
+            live,
+            [p.grad for p in live],  # type: ignore[misc]
+            [st["exp_avg"] for st in states],
+            [st["exp_avg_sq"] for st in states],
+            [],
+            [st["step"] for st in states],
+            foreach=self.foreach or None,
+            capturable=self.capturable,
+            differentiable=False,
+            fused=self.fused or None,
+            grad_scale=None,
+            found_inf=None,
+            has_complex=False,
+            amsgrad=False,
+            beta1=0.9,
+            beta2=0.999,
+            lr=self.lr,
+            weight_decay=0.0,
+            eps=1e-8,
+            maximize=False,
+        )
+
+
 class _BatchedStep:
     """One optimiser step of every member of a batched (``vmap``) ensemble, read from static
     buffers (the batch's puzzles and weights), so that it can be captured once as a CUDA
@@ -406,7 +468,7 @@ class _BatchedStep:
         dd: DeviceData,
         stacked: dict[str, torch.Tensor],
         call: _Call,
-        opt: torch.optim.Optimizer,
+        opt: Adam,
         size: int,
         graph: bool,
     ) -> None:
@@ -460,10 +522,10 @@ class _BatchedStep:
         torch.cuda.current_stream(self.dd.device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         self.opt.zero_grad(set_to_none=True)
-        # its own capture stream, and only this thread's calls checked: other models may be
-        # training (or capturing) on their own threads meanwhile
+        # on a capture stream of its own, waited for alone: other models' streams may be
+        # busy meanwhile
         capture = torch.cuda.Stream(self.dd.device)
-        with torch.cuda.graph(graph, stream=capture, capture_error_mode="thread_local"):
+        with torch.cuda.graph(graph, stream=capture):
             self._body()
         capture.synchronize()
         self._reset()
@@ -606,6 +668,17 @@ class TorchBaseline:
         tick: Tick | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> list[tuple[FitResult, TorchBaseline]]:
+        """:meth:`fit_steps` run to its end."""
+        return run_steps(self.fit_steps(dd, members, val_idx, tick, should_stop))
+
+    def fit_steps(
+        self,
+        dd: DeviceData,
+        members: Sequence[Member],
+        val_idx: Sequence[int],
+        tick: Tick | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Steps[list[tuple[FitResult, TorchBaseline]]]:
         """Train one fresh network per member *together*, and return each member's result
         and a fitted copy of this baseline (its own ``net``, ready to predict and embed).
 
@@ -628,7 +701,12 @@ class TorchBaseline:
         fit; the cross-fitted halves but where they differ by one puzzle across a batch
         boundary): a member whose batches run out before the others' takes a step of zero
         gradient, which its Adam momentum still moves (by about 1e-2 in a weight, measured)
-        and which its step count shares."""
+        and which its step count shares.
+
+        A generator: it yields after each optimiser step (and returns the fitted members),
+        so that several models' training can take turns on one thread, each on a CUDA
+        stream of its own (:func:`studio.baselines.run.run_baselines`); the weights are
+        made within one turn, so each network gets its own seed's weights."""
         from torch.func import stack_module_state
 
         if not members:
@@ -641,13 +719,12 @@ class TorchBaseline:
                 sub = None
                 if tick is not None:
                     sub = _sub_tick(tick, k / len(members), 1 / len(members))
-                out += self.fit_members(dd, [m], val_idx, sub, should_stop)
+                out += yield from self.fit_steps(dd, [m], val_idx, sub, should_stop)
             return out
         nets = []
-        with _INIT_LOCK:
-            for m in members:
-                seed_everything(m.seed)
-                nets.append(self.build(dd.data).to(dd.device))
+        for m in members:
+            seed_everything(m.seed)
+            nets.append(self.build(dd.data).to(dd.device))
         template = nets[0]
         self.net = template
         encoder = getattr(template, self.encoder_attr, None)
@@ -666,7 +743,7 @@ class TorchBaseline:
             stacked = {**params, **buffers}
             leaves = list(params.values())
         graph = vmapped and dd.graphs
-        opt = torch.optim.Adam(leaves, lr=self.learning_rate, **_adam_options(dd, graph))
+        opt = Adam(leaves, lr=self.learning_rate, **_adam_options(dd, graph))
         call = _Call(self, template)
         batched = (
             _BatchedStep(self, dd, stacked, call, opt, len(members), graph) if vmapped else None
@@ -730,6 +807,7 @@ class TorchBaseline:
                 if tick is not None:
                     done = ((epoch - 1) + (b + 1) / steps) / last_epoch
                     tick(done, f"epoch {epoch}/{last_epoch}")
+                yield  # another model's turn
             _sync(dd.device)
             seconds = time.perf_counter() - start
             total_host, right_host = total.tolist(), right.tolist()
@@ -784,7 +862,7 @@ class TorchBaseline:
         self,
         dd: DeviceData,
         call: _Call,
-        opt: torch.optim.Optimizer,
+        opt: Adam,
         keys: torch.Tensor,
         batch_idx: torch.Tensor,
         active: Sequence[int],

@@ -4,6 +4,8 @@ and the per-rule fields of the report."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -505,26 +507,30 @@ def test_fitted_members_predict_together_as_each_alone(
 
 
 def test_models_trained_side_by_side_get_what_they_get_alone(data: PuzzleArrays) -> None:
-    """On a GPU the batched models train at once, each on a thread and CUDA stream of its
-    own; here the same scheduling on the CPU: every model's predictions are those of the
-    models trained one after another (networks seeded under a lock), and the progress the
-    threads report together only goes up."""
+    """On a GPU the batched models train at once, taking turns step by step, each on a CUDA
+    stream of its own; here the same scheduling on the CPU: every model's predictions are
+    those of the models trained one after another (each network made with its own seed
+    within one turn), and the progress the models report together only goes up."""
     models = ["blind", "context", "partial-row1", "pixel-similarity"]
     job = {"seeds": [0, 1], "epochs": 2, "device": "cpu", "ensemble": "vmap"}
     alone = run_baselines(data, models, side_by_side=False, **job)
     seen: list[float] = []
+    messages: list[str] = []
     units: list[str] = []
     together = run_baselines(
         data,
         models,
         side_by_side=True,
-        progress=lambda f, msg: seen.append(f),
+        progress=lambda f, msg: (seen.append(f), messages.append(msg)),
         on_unit=lambda key, result: units.append(key),
         **job,
     )
     trained = [f"{m}/{s}" for m in models[:3] for s in (0, 1)]
     assert sorted(units) == sorted([*trained, "pixel-similarity/-"])
     assert seen == sorted(seen) and seen[-1] == 1.0
+    # they did take turns: the blind model ticked again after the context model began
+    first_context = next(k for k, m in enumerate(messages) if m.startswith("context"))
+    assert any(m.startswith("blind") for m in messages[first_context:])
     for p, q in zip(alone["predictions"], together["predictions"], strict=True):
         for m in models:
             assert p["models"][m]["choices"] == q["models"][m]["choices"], m
@@ -536,28 +542,22 @@ def test_models_trained_side_by_side_get_what_they_get_alone(data: PuzzleArrays)
 def test_a_model_that_fails_beside_others_stops_them_and_says_why(
     data: PuzzleArrays, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One model's error ends the job with that error (not a cancellation of the others),
-    and a model training beside it stops at its next batch rather than finishing."""
-    import threading
-    import time
-
-    started, broke = threading.Event(), threading.Event()
+    """One model's error ends the job with that error, and the models taking turns beside
+    it stop rather than finish."""
+    broke: list[int] = []
     after: list[int] = []  # the blind model's forward passes after the failure
     original = BlindBaseline.head
 
-    def slow(self: TorchBaseline, net: torch.nn.Module, emb: torch.Tensor) -> torch.Tensor:
-        started.set()
-        if broke.is_set():
+    def counted(self: TorchBaseline, net: torch.nn.Module, emb: torch.Tensor) -> torch.Tensor:
+        if broke:
             after.append(1)
-        time.sleep(0.02)
         return original(self, net, emb)
 
     def broken(self: TorchBaseline, *args: object, **kwargs: object) -> torch.Tensor:
-        assert started.wait(timeout=60)  # fails while the blind model trains
-        broke.set()
+        broke.append(1)
         raise RuntimeError("the context model broke")
 
-    monkeypatch.setattr(BlindBaseline, "head", slow)
+    monkeypatch.setattr(BlindBaseline, "head", counted)
     monkeypatch.setattr(ContextBaseline, "head", broken)
     units: list[str] = []
     with pytest.raises(RuntimeError, match="the context model broke"):
@@ -565,7 +565,53 @@ def test_a_model_that_fails_beside_others_stops_them_and_says_why(
             data, ["blind", "context"], seeds=[0], epochs=50, device="cpu", ensemble="vmap",
             side_by_side=True, on_unit=lambda key, result: units.append(key),
         )  # fmt: skip
-    assert units == []
-    # the blind model stopped at its next batch (alone it goes on: 3 epochs or more, each
-    # a step and a validation pass, then its cross-fitted halves and predictions)
-    assert len(after) <= 3
+    assert broke and units == [] and after == []
+
+
+def test_the_studios_adam_steps_as_torchs_adam() -> None:
+    """:class:`Adam` is torch's Adam without its Optimizer class: the same weights after
+    several steps, bit for bit, with a parameter that gets no gradient left alone."""
+    from studio.baselines.trained import Adam
+
+    torch.manual_seed(3)
+    ours = [torch.nn.Parameter(torch.randn(4, 3)), torch.nn.Parameter(torch.randn(5))]
+    theirs = [torch.nn.Parameter(p.detach().clone()) for p in ours]
+    opt_ours = Adam(ours, lr=3e-3, foreach=True)
+    opt_theirs = torch.optim.Adam(theirs, lr=3e-3, foreach=True)
+    for k in range(5):
+        x = torch.randn(3)
+        for params, opt in ((ours, opt_ours), (theirs, opt_theirs)):
+            opt.zero_grad(set_to_none=True)
+            loss = (params[0] @ x).square().sum()
+            if k % 2:
+                loss = loss + params[1].sin().sum()  # the second gets a gradient every other step
+            loss.backward()
+            opt.step()
+    for a, b in zip(ours, theirs, strict=True):
+        assert torch.equal(a, b)
+    assert float(opt_ours.state[ours[1]]["step"]) == 2.0
+
+
+def test_a_job_that_trains_never_imports_torch_dynamo() -> None:
+    """torch's optimisers import ``torch._dynamo`` (6 s of a GPU job's start on the server
+    measured); the studio's training does not need it, on either ensemble path."""
+    script = (
+        "import sys\n"
+        "from studio.baselines.run import run_baselines, warm_device\n"
+        "sys.path.insert(0, 'tests/baselines')\n"
+        "import test_speedups as t\n"
+        "d = t.repeated_frames(32, seed=2)\n"
+        "warm_device('auto', ['blind']).join()\n"
+        "for ens in ('loop', 'vmap'):\n"
+        "    run_baselines(d, 'blind,context', seeds=2, epochs=1, device='cpu', ensemble=ens)\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"
