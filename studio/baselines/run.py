@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from studio.baselines.metrics import (
     puzzle_flags,
 )
 from studio.core.errors import StudioError
+
+if TYPE_CHECKING:
+    from studio.baselines.perception import QuestionPlan
 
 REPORT_FORMAT = "analogy-studio.baseline-report"
 REPORT_FORMAT_VERSION = 1
@@ -172,6 +175,8 @@ class _Runner:
         from studio.baselines.perception import has_questions
 
         self.with_questions = has_questions(data, self.eval)
+        #: the perception questions read once for every encoder probed (:meth:`_perception`)
+        self._question_plan: QuestionPlan | None = None
 
     def compute_record(self) -> dict[str, Any]:
         """How the trained models ran: the code path (autocast, compiled) and, on a GPU, its
@@ -208,11 +213,16 @@ class _Runner:
         return self._dd
 
     def _perception(self, encode: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any] | None:
+        """The perception probe's answers with ``encode``; the questions are planned on the
+        first call and the plan reused by every model and seed after it (the same train and
+        eval parts throughout), so each call costs the encoder and the cosines only."""
         if not self.with_questions:
             return None
-        from studio.baselines.perception import probe
+        if self._question_plan is None:
+            from studio.baselines.perception import plan_questions
 
-        return probe(self.data, encode, self.train, self.eval).to_json()
+            self._question_plan = plan_questions(self.data, self.train, self.eval)
+        return self._question_plan.answer(encode).to_json()
 
     def training_free(self, baseline: Any) -> dict[str, Any]:
         self._check()
