@@ -354,20 +354,42 @@ class PuzzleArrays:
         """The row in :attr:`frames_u8` of the frame a perception question names (as
         :meth:`panel_frame`), or None when it names none."""
         assert self.context_ids is not None and self.answer_ids is not None
+        slot = self.panel_slot(panel)
+        if slot is None:
+            return None
+        what, column = slot
+        ids = self.answer_ids if what == "answer" else self.context_ids
+        try:
+            return int(ids[i, column])
+        except IndexError:
+            return None
+
+    def panel_slot(self, panel: str) -> tuple[str, int] | None:
+        """Which stack and column a perception question's panel names (``("answer", 1)`` for
+        ``"answer 2"``), or None when it names none. The same for every puzzle (the stacks are
+        rectangular), so a caller reading many questions parses each distinct name once and
+        gathers the rows from :attr:`context_ids` / :attr:`answer_ids` itself
+        (:func:`studio.baselines.perception.plan_questions`)."""
+        assert self.context_ids is not None and self.answer_ids is not None
         try:
             what, where = panel.split()
             if what == "answer":
-                return int(self.answer_ids[i, _index(where)])
-            if what == "context":
+                column = _index(where)
+                width = self.answer_ids.shape[1]
+            elif what == "context":
+                width = self.context_ids.shape[1]
                 if "." in where:
                     r, j = (int(x) for x in where.split("."))
                     if r < 1 or j < 1:
                         return None
-                    return int(self.context_ids[i, self.row_indices()[r - 1][j - 1]])
-                return int(self.context_ids[i, _index(where)])
+                    column = self.row_indices()[r - 1][j - 1]
+                else:
+                    column = _index(where)
+            else:
+                return None
         except (ValueError, IndexError):
             return None
-        return None
+        return (what, column) if column < width else None
 
     def group_labels(self) -> dict[str, list[str]]:
         return {k: [str(x) for x in v] for k, v in self.labels.items()}

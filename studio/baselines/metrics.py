@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy import stats
@@ -75,6 +75,30 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 def _round(x: float, places: int = 4) -> float:
     return round(float(x), places)
+
+
+def rounded(values: np.ndarray | Sequence[Any], places: int = 4) -> list[Any]:
+    """``[round(float(x), places) for x in values]`` (nested lists for a 2-D array) at numpy
+    speed: a report lists a confidence per puzzle, model and seed (360,000 of them in the
+    default job on 10,000 puzzles), and Python's ``round`` on each took a second.
+
+    Exactly Python's floats: ``round`` gives the double nearest to the decimal its exact
+    value rounds to (half to even); ``np.round`` gives the nearest double to
+    ``rint(x * 10**places) / 10**places``, the same decimal unless the product rounded onto
+    or across a half (``np.round(0.00035, 4)`` is 0.0004, ``round`` gives 0.0003). So the
+    values whose product lies within a few units in the last place of a half, and those
+    that are not finite or too large for the product to hold a fraction, are rounded by
+    Python's ``round``."""
+    x = np.asarray(values, dtype=np.float64)
+    with np.errstate(all="ignore"):  # an overflowing or NaN product goes to Python's round
+        out = np.round(x, places)
+        scaled = x * 10.0**places
+        near_half = np.abs(scaled - np.floor(scaled) - 0.5) <= 4 * np.spacing(np.abs(scaled))
+        python = ~np.isfinite(scaled) | (np.abs(scaled) >= 2.0**50) | near_half
+    if python.any():
+        out[python] = [round(float(v), places) for v in x[python]]
+    listed: list[Any] = out.tolist()
+    return listed
 
 
 Chance = float | np.ndarray
@@ -169,8 +193,12 @@ def flag_groups(
     return flags
 
 
-def confidence_threshold(chance: float) -> float:
-    """Mean confidence a shortcut-prone puzzle needs: halfway from chance to certainty."""
+ChanceT = TypeVar("ChanceT", float, np.ndarray)
+
+
+def confidence_threshold(chance: ChanceT) -> ChanceT:
+    """Mean confidence a shortcut-prone puzzle needs: halfway from chance to certainty (per
+    puzzle for an array of chances)."""
     return chance + (1.0 - chance) / 2.0
 
 
@@ -188,30 +216,34 @@ def puzzle_flags(
     (per puzzle, the answers-only probes' "why") becomes each flag's ``reason``."""
     choices = np.atleast_2d(np.asarray(choices))
     confidence = np.atleast_2d(np.asarray(confidence, dtype=float))
-    chances = np.broadcast_to(np.asarray(chance, dtype=float), (len(ids),))
+    n = len(ids)
+    chances = np.broadcast_to(np.asarray(chance, dtype=float), (n,))
+    have = choices >= 0
+    seeds = have.sum(axis=0)
+    every_seed_right = ((choices == np.asarray(keys)) | ~have).all(axis=0)
+    cols = np.flatnonzero((seeds > 0) & every_seed_right)
+    # the mean confidence over the seeds that predicted: one contiguous row per puzzle, which
+    # numpy sums as it sums the puzzle's own (the same floats as ``row.mean()`` one by one)
+    conf = np.zeros(n)
+    every_seed = have[:, cols].all(axis=0)
+    full = cols[every_seed]
+    conf[full] = np.ascontiguousarray(confidence[:, full].T).mean(axis=1)
+    for j in cols[~every_seed].tolist():  # a seed without a prediction: rare
+        conf[j] = float(confidence[have[:, j], j].mean())
+    flagged = cols[conf[cols] >= confidence_threshold(chances[cols])]
     flags = []
-    for j, pid in enumerate(ids):
-        threshold = confidence_threshold(float(chances[j]))
-        have = choices[:, j] >= 0
-        seeds = int(have.sum())
-        if seeds == 0:
-            continue
-        right = choices[have, j] == keys[j]
-        if not right.all():
-            continue
-        conf = float(confidence[have, j].mean())
-        if conf >= threshold:
-            flags.append(
-                {
-                    "id": pid,
-                    "model": model,
-                    "confidence": _round(conf),
-                    "seeds_correct": int(right.sum()),
-                    "seeds": seeds,
-                }
-            )
-            if reasons is not None and reasons[j]:
-                flags[-1]["reason"] = reasons[j]
+    for j, c in zip(flagged.tolist(), rounded(conf[flagged]), strict=True):
+        flags.append(
+            {
+                "id": ids[j],
+                "model": model,
+                "confidence": c,
+                "seeds_correct": int(seeds[j]),
+                "seeds": int(seeds[j]),
+            }
+        )
+        if reasons is not None and reasons[j]:
+            flags[-1]["reason"] = reasons[j]
     return flags
 
 
@@ -254,5 +286,6 @@ __all__ = [
     "holm",
     "marvel_group_accuracy",
     "puzzle_flags",
+    "rounded",
     "wilson_interval",
 ]

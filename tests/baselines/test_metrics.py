@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -17,6 +21,7 @@ from studio.baselines.metrics import (
     holm,
     marvel_group_accuracy,
     puzzle_flags,
+    rounded,
     wilson_interval,
 )
 
@@ -118,3 +123,106 @@ def test_marvel_group_accuracy_needs_puzzle_and_perception() -> None:
     g = marvel_group_accuracy(avr, perceived, np.array([[3, 2, 3, 3]]), np.array([[3, 3, 3, 3]]))
     assert g["n"] == 4 and g["accuracy"] == 0.5 and g["avr_accuracy"] == 0.75
     assert g["perception_accuracy"] == round(11 / 12, 4)
+
+
+# ---- the report's lists at numpy speed, the same values ----------------------------------------
+def python_rounded(values: np.ndarray) -> list[Any]:
+    if values.ndim > 1:
+        return [python_rounded(row) for row in values]
+    return [round(float(x), 4) for x in values]
+
+
+def same_floats(a: list[Any], b: list[Any]) -> bool:
+    """Equal as the report's JSON writes them (NaN equal to NaN; -0.0 apart from 0.0)."""
+    return json.dumps(a) == json.dumps(b) and repr(a) == repr(b)
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=50))
+def test_rounded_is_python_round_for_any_float(values: list[float]) -> None:
+    x = np.array(values, dtype=np.float64)
+    assert same_floats(rounded(x), python_rounded(x))
+
+
+@given(st.lists(st.floats(0, 1, width=32), max_size=50))
+def test_rounded_is_python_round_for_float32_confidences(values: list[float]) -> None:
+    x = np.array(values, dtype=np.float32)
+    assert same_floats(rounded(x), [round(float(v), 4) for v in x])
+
+
+def test_rounded_is_python_round_at_the_halves_where_np_round_is_not() -> None:
+    """Five-place decimals end in a half at four places: ``np.round`` rounds many of them the
+    other way (0.00035 → 0.0004; Python: 0.0003), and so do their neighbouring doubles."""
+    halves = np.array([float(f"{k / 10_000 + 0.00005:.5f}") for k in range(-10_000, 30_000)])
+    assert np.round(halves, 4).tolist() != python_rounded(halves)
+    near = np.concatenate(
+        [halves, np.nextafter(halves, np.inf), np.nextafter(halves, -np.inf), halves * 3]
+    )
+    grid = np.random.default_rng(0).random((300, 7)) ** 0.3  # a (seeds x puzzles) matrix
+    for x in (near, grid, grid.T, np.array([1e17, -2.5e20, 2.0**50 + 0.5, 0.0, -0.0])):
+        assert same_floats(rounded(x), python_rounded(x))
+
+
+def previous_puzzle_flags(
+    model: str,
+    ids: Sequence[str],
+    keys: np.ndarray,
+    choices: np.ndarray,
+    confidence: np.ndarray,
+    chance: float | np.ndarray,
+    reasons: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`puzzle_flags` as it was, puzzle by puzzle: the vectorised one must flag the
+    same puzzles with the same floats."""
+    choices = np.atleast_2d(np.asarray(choices))
+    confidence = np.atleast_2d(np.asarray(confidence, dtype=float))
+    chances = np.broadcast_to(np.asarray(chance, dtype=float), (len(ids),))
+    flags = []
+    for j, pid in enumerate(ids):
+        threshold = confidence_threshold(float(chances[j]))
+        have = choices[:, j] >= 0
+        seeds = int(have.sum())
+        if seeds == 0:
+            continue
+        right = choices[have, j] == keys[j]
+        if not right.all():
+            continue
+        conf = float(confidence[have, j].mean())
+        if conf >= threshold:
+            flags.append(
+                {
+                    "id": pid,
+                    "model": model,
+                    "confidence": round(conf, 4),
+                    "seeds_correct": int(right.sum()),
+                    "seeds": seeds,
+                }
+            )
+            if reasons is not None and reasons[j]:
+                flags[-1]["reason"] = reasons[j]
+    return flags
+
+
+@pytest.mark.parametrize("seeds", [1, 2, 3, 7, 8, 13])
+def test_puzzle_flags_are_those_of_the_puzzle_by_puzzle_loop(seeds: int) -> None:
+    """Random (seeds x puzzles) predictions, mostly right and confident, some puzzles not
+    predicted by some seeds or any, answer sets of two to five (their own chances), mean
+    confidences exactly at a threshold, and reasons: the same flags, the same floats."""
+    rng = np.random.default_rng(seeds)
+    n = 3000
+    answers = rng.integers(2, 6, n)
+    keys = rng.integers(0, answers)
+    choices = np.where(rng.random((seeds, n)) < 0.9, keys, rng.integers(0, answers, (seeds, n)))
+    choices[rng.random((seeds, n)) < 0.05] = -1
+    choices[:, :40] = -1  # never predicted
+    confidence = rng.random((seeds, n)) ** 0.2
+    confidence[:, 40:80] = confidence_threshold(1.0 / answers[40:80])  # at the threshold
+    ids = [f"p{j}" for j in range(n)]
+    reasons = ["" if j % 3 else f"tag {j}" for j in range(n)]
+    for chance in (1.0 / answers, 0.25):
+        got = puzzle_flags("m", ids, keys, choices, confidence, chance, reasons=reasons)
+        want = previous_puzzle_flags("m", ids, keys, choices, confidence, chance, reasons)
+        assert 100 < len(got) < n
+        assert json.dumps(got) == json.dumps(want)
+        assert puzzle_flags("m", ids, keys, choices, confidence, chance) == previous_puzzle_flags(
+            "m", ids, keys, choices, confidence, chance
+        )

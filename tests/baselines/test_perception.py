@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -194,3 +195,208 @@ def test_probe_without_exemplars_takes_the_first_options(glyph_data: PuzzleArray
     assert 0 < firsts < got.right.sum()  # first options right, and the counting questions
     empty = probe(glyph_data, never, glyph_data.part_indices("train"), [])
     assert empty.asked.tolist() == [] and empty.all_right.tolist() == []
+
+
+# ---- the question plan: read once, answered with every encoder ---------------------------------
+def previous_probe(
+    data: PuzzleArrays, encode: Encode, train_idx: Sequence[int], eval_idx: Sequence[int]
+) -> tuple[list[bool], list[int], list[int]]:
+    """The probe before the question plan (each call read every question's panel name with
+    :meth:`PuzzleArrays.panel_id` and chose each option in a loop), kept as it was but for
+    its return and counting each puzzle's own panels: the plan must answer exactly as it
+    did, ties and missing labels included."""
+    exemplars: dict[tuple[str, str], dict[int, None]] = {}
+    for i in train_idx:
+        for q in data.questions[i]:
+            if q.kind != "fine" or q.panel is None:
+                continue
+            fid = data.panel_id(i, q.panel)
+            if fid is not None:
+                label = (q.concept or str(data.labels["concept"][i]), q.answer)
+                exemplars.setdefault(label, {})[fid] = None
+    n = len(eval_idx)
+    right, asked = [0] * n, [0] * n
+    fine: list[tuple[int, Question, str, int]] = []
+    for k, i in enumerate(eval_idx):
+        n_ctx = perception._non_blank(data.context_u8[i])
+        n_ans = perception._non_blank(data.answers_u8[i])
+        for q in data.questions[i]:
+            if q.kind == "coarse":
+                asked[k] += 1
+                right[k] += perception._counting_answer(q.text, n_ctx, n_ans) == q.answer
+            elif q.kind == "fine":
+                asked[k] += 1
+                fid = None if q.panel is None else data.panel_id(i, q.panel)
+                if fid is not None:
+                    fine.append((k, q, q.concept or str(data.labels["concept"][i]), fid))
+    best: dict[tuple[str, str], list[float]] = {}
+    at: dict[int, int] = {}
+    if fine and exemplars:
+        assert data.frames_u8 is not None
+        rows = np.unique(np.array([fid for *_, fid in fine], dtype=np.int64))
+        near = perception._nearest_exemplars(
+            data.frames_u8, encode, rows, {label: list(r) for label, r in exemplars.items()}
+        )
+        best = {label: cos.tolist() for label, cos in near.items()}
+        at = {int(r): j for j, r in enumerate(rows)}
+    for k, q, concept, fid in fine:
+        choice, choice_d = q.options[0], np.inf
+        for option in q.options:
+            cos = best.get((concept, option))
+            if cos is None:
+                continue
+            d = 1.0 - cos[at[fid]]
+            if d < choice_d:
+                choice, choice_d = option, d
+        right[k] += choice == q.answer
+    return [r == a for r, a in zip(right, asked, strict=True)], right, asked
+
+
+def as_lists(result: perception.PerceptionResult) -> tuple[list[bool], list[int], list[int]]:
+    return result.all_right.tolist(), result.right.tolist(), result.asked.tolist()
+
+
+def test_the_plan_answers_as_the_probe_before_it_on_the_split(glyph_data: PuzzleArrays) -> None:
+    rng = np.random.default_rng(4)
+    odd = with_odd_questions(glyph_data, glyph_data.part_indices("test")[::2])
+    train = glyph_data.part_indices("train")
+    cases = {
+        "split": (glyph_data, train, glyph_data.part_indices("test")),
+        "odd questions, all puzzles": (odd, train, rng.permutation(odd.n)),
+        "few exemplars": (odd, rng.choice(train, 9), odd.part_indices("test")),
+    }
+    for case, (data, train_idx, eval_idx) in cases.items():
+        for name, encode in {"pooled": pooled, "projection": projection(3)}.items():
+            got = as_lists(probe(data, encode, train_idx, eval_idx))
+            assert got == previous_probe(data, encode, train_idx, eval_idx), (case, name)
+
+
+def hand_built() -> PuzzleArrays:
+    """Two train puzzles showing exemplar ``a`` (ink in pixel 0) and ``b`` (pixel 1) of the
+    concept ``shape``; test puzzle 2 asks about ``c`` (both pixels: as near ``a`` as ``b``),
+    a blank context panel, panels that are not there, options no exemplar shows; test puzzle
+    3 asks nothing."""
+    a, b, c, blank = (np.zeros((80, 80), np.uint8) for _ in range(4))
+    a[0, 0] = b[0, 1] = c[0, 0] = c[0, 1] = 200
+    context = np.stack([[a, blank], [a, blank], [a, blank], [b, a]])
+    answers = np.stack([[a, b], [b, a], [c, a], [a, b]])
+
+    def fine(panel: str | None, options: tuple[str, ...], answer: str, concept: str | None = None):
+        return Question("fine", f"{panel}?", options, answer, panel, concept)
+
+    ab = ("a", "b")
+    questions = [
+        (fine("answer 1", ab, "a", "shape"), fine("answer 2", ab, "b")),  # concept: the puzzle's
+        (fine("context 1.1", ab, "a"),),
+        (
+            fine("answer 1", ab, "b"),  # a tie: the first option, wrong
+            fine("answer 1", ("b", "a"), "b"),  # a tie: the first option, right
+            fine("answer 2", ("zzz", "b", "a"), "a"),  # zzz: no exemplar, skipped
+            fine("answer 9", ab, "a"),  # no such panel: asked and wrong
+            fine(None, ab, "a"),  # no panel named: asked and wrong
+            fine("context 2.1", ("b", "a"), "a"),  # blank: as near both, the first
+            fine("answer 2", ("x", "y"), "y"),  # no option shown: the first, wrong
+            fine("answer 2", ("x", "y"), "x"),  # ... and right
+            fine("answer 2", ab, "a", "colour"),  # no exemplar of the concept
+            Question("coarse", "How many context panels are not blank?", ("1", "2"), "1"),
+            Question("coarse", "How many panels are not blank?", ("3", "4"), "4"),
+        ),
+        (),
+    ]
+    return PuzzleArrays(
+        ids=["p0", "p1", "p2", "p3"],
+        parts=np.array(["train", "train", "test", "test"]),
+        context_u8=context,
+        answers_u8=answers,
+        keys=np.zeros(4, np.int64),
+        rows=(1, 1),
+        labels={k: np.array(["shape"] * 4) for k in ("rule", "concept", "layout", "family")},
+        questions=questions,
+        layout="two-row",
+        family="glyph-pmp",
+    )
+
+
+def first_pixels(frames: np.ndarray) -> np.ndarray:
+    return np.asarray(frames, np.float64).reshape(len(frames), -1)[:, :2]
+
+
+def test_the_plan_answers_hand_built_questions_as_the_probe_before_it() -> None:
+    data = hand_built()
+    got = as_lists(probe(data, first_pixels, [0, 1], [2, 3]))
+    assert got == ([False, True], [5, 0], [11, 0])
+    assert got == previous_probe(data, first_pixels, [0, 1], [2, 3])
+    # no exemplars: every fine question takes its first option, nothing is encoded
+    assert as_lists(probe(data, first_pixels, [], [2, 3])) == previous_probe(
+        data, first_pixels, [], [2, 3]
+    )
+
+    # a distance that is not a number is never the nearest (NaN for the ``a`` exemplar)
+    def nan_for_a(frames: np.ndarray) -> np.ndarray:
+        out = first_pixels(frames)
+        out[(out[:, 0] > 0) & (out[:, 1] == 0)] = np.nan
+        return out
+
+    assert as_lists(probe(data, nan_for_a, [0, 1], [2, 3])) == previous_probe(
+        data, nan_for_a, [0, 1], [2, 3]
+    )
+
+
+ENCODERS: dict[str, Encode] = {"pooled": pooled, "projection": projection(5)}
+
+
+def test_a_plan_is_answered_by_several_encoders_without_reading_the_questions_again(
+    glyph_data: PuzzleArrays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job probes each model's encoder on the same questions: the plan is made once, and
+    answering it with another encoder equals a fresh probe with that encoder."""
+    train, test = glyph_data.part_indices("train"), glyph_data.part_indices("test")
+    fresh = {name: as_lists(probe(glyph_data, e, train, test)) for name, e in ENCODERS.items()}
+    assert fresh["pooled"] != fresh["projection"]  # the encoders answer differently
+    plan = perception.plan_questions(glyph_data, train, test)
+
+    def unread(*args: object) -> None:
+        raise AssertionError("the plan reads no question again")
+
+    monkeypatch.setattr(PuzzleArrays, "panel_slot", unread)
+    monkeypatch.setattr(PuzzleArrays, "panel_id", unread)
+    for _ in range(2):
+        for name, encode in ENCODERS.items():
+            assert as_lists(plan.answer(encode)) == fresh[name], name
+
+
+def test_a_job_plans_the_questions_once_for_every_model(
+    glyph_data: PuzzleArrays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from studio.baselines.run import run_baselines
+
+    made: list[int] = []
+    plan_questions = perception.plan_questions
+
+    def counted(*args: Any) -> perception.QuestionPlan:
+        made.append(1)
+        return plan_questions(*args)
+
+    monkeypatch.setattr(perception, "plan_questions", counted)
+    report = run_baselines(glyph_data, ["pixel-similarity", "probe-image"], seeds=1, device="cpu")
+    assert len(made) == 1  # two models probed, the questions read once
+    train, test = glyph_data.part_indices("train"), glyph_data.part_indices("test")
+    pixels = probe(glyph_data, pooled, train, test)  # both models probe the pooled ink
+    for model in ("pixel-similarity", "probe-image"):
+        got = report["models"][model]["group_accuracy"]["perception_accuracy"]
+        assert got == round(int(pixels.right.sum()) / int(pixels.asked.sum()), 4)
+
+
+def test_a_panel_slot_names_the_frame_panel_id_does(glyph_data: PuzzleArrays) -> None:
+    names = {q.panel for qs in glyph_data.questions for q in qs if q.panel is not None}
+    names |= {"answer 0", "answer 9", "context 0.1", "context 1.0", "context 3.1", "context 9"}
+    names |= {"context 1.x", "answer", "answer 1 2", "frame 1", "context -1", "answer 1.5"}
+    for name in sorted(names):
+        slot = glyph_data.panel_slot(name)
+        for i in (0, 7):
+            fid = glyph_data.panel_id(i, name)
+            if slot is None:
+                assert fid is None, name
+            else:
+                ids = glyph_data.answer_ids if slot[0] == "answer" else glyph_data.context_ids
+                assert ids is not None and fid == int(ids[i, slot[1]]), name
