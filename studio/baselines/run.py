@@ -721,6 +721,73 @@ def run_baselines(
         else:
             runnable.append((model, baseline))
     any_trained = any(reg.meta(m).get("trained") for m, _ in runnable)
+    runner = _Runner(
+        data,
+        eval_part,
+        epochs,
+        cross_fit,
+        "cpu",  # the device is chosen once torch has started (below)
+        should_stop,
+        log,
+        cuda_speedups,
+        compile,
+        force_speedups,
+        compile_backend,
+        ensemble,
+        cuda_graphs,
+        side_by_side,
+    )
+    # a trained model's seeds train together (one step for all of them), so a model is one
+    # entry of the plan; a seed finished in an earlier attempt is not trained again
+    plan: list[tuple[str, Any, list[int] | None]] = []
+    for model, baseline in runnable:
+        plan.append((model, baseline, list(seed_list) if reg.meta(model).get("trained") else None))
+    weights = [0.1 if seeds_ is None else float(len(seeds_)) for _, _, seeds_ in plan]
+    shares = _Shares(progress, sum(weights) or 1.0)
+    units: dict[str, dict[str, Any]] = {}
+
+    def finished(key: str, result: dict[str, Any], trained: bool) -> None:
+        units[key] = result
+        right = np.array(result["choices"])[runner.eval] == data.keys[runner.eval]
+        trained_for = f", {result['epochs']} epochs" if trained else ""
+        say(f"{key}: {eval_part} accuracy {right.mean():.3f}{trained_for}")
+        if on_unit is not None:
+            on_unit(key, result)
+
+    def start(model: str, baseline: Any, seeds_: list[int] | None, weight: float) -> Any:
+        """Run a training-free model's unit; a trained model's units as steps to run (None
+        when an earlier attempt finished them all)."""
+        wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
+        keys = [unit_key(model, s) for s in wanted]
+        todo = []
+        for key, seed in zip(keys, wanted, strict=True):
+            if completed and key in completed:
+                units[key] = dict(completed[key])
+                say(f"{key}: done in an earlier attempt")
+            else:
+                todo.append(seed)
+        w = weight * len(todo) / len(keys)
+        shares.credit(model, weight - w)  # the seeds an earlier attempt finished
+        if not todo:
+            return None
+        runner._check()
+        if seeds_ is None:
+            label = model
+        elif len(todo) == 1:
+            label = f"{model} · seed {todo[0]}"
+        else:
+            label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
+        tick = shares.ticker(model, weight - w, w, label)
+        tick(0.0, "")
+        if seeds_ is None:
+            finished(unit_key(model, None), runner.training_free(baseline), False)
+            return None
+        return runner.trained_steps(type(baseline), [int(s) for s in todo if s is not None], tick)
+
+    # the training-free models first: they need no torch, so they run while it starts
+    for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
+        if seeds_ is None:
+            start(model, baseline, seeds_, weight)
     if warming is not None and any_trained:
         warming.join()
     device_name = "cpu (numpy, training-free only)"
@@ -736,22 +803,7 @@ def run_baselines(
         say(f"device: {device_name}")
     if on_device is not None:  # the job list names the device while the job trains
         on_device(device_name)
-    runner = _Runner(
-        data,
-        eval_part,
-        epochs,
-        cross_fit,
-        torch_device,
-        should_stop,
-        log,
-        cuda_speedups,
-        compile,
-        force_speedups,
-        compile_backend,
-        ensemble,
-        cuda_graphs,
-        side_by_side,
-    )
+    runner.device = torch_device
     # how busy the GPU is while the job runs (NVML or nvidia-smi; nothing on the CPU)
     watch: Any = contextlib.nullcontext()
     if torch_device.startswith("cuda"):
@@ -759,55 +811,14 @@ def run_baselines(
 
         watch = GpuUtilisation(int(torch_device.partition(":")[2] or 0))
     with watch:
-        # a trained model's seeds train together (one step for all of them), so a model is one
-        # entry of the plan; a seed finished in an earlier attempt is not trained again
-        plan: list[tuple[str, Any, list[int] | None]] = []
-        for model, baseline in runnable:
-            plan.append(
-                (model, baseline, list(seed_list) if reg.meta(model).get("trained") else None)
-            )
-        weights = [0.1 if seeds_ is None else float(len(seeds_)) for _, _, seeds_ in plan]
-        shares = _Shares(progress, sum(weights) or 1.0)
-        units: dict[str, dict[str, Any]] = {}
         beside = runner.side_by_side([(m, b) for m, b, seeds_ in plan if seeds_ is not None])
-
-        def finished(key: str, result: dict[str, Any], trained: bool) -> None:
-            units[key] = result
-            right = np.array(result["choices"])[runner.eval] == data.keys[runner.eval]
-            trained_for = f", {result['epochs']} epochs" if trained else ""
-            say(f"{key}: {eval_part} accuracy {right.mean():.3f}{trained_for}")
-            if on_unit is not None:
-                on_unit(key, result)
-
         together: dict[str, Any] = {}  # the models that take turns, after the others
         for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
-            wanted: list[int | None] = list(seeds_) if seeds_ is not None else [None]
-            keys = [unit_key(model, s) for s in wanted]
-            todo = []
-            for key, seed in zip(keys, wanted, strict=True):
-                if completed and key in completed:
-                    units[key] = dict(completed[key])
-                    say(f"{key}: done in an earlier attempt")
-                else:
-                    todo.append(seed)
-            w = weight * len(todo) / len(keys)
-            shares.credit(model, weight - w)  # the seeds an earlier attempt finished
-            if not todo:
-                continue
-            runner._check()
             if seeds_ is None:
-                label = model
-            elif len(todo) == 1:
-                label = f"{model} · seed {todo[0]}"
-            else:
-                label = f"{model} · seeds {', '.join(str(s) for s in todo)}"
-            tick = shares.ticker(model, weight - w, w, label)
-            tick(0.0, "")
-            if seeds_ is None:
-                finished(unit_key(model, None), runner.training_free(baseline), False)
                 continue
-            seeds_todo = [int(s) for s in todo if s is not None]
-            steps = runner.trained_steps(type(baseline), seeds_todo, tick)
+            steps = start(model, baseline, seeds_, weight)
+            if steps is None:
+                continue
             if model in beside:
                 together[model] = steps
                 continue
