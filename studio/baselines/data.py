@@ -475,21 +475,43 @@ def glyph_answer_attributes(
     puzzles: Sequence[Puzzle], tags_of: Callable[[Any], Mapping[str, frozenset[str]]]
 ) -> list[list[dict[str, frozenset[str]]]]:
     """Per puzzle, each answer glyph's tags (concept -> values) as ``tags_of(key)`` gives them
-    (a :class:`~studio.core.tagindex.TagIndex`'s ``by_glyph.get``, say)."""
-    out = []
-    for p in puzzles:
-        out.append([{c: frozenset(v) for c, v in (tags_of(k) or {}).items()} for k in p.answers])
-    return out
+    (a :class:`~studio.core.tagindex.TagIndex`'s ``by_glyph.get``, say). The frames of one
+    glyph share one dict (:func:`_described_by`): read them, never change them."""
+    described = _described_by(tags_of)
+    return [[described(k) for k in p.answers] for p in puzzles]
 
 
 def glyph_context_attributes(
     puzzles: Sequence[Puzzle], tags_of: Callable[[Any], Mapping[str, frozenset[str]]]
 ) -> list[list[dict[str, frozenset[str]]]]:
     """As :func:`glyph_answer_attributes`, for each puzzle's context glyphs in frame order."""
-    return [
-        [{c: frozenset(v) for c, v in (tags_of(k) or {}).items()} for k in p.context_keys]
-        for p in puzzles
-    ]
+    described = _described_by(tags_of)
+    return [[described(k) for k in p.context_keys] for p in puzzles]
+
+
+def _described_by(
+    tags_of: Callable[[Any], Mapping[str, frozenset[str]]],
+) -> Callable[[Any], dict[str, frozenset[str]]]:
+    """``key -> {concept: frozenset(values)}`` from ``tags_of``, built once per distinct key
+    and shared by its frames, as :meth:`PuzzleArrays.subset` already shares them with the
+    whole (the probes only read them). A 10,000-puzzle split names its few hundred glyphs
+    90,000 times: a dict per frame took 0.7 s on the 16-core GPU server, mostly the garbage
+    collector's passes over the records. The records' keys repeat as objects too, so a key
+    object is found by its id first (a glyph key's hash is Python code); each entry holds
+    its key, so that id names no other object while this lives."""
+    by_key: dict[Any, dict[str, frozenset[str]]] = {}
+    by_object: dict[int, tuple[Any, dict[str, frozenset[str]]]] = {}
+
+    def described(key: Any) -> dict[str, frozenset[str]]:
+        seen = by_object.get(id(key))
+        if seen is None:
+            tags = by_key.get(key)
+            if tags is None:
+                tags = by_key[key] = {c: frozenset(v) for c, v in (tags_of(key) or {}).items()}
+            seen = by_object[id(key)] = (key, tags)
+        return seen[1]
+
+    return described
 
 
 def read_split_annotations(path: Path) -> dict[Any, dict[str, frozenset[str]]]:

@@ -12,7 +12,7 @@ import pytest
 from studio.baselines.data import load_source
 from studio.cli import main
 from studio.core.errors import StudioError
-from studio.core.puzzle import read_jsonl
+from studio.core.puzzle import Puzzle, read_jsonl
 from studio.families.glyph_pmp.export import npz_bytes, read_npz_frames
 
 
@@ -148,6 +148,39 @@ def test_a_large_split_is_read_by_a_pool_in_puzzle_order(
     with pytest.raises(StudioError, match="damaged") as err:
         load_source(copy)
     assert f"{puzzles[400].id}.npz" in str(err.value)
+
+
+def test_tags_are_built_once_per_glyph() -> None:
+    """A glyph's tags are looked up and built once, however many frames show it; every
+    frame reads them as before (concept -> values, an empty dict for an untagged glyph)."""
+    from studio.baselines.data import glyph_answer_attributes, glyph_context_attributes
+    from studio.core.keys import GlyphKey
+
+    a, b = GlyphKey(0x41, "f"), GlyphKey(0x42, "f")
+    tags = {a: {"shape": frozenset({"round"})}}
+    looked_up: list[GlyphKey] = []
+
+    def tags_of(key: GlyphKey) -> dict[str, frozenset[str]] | None:
+        looked_up.append(key)
+        return tags.get(key)
+
+    record = {
+        "family": "glyph-pmp",
+        "layout": "analogy",
+        "rule": "constant",
+        "concept": "shape",
+        "shift": False,
+        "context": [[str(a), str(b)], [str(a)]],
+        "answers": [str(a), str(b)],
+        "key": 0,
+        "split": "train",
+    }
+    puzzles = [Puzzle.from_json({**record, "id": f"p{i}", "seed": i}) for i in range(3)]
+    round_ = {"shape": frozenset({"round"})}
+    assert glyph_answer_attributes(puzzles, tags_of) == [[round_, {}]] * 3
+    assert sorted(looked_up) == [a, b]
+    assert glyph_context_attributes(puzzles, tags_of) == [[round_, {}, round_]] * 3
+    assert sorted(looked_up) == [a, a, b, b]
 
 
 def test_the_fingerprint_follows_the_frames_ids_and_keys(glyph_split: Path) -> None:
