@@ -271,3 +271,18 @@ def test_the_stacks_are_gathered_only_when_read(glyph_split: Path) -> None:
     sub = data.subset([4, 1])
     assert sub.__dict__["_context_u8"] is None
     assert (sub.context_u8 == data.context_u8[[4, 1]]).all()
+
+
+def test_the_frame_bank_tells_frames_apart_when_their_hashes_collide(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Frames are found by a 64-bit hash of their bytes and checked equal on a match: frames
+    whose hashes collide still get rows of their own, and an equal frame its first row."""
+    import studio.baselines.data as data_module
+
+    monkeypatch.setattr(data_module, "hash", lambda _: 7, raising=False)
+    rng = np.random.default_rng(1)
+    frames = (rng.random((3, 80, 80)) > 0.5).astype(np.uint8) * 255
+    bank = data_module.FrameBank()
+    assert [bank.add(f) for f in (*frames, frames[1].copy(), frames[0])] == [0, 1, 2, 1, 0]
+    assert (bank.array() == frames).all()
