@@ -48,7 +48,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -407,22 +407,24 @@ def _index(where: str) -> int:
 class FrameBank:
     """Distinct frames gathered while frames are read: :meth:`add` gives each frame's row.
 
-    Frames are told apart by their bytes, found by a 16-byte digest (blake2b) and checked
-    equal on a match, so a split whose frames are all distinct (rendered stimuli) holds no
-    second copy of every frame as a key; the frames themselves are kept as given (views, not
-    copies) until :meth:`array` stacks the distinct ones once."""
+    Frames are told apart by their bytes, found by Python's hash of them (SipHash, salted
+    per process: 1 µs an 80×80 frame, where a blake2b digest took 6 µs of the 0.5 ms that
+    reading a glyph puzzle costs) and checked equal on a match, so a split whose frames are
+    all distinct (rendered stimuli) holds no second copy of every frame as a key; the frames
+    themselves are kept as given (views, not copies) until :meth:`array` stacks the
+    distinct ones once."""
 
     def __init__(self, shape: tuple[int, int] = (FRAME, FRAME)) -> None:
         self.shape = shape
-        self._index: dict[bytes, list[int]] = {}
+        self._index: dict[int, list[int]] = {}
         self._frames: list[np.ndarray] = []
 
     def add(self, frame: np.ndarray) -> int:
         f = np.ascontiguousarray(frame, dtype=np.uint8)
-        key = hashlib.blake2b(f.data, digest_size=16).digest()
+        key = hash(f.tobytes())
         rows = self._index.get(key)
         if rows is not None:
-            for j in rows:  # a digest names its frame but for a 2**-128 chance: check it
+            for j in rows:  # a 64-bit hash may name another frame: check it
                 if np.array_equal(self._frames[j], f):
                     return j
         j = len(self._frames)
@@ -497,21 +499,43 @@ def glyph_answer_attributes(
     puzzles: Sequence[Puzzle], tags_of: Callable[[Any], Mapping[str, frozenset[str]]]
 ) -> list[list[dict[str, frozenset[str]]]]:
     """Per puzzle, each answer glyph's tags (concept -> values) as ``tags_of(key)`` gives them
-    (a :class:`~studio.core.tagindex.TagIndex`'s ``by_glyph.get``, say)."""
-    out = []
-    for p in puzzles:
-        out.append([{c: frozenset(v) for c, v in (tags_of(k) or {}).items()} for k in p.answers])
-    return out
+    (a :class:`~studio.core.tagindex.TagIndex`'s ``by_glyph.get``, say). The frames of one
+    glyph share one dict (:func:`_described_by`): read them, never change them."""
+    described = _described_by(tags_of)
+    return [[described(k) for k in p.answers] for p in puzzles]
 
 
 def glyph_context_attributes(
     puzzles: Sequence[Puzzle], tags_of: Callable[[Any], Mapping[str, frozenset[str]]]
 ) -> list[list[dict[str, frozenset[str]]]]:
     """As :func:`glyph_answer_attributes`, for each puzzle's context glyphs in frame order."""
-    return [
-        [{c: frozenset(v) for c, v in (tags_of(k) or {}).items()} for k in p.context_keys]
-        for p in puzzles
-    ]
+    described = _described_by(tags_of)
+    return [[described(k) for k in p.context_keys] for p in puzzles]
+
+
+def _described_by(
+    tags_of: Callable[[Any], Mapping[str, frozenset[str]]],
+) -> Callable[[Any], dict[str, frozenset[str]]]:
+    """``key -> {concept: frozenset(values)}`` from ``tags_of``, built once per distinct key
+    and shared by its frames, as :meth:`PuzzleArrays.subset` already shares them with the
+    whole (the probes only read them). A 10,000-puzzle split names its few hundred glyphs
+    90,000 times: a dict per frame took 0.7 s on the 16-core GPU server, mostly the garbage
+    collector's passes over the records. The records' keys repeat as objects too, so a key
+    object is found by its id first (a glyph key's hash is Python code); each entry holds
+    its key, so that id names no other object while this lives."""
+    by_key: dict[Any, dict[str, frozenset[str]]] = {}
+    by_object: dict[int, tuple[Any, dict[str, frozenset[str]]]] = {}
+
+    def described(key: Any) -> dict[str, frozenset[str]]:
+        seen = by_object.get(id(key))
+        if seen is None:
+            tags = by_key.get(key)
+            if tags is None:
+                tags = by_key[key] = {c: frozenset(v) for c, v in (tags_of(key) or {}).items()}
+            seen = by_object[id(key)] = (key, tags)
+        return seen[1]
+
+    return described
 
 
 def read_split_annotations(path: Path) -> dict[Any, dict[str, frozenset[str]]]:
@@ -615,11 +639,36 @@ def _from_puzzles(
 # ---- glyph split folder -----------------------------------------------------------------------
 #: Puzzles per reading task; a split of fewer than two tasks' worth is read in this process.
 READ_CHUNK = 1000
+#: What a reading worker needs, imported once by the fork server rather than by each worker.
+_READER_MODULES = ("studio.baselines.data", "studio.families.glyph_pmp.export")
 
 NpzSpec = tuple[str, int, int]
 
 
 ChunkError = tuple[str, str | None]  # a StudioError's problem and path
+
+
+class _GlyphChunk(NamedTuple):
+    """A reading task: some numbered lines of a fold's ``puzzles.jsonl`` (``records``) and
+    the folder of their archives (``npz``)."""
+
+    records: str
+    lines: list[tuple[int, str]]
+    npz: str
+
+
+class _ChunkRead(NamedTuple):
+    """What a reading task gives back: its puzzles, their distinct frames and each puzzle's
+    rows among them. A damaged record ends the task with ``record_error`` (and no puzzles);
+    a damaged archive ends the reading of archives with ``archive_error`` (the rows of the
+    puzzles before it, every puzzle of the task). Errors come back as a StudioError's
+    problem and path, never raised: an exception from a pool worker may not unpickle."""
+
+    puzzles: list[Puzzle]
+    frames: np.ndarray
+    rows: np.ndarray
+    record_error: ChunkError | None
+    archive_error: ChunkError | None
 
 
 def _read_npz_chunk(
@@ -644,59 +693,120 @@ def _read_npz_chunk(
     return bank.array(), np.array(rows, np.int64), None
 
 
-def _read_split_frames(
-    specs: Sequence[NpzSpec], progress: Progress | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every puzzle's frames as distinct frames and rows (:func:`_read_npz_chunk`), read in
-    chunks on a process pool when the split is large and the machine has the cores (reading
-    an archive is mostly Python, 0.4 ms each: 10,000 took 4 s in one process); the first
-    damaged archive in puzzle order is the error, as when they were read one by one."""
-    from studio.core.procs import pool_context, pool_worker_start, usable_cores
+def _read_glyph_chunk(task: _GlyphChunk, archives: bool = True) -> _ChunkRead:
+    """Parse a task's records (as :func:`studio.families.glyph_pmp.export.read_fold` does) and,
+    when ``archives``, read their archives (:func:`_read_npz_chunk`). Run by a pool worker, so
+    that the parent only merges: parsing 10,000 records took 1.7 s of the parent's time on the
+    16-core GPU server, with a thread importing torch beside it. Equal questions come back as
+    one object (a split asks a few hundred distinct ones 70,000 times; they are frozen), which
+    makes the result a quarter of the bytes to send and unpickle."""
+    from studio.core.splitdir import parse_record
+    from studio.families.glyph_pmp.export import npz_frame_count
 
-    chunks = [specs[k : k + READ_CHUNK] for k in range(0, len(specs), READ_CHUNK)]
-    workers = min(len(chunks), usable_cores())
+    records = Path(task.records)
+    puzzles: list[Puzzle] = []
+    asked: dict[Question, Question] = {}
+    for n, line in task.lines:
+        try:
+            p = parse_record(n, line, records, Puzzle.from_json)
+        except StudioError as e:
+            return _ChunkRead([], _NO_FRAMES, _NO_ROWS, (e.problem, e.path), None)
+        if p.questions:
+            p = replace(p, questions=tuple(asked.setdefault(q, q) for q in p.questions))
+        puzzles.append(p)
+    if not archives:
+        return _ChunkRead(puzzles, _NO_FRAMES, _NO_ROWS, None, None)
+    npz = Path(task.npz)
+    # (file, frames wanted: a set of fewer than four answers has blank slots after, key)
+    specs = [(str(npz / f"{p.id}.npz"), npz_frame_count(p), p.key) for p in puzzles]
+    frames, rows, error = _read_npz_chunk(specs)
+    return _ChunkRead(puzzles, frames, rows, None, error)
+
+
+_NO_FRAMES = np.zeros((0, FRAME, FRAME), np.uint8)
+_NO_ROWS = np.zeros((0, 0), np.int64)
+
+
+def _read_glyph_fold(
+    folder: Path, progress: Progress | None
+) -> tuple[list[Puzzle], np.ndarray, np.ndarray]:
+    """A fold's puzzles, their distinct frames and each puzzle's rows among them (context
+    then answer slots).
+
+    A large split is read in chunks of lines on a process pool, when the machine has the
+    cores: each worker parses its records and reads their archives (0.4 ms each, mostly
+    Python), and this process only merges; nothing is parsed before the pool starts, and its
+    fork server imports the readers once for all the workers. The errors are those of
+    reading one by one, in the same order: the first damaged record; then a count that
+    disagrees with ``split.json``; then mixed puzzle shapes; then the first damaged archive
+    in puzzle order."""
+    from studio.core.procs import usable_cores
+    from studio.families.glyph_pmp.export import NPZ, check_fold_count, fold_record_lines
+
+    data, records, lines = fold_record_lines(folder)
+    n = len(lines)
+    cores = usable_cores()
+    chunks = -(-n // READ_CHUNK)
+    if chunks < 2 or cores < 2:
+        size = READ_CHUNK
+    else:  # at least one chunk per core, evenly sized
+        chunks = max(chunks, cores)
+        size = -(-n // chunks)
+    tasks = [
+        _GlyphChunk(str(records), lines[k : k + size], str(folder / NPZ)) for k in range(0, n, size)
+    ]
+    puzzles: list[Puzzle] = []
     bank = FrameBank()
     ids: list[np.ndarray] = []
-    done = 0
+    held: ChunkError | None = None  # the first damaged archive, said after the records
 
-    def merge(result: tuple[np.ndarray, np.ndarray, ChunkError | None]) -> None:
-        nonlocal done
-        local, rows, error = result
-        if len(rows):
-            remap = np.array([bank.add(f) for f in local], np.int64)
-            ids.append(remap[rows])
-        if error is not None:
-            raise StudioError(*error)
-        done += len(rows)
+    def merge(result: _ChunkRead) -> None:
+        nonlocal held
+        if result.record_error is not None:  # every record before it was read without one
+            raise StudioError(*result.record_error)
+        puzzles.extend(result.puzzles)
+        if held is None:
+            if len(result.rows):
+                remap = np.array([bank.add(f) for f in result.frames], np.int64)
+                ids.append(remap[result.rows])
+            held = result.archive_error
         if progress is not None:
-            progress(done, len(specs))
+            progress(len(puzzles), n)
 
+    workers = min(len(tasks), cores)
     if workers < 2:
-        for chunk in chunks:
-            merge(_read_npz_chunk(chunk))
+        for task in tasks:  # no archive read once one is damaged; the records still are
+            merge(_read_glyph_chunk(task, archives=held is None))
     else:
         from concurrent.futures import ProcessPoolExecutor
 
+        from studio.core.procs import pool_context, pool_worker_start
+
         with ProcessPoolExecutor(
-            max_workers=workers, mp_context=pool_context(), initializer=pool_worker_start
+            max_workers=workers,
+            mp_context=pool_context(_READER_MODULES),
+            initializer=pool_worker_start,
         ) as pool:
-            for result in pool.map(_read_npz_chunk, chunks):
-                merge(result)
+            futures = [pool.submit(_read_glyph_chunk, task) for task in tasks]
+            try:
+                for future in futures:
+                    merge(future.result())
+            finally:  # an error: the chunks not started are not read
+                for future in futures:
+                    future.cancel()
+    check_fold_count(data, len(puzzles), records)
+    _check_uniform(_puzzle_shapes(puzzles), folder)
+    if held is not None:
+        raise StudioError(*held)
     if not ids:
-        return bank.array(), np.zeros((0, 0), np.int64)
-    return bank.array(), np.concatenate(ids)
+        return puzzles, bank.array(), np.zeros((0, 0), np.int64)
+    return puzzles, bank.array(), np.concatenate(ids)
 
 
 def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> PuzzleArrays:
     """A glyph split folder (one fold). A split with several folds names its fold folders;
     pass one of them (``SPLIT/fold-0``)."""
-    from studio.families.glyph_pmp.export import (
-        ANNOTATIONS_CSV,
-        NPZ,
-        fold_dirs,
-        npz_frame_count,
-        read_fold,
-    )
+    from studio.families.glyph_pmp.export import ANNOTATIONS_CSV, fold_dirs
 
     folder = Path(folder)
     dirs = fold_dirs(folder)
@@ -705,12 +815,7 @@ def load_glyph_split(folder: str | Path, progress: Progress | None = None) -> Pu
         raise StudioError(
             f"holds {len(dirs)} folds ({names}); pass one fold folder, e.g. {dirs[0]}", folder
         )
-    _, puzzles = read_fold(folder)
-    # one shape for every puzzle, said before any frame is read (the ids stack by shape)
-    _check_uniform(_puzzle_shapes(puzzles), folder)
-    # (file, frames wanted: a set of fewer than four answers has blank slots after, key)
-    specs = [(str(folder / NPZ / f"{p.id}.npz"), npz_frame_count(p), p.key) for p in puzzles]
-    frames_u8, ids = _read_split_frames(specs, progress)
+    puzzles, frames_u8, ids = _read_glyph_fold(folder, progress)
     source = {"kind": "split-dir", "path": str(folder.resolve()), "set_id": None}
     attributes = context = None
     if (folder / ANNOTATIONS_CSV).is_file():

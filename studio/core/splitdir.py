@@ -173,6 +173,16 @@ def read_records(path: str | Path, parse: Callable[[Any], T]) -> list[T]:
     StudioError naming the file, and the line for a line that is not JSON or that ``parse``
     refuses (ValueError, TypeError, KeyError)."""
     path = Path(path)
+    return [parse_record(n, line, path, parse) for n, line in record_lines(path)]
+
+
+def record_lines(path: str | Path) -> list[tuple[int, str]]:
+    """The non-blank lines of a ``.jsonl`` file with their line numbers (from 1), not yet
+    decoded: :func:`read_records` is this and :func:`parse_record` per line, and a loader
+    that decodes a large file's lines in worker processes (``studio.baselines.data``) reads
+    the file here once, so its errors are the same. A missing or unreadable file raises
+    StudioError naming it."""
+    path = Path(path)
     if path.exists():
         require_regular_file(path)
     try:
@@ -181,24 +191,26 @@ def read_records(path: str | Path, parse: Callable[[Any], T]) -> list[T]:
         raise StudioError("missing", path) from None
     except (OSError, UnicodeDecodeError) as e:
         raise StudioError(f"cannot be read: {e}", path) from None
-    records = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = load_json(line)
-        except JsonInputError as e:
-            if e.column is None:
-                raise StudioError(f"damaged: line {n}: {e}", path) from None
-            detail = f": {e.detail}" if e.detail else ""
-            raise StudioError(
-                f"damaged: line {n} is {e.what} (column {e.column}){detail}", path
-            ) from None
-        try:
-            records.append(parse(value))
-        except (ValueError, TypeError, KeyError) as e:
+    return [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def parse_record(n: int, line: str, path: str | Path, parse: Callable[[Any], T]) -> T:
+    """Line ``n`` of the ``.jsonl`` file ``path`` decoded and passed through ``parse``, as
+    :func:`read_records` reads each line: StudioError naming the file and the line when it is
+    not JSON or ``parse`` refuses it (ValueError, TypeError, KeyError)."""
+    try:
+        value = load_json(line)
+    except JsonInputError as e:
+        if e.column is None:
             raise StudioError(f"damaged: line {n}: {e}", path) from None
-    return records
+        detail = f": {e.detail}" if e.detail else ""
+        raise StudioError(
+            f"damaged: line {n} is {e.what} (column {e.column}){detail}", path
+        ) from None
+    try:
+        return parse(value)
+    except (ValueError, TypeError, KeyError) as e:
+        raise StudioError(f"damaged: line {n}: {e}", path) from None
 
 
 # ---- npz archives -------------------------------------------------------------------------------
@@ -267,7 +279,9 @@ __all__ = [
     "check_target",
     "is_temp_file",
     "json_object",
+    "parse_record",
     "read_frames_npz",
     "read_npz",
     "read_records",
+    "record_lines",
 ]

@@ -89,8 +89,9 @@ from studio.core.splitdir import (
     SplitFormat,
     check_target,
     is_temp_file,
+    parse_record,
     read_frames_npz,
-    read_records,
+    record_lines,
 )
 from studio.core.verdict import Verdict
 from studio.families.glyph_pmp.split import SplitResult
@@ -782,16 +783,32 @@ def fold_dirs(split_dir: str | Path) -> list[Path]:
 
 def read_fold(folder: str | Path) -> tuple[dict[str, Any], list[Puzzle]]:
     """One fold folder's ``split.json`` and puzzles, checked against each other."""
+    data, path, lines = fold_record_lines(folder)
+    puzzles = [parse_record(n, line, path, Puzzle.from_json) for n, line in lines]
+    check_fold_count(data, len(puzzles), path)
+    return data, puzzles
+
+
+def fold_record_lines(folder: str | Path) -> tuple[dict[str, Any], Path, list[tuple[int, str]]]:
+    """One fold folder's ``split.json``, its ``puzzles.jsonl`` and that file's numbered
+    lines, not yet parsed: :func:`read_fold` parses them in this process; the baselines'
+    loader (``studio.baselines.data``) parses a large split's lines in worker processes,
+    each with :func:`studio.core.splitdir.parse_record`, and then calls
+    :func:`check_fold_count` — the same checks and errors as :func:`read_fold`."""
     folder = Path(folder)
     data = read_split_json(folder)
     path = folder / PUZZLES
     if not path.exists():
         raise StudioError("missing: the split has no puzzle file", path)
-    puzzles = read_records(path, Puzzle.from_json)
+    return data, path, record_lines(path)
+
+
+def check_fold_count(data: Mapping[str, Any], count: int, path: Path) -> None:
+    """The puzzles read from a fold's ``puzzles.jsonl`` (``path``) are as many as its
+    ``split.json`` (``data``) says: a truncated file is damaged, not a smaller split."""
     want = data.get("puzzles")
-    if isinstance(want, int) and want != len(puzzles):
-        raise StudioError(f"damaged: holds {len(puzzles)} puzzles but split.json says {want}", path)
-    return data, puzzles
+    if isinstance(want, int) and want != count:
+        raise StudioError(f"damaged: holds {count} puzzles but split.json says {want}", path)
 
 
 def read_split(split_dir: str | Path) -> tuple[SplitParams, list[Puzzle]]:
@@ -817,8 +834,10 @@ def read_npz_frames(path: str | Path) -> dict[str, np.ndarray]:
 __all__ = [
     "SPLIT_FORMAT",
     "SPLIT_FORMAT_VERSION",
+    "check_fold_count",
     "fast_npz_bytes",
     "fold_dirs",
+    "fold_record_lines",
     "is_split_entry",
     "npz_bytes",
     "puzzle_frames",
