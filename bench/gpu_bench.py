@@ -5,16 +5,19 @@ Each configuration runs in a process of its own, one after the other, on the sam
 
 - ``cuda`` — ``--device cuda`` as a lab's GPU server runs it: float32, eager, each model's
   seeds trained together in one batched (``vmap``) call;
-  each training step captured once as a CUDA graph and replayed;
+  each training step captured once as a CUDA graph and replayed, the batched models taking
+  turns step by step, each on a CUDA stream of its own;
 - ``cuda-eager`` — the same without the CUDA graphs (each step's kernels launched from
-  Python);
+  Python; the models one after another);
 - ``cuda-loop`` — the same with the seeds' forward passes one after another (the CPU's way);
 - ``cuda-bf16`` — ``--device cuda --cuda-speedups``: bfloat16 autocast and large inference
   batches;
 - ``cuda-compile`` — the same with ``--compile`` (``torch.compile`` for the frame encoders);
 - ``cpu`` — every core of the machine (the reference the ratios divide).
 
-Per configuration: wall seconds from loading the split to the report, the seconds each model
+Per configuration: wall seconds from the job's first import to the report (the job starts
+torch's thread first, as the command line does), ``loaded_s`` (until the job says its device:
+loading, the training-free models, torch's start), the seconds each model
 took (seeds and cross-fits included), the trained models' seconds inside ``fit``, test accuracy
 per model, the report's ``compute`` record (code path, GPU name, peak GPU memory) and, while a
 GPU job runs, the GPU's utilisation sampled by ``nvidia-smi`` every 0.2 s (mean and the share
@@ -59,9 +62,15 @@ CONFIGS: dict[str, dict[str, Any]] = {
 JOB = """
 import json, sys, time
 t0 = time.perf_counter()
-from studio.baselines.run import run_baselines
 split, models, seeds, device, speedups, compile_, ensemble, graphs = sys.argv[1:9]
 extra = {"ensemble": ensemble} if ensemble != "-" else {}
+try:  # as the command line does: torch starts before the baselines' modules are imported
+    from studio.baselines import expand_models
+    from studio.baselines.start import warm_device
+    extra["warm"] = warm_device(device, expand_models(models))
+except ImportError:  # an earlier package (--reference) starts it inside run_baselines
+    pass
+from studio.baselines.run import run_baselines
 if graphs == "0":
     extra["cuda_graphs"] = False
 units, last, marks = {}, [t0], {}

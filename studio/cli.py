@@ -666,12 +666,17 @@ def _note_in_split_report(split_dir: Path, entry: dict) -> None:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from studio.baselines.job import try_plots, write_report
-    from studio.baselines.run import accuracy_by_model, run_baselines
+    from studio.baselines import expand_models
+    from studio.baselines.start import warm_device
 
     split_dir = Path(args.split_dir)
     if not split_dir.is_dir():
         raise StudioError("not found, or not a split folder", split_dir)
+    # torch starts first: the baselines' own modules and the split load beside it
+    warm = warm_device(args.device, expand_models(args.models))
+    from studio.baselines.job import try_plots, write_report
+    from studio.baselines.run import accuracy_by_model, run_baselines
+
     out = Path(args.json) if args.json else split_dir / "baselines" / "report.json"
     progress = _reporter(args, "baseline")
     report = run_baselines(
@@ -685,6 +690,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         cuda_speedups=args.cuda_speedups,
         compile=args.compile,
         cuda_graphs=args.cuda_graphs,
+        warm=warm,
     )
     plots: dict[str, str] = {}
     if not args.no_plots:

@@ -28,7 +28,7 @@ Nothing here imports torch at module level except ``nets`` and ``trained``, whic
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import TypeVar
 
 from studio.core.errors import StudioError
@@ -75,11 +75,41 @@ DEFAULT_MODELS: tuple[str, ...] = ("blind", "context", "similarity", "partial", 
 #: Every built-in model id, in report order.
 ALL_MODELS: tuple[str, ...] = tuple(m for ms in MODEL_GROUPS.values() for m in ms)
 
+
+def expand_models(models: str | Sequence[str]) -> list[str]:
+    """Model ids from ids and group names (``blind,context,similarity,partial``), in the
+    order given, without repeats; StudioError for an unknown name."""
+    from studio.plugins import registry
+
+    names = models.split(",") if isinstance(models, str) else list(models)
+    reg = registry("baselines")
+    out: list[str] = []
+    for raw in names:
+        name = str(raw).strip()
+        if not name:
+            continue
+        if name in MODEL_GROUPS:
+            ids = [m for m in MODEL_GROUPS[name] if m in reg]
+        elif name in reg:
+            ids = [name]
+        else:
+            groups = ", ".join(MODEL_GROUPS)
+            raise StudioError(
+                f"no baseline or group called {name!r} (groups: {groups}; models: "
+                f"{', '.join(reg.ids())})"
+            )
+        out.extend(m for m in ids if m not in out)
+    if not out:
+        raise StudioError("no models given")
+    return out
+
+
 __all__ = [
     "ALL_MODELS",
     "DEFAULT_MODELS",
     "MODEL_GROUPS",
     "BaselineCancelled",
     "Steps",
+    "expand_models",
     "run_steps",
 ]

@@ -100,15 +100,19 @@ def try_plots(report: dict[str, Any], out_dir: Path, log: Any = None) -> dict[st
 
 def run_job(ctx: Any) -> dict[str, Any]:
     """Run the job described by ``ctx.params`` (module docstring) and return the report."""
+    from studio.baselines import expand_models
     from studio.baselines.params import BaselineJobParams
-    from studio.baselines.run import expand_models, run_baselines, warm_device
+    from studio.baselines.start import warm_device
 
     params = dict(ctx.params)
     job = BaselineJobParams.from_json(params)  # checked, the defaults filled in
     source = _source(params, ctx.project_path, getattr(ctx, "location", None))
     ctx.progress(0.0, "loading the puzzles")
     device = str(params.get("device") or ctx.device or "auto")
-    warm = warm_device(device, expand_models(list(job.models)))  # while the puzzles load
+    # torch starts first: the baselines' own modules and the puzzles load beside it
+    warm = warm_device(device, expand_models(list(job.models)))
+    from studio.baselines.run import run_baselines
+
     data = load_source(source)
     fingerprint = data.fingerprint()
     saved = ctx.checkpoint() or {}

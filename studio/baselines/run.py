@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from studio.baselines import MODEL_GROUPS, BaselineCancelled, Steps, run_steps
+from studio.baselines import BaselineCancelled, Steps, expand_models, run_steps
 from studio.baselines.data import GROUP_KEYS, PARTS, PuzzleArrays, load_source
 from studio.baselines.metrics import (
     accuracy_summary,
@@ -50,6 +50,7 @@ from studio.baselines.metrics import (
     puzzle_flags,
     rounded,
 )
+from studio.baselines.start import warm_device
 from studio.core.errors import StudioError
 
 if TYPE_CHECKING:
@@ -88,34 +89,6 @@ NOTES = (
 
 
 # ---- model names --------------------------------------------------------------------------------
-def expand_models(models: str | Sequence[str]) -> list[str]:
-    """Model ids from ids and group names (``blind,context,similarity,partial``), in the
-    order given, without repeats; StudioError for an unknown name."""
-    from studio.plugins import registry
-
-    names = models.split(",") if isinstance(models, str) else list(models)
-    reg = registry("baselines")
-    out: list[str] = []
-    for raw in names:
-        name = str(raw).strip()
-        if not name:
-            continue
-        if name in MODEL_GROUPS:
-            ids = [m for m in MODEL_GROUPS[name] if m in reg]
-        elif name in reg:
-            ids = [name]
-        else:
-            groups = ", ".join(MODEL_GROUPS)
-            raise StudioError(
-                f"no baseline or group called {name!r} (groups: {groups}; models: "
-                f"{', '.join(reg.ids())})"
-            )
-        out.extend(m for m in ids if m not in out)
-    if not out:
-        raise StudioError("no models given")
-    return out
-
-
 def _seeds(seeds: int | Sequence[int]) -> list[int]:
     if isinstance(seeds, int):
         if seeds < 1:
@@ -601,44 +574,6 @@ def build_report(
 def accuracy_by_model(report: Mapping[str, Any]) -> dict[str, float]:
     """``{model: overall accuracy}`` of a report."""
     return {m: e["overall"]["accuracy"] for m, e in report.get("models", {}).items()}
-
-
-def warm_device(device: str, models: Sequence[str] | None = None) -> threading.Thread | None:
-    """Import torch and start the GPU's context on a thread, where a GPU may be used, so
-    that the seconds they take pass while the split is read rather than after it; nothing
-    for ``--device cpu``. On the measured H200 server the first trained model took 4.7 s
-    more than its training on 1,000 puzzles: ``torch.func`` builds the ensembles, and the
-    first convolution and matrix product load cuDNN's and cuBLAS's kernels; all of it is
-    done here (``torch._dynamo``, which torch's optimisers import, is not imported at all:
-    :class:`studio.baselines.trained.Adam`). ``models``: the job's model ids; nothing
-    starts when none of them trains."""
-    req = (device or "auto").strip().lower()
-    if req == "cpu":
-        return None
-    if models is not None:
-        from studio.plugins import registry
-
-        reg = registry("baselines")
-        if not any(m in reg and reg.meta(m).get("trained") for m in models):
-            return None
-
-    def warm() -> None:
-        with contextlib.suppress(Exception):  # the device is chosen, and refused, later
-            import torch
-            import torch.func
-
-            if torch.cuda.is_available():
-                index = int(req[5:]) if req.startswith("cuda:") and req[5:].isdigit() else 0
-                if index < torch.cuda.device_count():
-                    x = torch.zeros(2, 1, 8, 8, device=f"cuda:{index}", requires_grad=True)
-                    w = torch.zeros(2, 1, 3, 3, device=f"cuda:{index}", requires_grad=True)
-                    y = torch.nn.functional.conv2d(x, w).flatten(1)
-                    (y @ y.T).sum().backward()
-                    torch.cuda.synchronize(index)
-
-    thread = threading.Thread(target=warm, name="baselines-warm-device", daemon=True)
-    thread.start()
-    return thread
 
 
 # ---- the entry point ----------------------------------------------------------------------------

@@ -615,3 +615,35 @@ def test_a_job_that_trains_never_imports_torch_dynamo() -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_command_line_starts_torch_before_the_baselines_heavy_modules(
+    glyph_split: Path, tmp_path: Path
+) -> None:
+    """``analogy-studio baseline`` starts the thread that imports torch (5.4 s on the GPU
+    server measured) before it imports scipy's statistics and the baselines' runner, which
+    then load beside it; the module that starts it imports none of them."""
+    script = (
+        "import sys\n"
+        "import studio.baselines.start as start\n"
+        "light = not {'torch', 'numpy', 'scipy'} & set(sys.modules)\n"
+        "seen = {}\n"
+        "original = start.warm_device\n"
+        "def spy(*args, **kwargs):\n"
+        "    seen['heavy'] = sorted({'scipy.stats', 'studio.baselines.run'} & set(sys.modules))\n"
+        "    return original(*args, **kwargs)\n"
+        "start.warm_device = spy\n"
+        "from studio.cli import main\n"
+        f"rc = main(['baseline', {str(glyph_split)!r}, '--models', 'blind', '--seeds', '1',\n"
+        f"           '--epochs', '1', '--no-plots', '--json', {str(tmp_path / 'r.json')!r}])\n"
+        "print(rc, light, seen)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "0 True {'heavy': []}"
