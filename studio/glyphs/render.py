@@ -57,7 +57,6 @@ import hashlib
 import io
 import json
 import multiprocessing
-import os
 import struct
 import zlib
 from collections import OrderedDict
@@ -81,7 +80,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from studio.core.errors import FontError
 from studio.core.fileio import atomic_write_bytes
-from studio.core.procs import pool_context, pool_worker_start
+from studio.core.procs import pool_context, pool_worker_start, usable_cores
 
 __all__ = [
     "EMPTY_OUTLINE",
@@ -719,9 +718,11 @@ def render_batch(
 
     Cached glyphs (images and missing verdicts) are served from ``cache`` first without
     rendering; the rest are grouped by face into chunks (64–256 code points unless
-    ``chunk_size`` says otherwise) and rendered in worker processes. ``workers`` defaults to the
-    CPU count, except that fewer than 256 glyphs are rendered in this process (a pool costs
-    more than they do); ``workers=1``, or a single chunk, always renders in this process.
+    ``chunk_size`` says otherwise) and rendered in worker processes. ``workers`` defaults to
+    the cores this process may use (:func:`studio.core.procs.usable_cores`: a container's or
+    ``taskset``'s limit, not the machine's count), except that fewer than 256 glyphs are
+    rendered in this process (a pool costs more than they do); ``workers=1``, or a single
+    chunk, always renders in this process.
     Fresh results are written to the cache by whoever rendered them. Within an event, results
     keep job order; events arrive in completion order. Images are byte-identical to
     :meth:`GlyphRenderer.render`.
@@ -764,7 +765,7 @@ def render_batch(
     elif len(pending) < _MIN_POOLED_JOBS:
         n_workers = 1  # less work than starting a pool costs
     else:
-        n_workers = os.cpu_count() or 1
+        n_workers = usable_cores()  # the cores this process may use, not the machine's
     if chunk_size is None:
         chunk_size = min(256, max(64, -(-len(pending) // (n_workers * 8))))
     chunks = _chunks(pending, chunk_size)

@@ -158,3 +158,20 @@ def test_unreadable_font_raises_font_error(tmp_path: Path, workers: int) -> None
 
 def test_empty_batch_yields_nothing() -> None:
     assert list(render_batch([])) == []
+
+
+def test_the_pool_takes_the_cores_this_process_may_use(
+    symbola: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``workers`` left out: as many as the cores the process may use (its CPU affinity, a
+    container's limit), not the machine's count — one core, no pool at all."""
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a pool was started on one usable core")
+
+    monkeypatch.setattr(render, "usable_cores", lambda: 1)
+    monkeypatch.setattr(render, "ProcessPoolExecutor", no_pool)
+    sha = read_font(symbola)[0].sha256
+    jobs = [RenderJob(symbola, 0, sha, cp) for cp in range(0x2600, 0x2600 + 300)]
+    events = list(render_batch(jobs, chunk_size=64))
+    assert sum(len(e.results) for e in events) == 300
