@@ -213,6 +213,8 @@ class _Runner:
         model's result as it ends. A replayed step returns before the GPU has run it, so
         while one model's kernels run the next model's step is launched beside them. An
         error (or a cancellation) in one model ends them all: it is raised here."""
+        if not steps:  # nothing trains: no torch (a training-free job never imports it)
+            return
         dd = self.device_data()
         pending = dict(steps)
         streams: dict[str, Any] = {}
@@ -716,13 +718,19 @@ def run_baselines(
         tick(0.0, "")
         if seeds_ is None:
             finished(unit_key(model, None), runner.training_free(baseline), False)
+            shares.credit(model, weight)
             return None
         return runner.trained_steps(type(baseline), [int(s) for s in todo if s is not None], tick)
 
-    # the training-free models first: they need no torch, so they run while it starts
-    for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
-        if seeds_ is None:
-            start(model, baseline, seeds_, weight)
+    def training_free() -> None:
+        for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
+            if seeds_ is None:
+                start(model, baseline, seeds_, weight)
+
+    # the training-free models need no torch, so they run while it starts; beside the
+    # studio's window (lower_priority) nothing runs before the job is niced
+    if not lower_priority:
+        training_free()
     if warming is not None and any_trained:
         warming.join()
     device_name = "cpu (numpy, training-free only)"
@@ -739,6 +747,8 @@ def run_baselines(
     if on_device is not None:  # the job list names the device while the job trains
         on_device(device_name)
     runner.device = torch_device
+    if lower_priority:
+        training_free()
     # how busy the GPU is while the job runs (NVML or nvidia-smi; nothing on the CPU)
     watch: Any = contextlib.nullcontext()
     if torch_device.startswith("cuda"):
@@ -759,9 +769,12 @@ def run_baselines(
                 continue
             for seed, result in run_steps(steps).items():
                 finished(unit_key(model, seed), result, True)
+            shares.credit(model, weight)  # all of its share, whenever its training stopped
+        weight_of = {model: weight for (model, _, _), weight in zip(plan, weights, strict=True)}
         for model, results in runner.take_turns(together):
             for seed, result in results.items():
                 finished(unit_key(model, seed), result, True)
+            shares.credit(model, weight_of[model])
         if progress is not None:
             progress(1.0, "report")
         report = build_report(

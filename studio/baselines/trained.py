@@ -237,9 +237,10 @@ class DeviceData:
 
     def prepare(self) -> None:
         """Move every array a bank-frames model reads (the bank, its float ink, the frame
-        indices, the keys, the answer mask) now, before models train side by side on
-        threads: made lazily by two threads at once, one thread's CUDA graph could hold a
-        tensor that the other's replaced, and freed."""
+        indices, the keys, the answer mask) now, on the current stream, before models take
+        turns on streams of their own (:meth:`studio.baselines.run._Runner.take_turns`):
+        made lazily on one model's stream, another model's stream could read it before it
+        was written."""
         if self.data.frames_u8 is not None:
             self.frame_bank()
             for name in ("context", "answers"):
@@ -807,7 +808,9 @@ class TorchBaseline:
                 if tick is not None:
                     done = ((epoch - 1) + (b + 1) / steps) / last_epoch
                     tick(done, f"epoch {epoch}/{last_epoch}")
-                yield  # another model's turn
+                paused = time.perf_counter()
+                yield  # another model's turn: its time is not this model's
+                start += time.perf_counter() - paused
             _sync(dd.device)
             seconds = time.perf_counter() - start
             total_host, right_host = total.tolist(), right.tolist()

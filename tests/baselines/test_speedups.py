@@ -647,3 +647,73 @@ def test_the_command_line_starts_torch_before_the_baselines_heavy_modules(
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "0 True {'heavy': []}"
+
+
+def test_a_training_free_job_never_starts_torch(data: PuzzleArrays) -> None:
+    """A job of training-free models only says so (nothing trained) and imports no torch
+    (on the GPU server measured, 5.4 s); run in a fresh process."""
+    script = (
+        "import sys\n"
+        "sys.path.insert(0, 'tests/baselines')\n"
+        "import test_speedups as t\n"
+        "from studio.baselines.run import run_baselines\n"
+        "before = 'torch' in sys.modules\n"
+        "d = t.repeated_frames(32, seed=2)\n"
+        "r = run_baselines(d, 'pixel-similarity,elimination', seeds=1, device='auto')\n"
+        "print(r['compute'], 'torch' in sys.modules and not before)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "{'device': 'cpu', 'trained': False} False"
+
+
+def test_progress_credits_each_model_as_it_ends(data: PuzzleArrays) -> None:
+    """Each finished model adds its whole share (a training-free model ticks only at its
+    start; a trained one may stop early), so the bar moves as models end rather than
+    jumping at the report."""
+    seen: list[tuple[float, str]] = []
+    run_baselines(
+        data,
+        ["pixel-similarity", "feature-similarity", "elimination", "blind"],
+        seeds=[0],
+        epochs=2,
+        device="cpu",
+        cross_fit=False,
+        progress=lambda f, msg: seen.append((f, msg)),
+    )
+    starts = {msg: f for f, msg in seen if msg in ("feature-similarity", "elimination")}
+    # three training-free models of weight 0.1 and one trained of 1.0 (one seed): 1.3 in all
+    assert starts["feature-similarity"] == pytest.approx(0.1 / 1.3)
+    assert starts["elimination"] == pytest.approx(0.2 / 1.3)
+    before_report = [f for f, msg in seen if msg != "report"][-1]
+    assert before_report == pytest.approx(1.0)
+
+
+def test_a_models_seconds_leave_out_the_other_models_turns(
+    data: PuzzleArrays, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taking turns, a model's training seconds are its own steps' (the time it waited while
+    the other models took theirs is left out), so its throughput is not the others'. The
+    context model is made slow (0.3 s a forward pass); the blind model's seconds stay its
+    own, where before they took in the context model's steps and validation."""
+    import time
+
+    original = ContextBaseline.head
+
+    def slow(self: TorchBaseline, net: torch.nn.Module, emb: torch.Tensor) -> torch.Tensor:
+        time.sleep(0.3)
+        return original(self, net, emb)
+
+    monkeypatch.setattr(ContextBaseline, "head", slow)
+    job = {"seeds": [0], "epochs": 2, "device": "cpu", "ensemble": "vmap", "cross_fit": False}
+    alone = run_baselines(data, ["blind"], **job)
+    together = run_baselines(data, ["blind", "context"], side_by_side=True, **job)
+    a = alone["models"]["blind"]["per_seed"][0]["train_seconds"]
+    t = together["models"]["blind"]["per_seed"][0]["train_seconds"]
+    assert t < a + 0.3, (a, t)
