@@ -571,6 +571,20 @@ def masked_scores_stacked(dd: DeviceData, scores: torch.Tensor, idx: torch.Tenso
     return scores.masked_fill(~mask[idx], BLANK_SCORE)
 
 
+def accuracy_and_loss(
+    probs: dict[int, np.ndarray], keys: np.ndarray
+) -> dict[int, tuple[float, float]]:
+    """Per member, the accuracy and the mean negative log-likelihood of the key of its
+    (n, A) probabilities (as :meth:`TorchBaseline.evaluate` measures one network)."""
+    rows = np.arange(len(keys))
+    out = {}
+    for s, p in probs.items():
+        p_key = p[rows, keys]
+        acc = float((p.argmax(axis=1) == keys).mean())
+        out[s] = (acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean()))
+    return out
+
+
 class TorchBaseline:
     """A trained baseline: one network per fit. Subclasses say when they apply, build the
     network and compute raw outputs for a batch of puzzle indices."""
@@ -815,7 +829,10 @@ class TorchBaseline:
             seconds = time.perf_counter() - start
             total_host, right_host = total.tolist(), right.tolist()
             validate = [s for s in active if len(val_idx) > 0 and not members[s].fixed_epochs]
-            val = self._evaluate_members(dd, stacked, call, validate, val_idx, vmapped, own)
+            val = {}
+            if validate:
+                probs = self._members_probs(dd, stacked, call, validate, val_idx, vmapped, own)
+                val = accuracy_and_loss(probs, dd.data.keys[val_idx])
             for s in active:
                 result, n_seen = results[s], seen[s]
                 # the members trained side by side: each is credited with its share
@@ -1000,31 +1017,6 @@ class TorchBaseline:
         host = torch.stack([torch.cat(probs[s]) for s in members]).cpu().numpy()
         return {s: host[k] for k, s in enumerate(members)}
 
-    def _evaluate_members(
-        self,
-        dd: DeviceData,
-        stacked: dict[str, torch.Tensor],
-        call: _Call,
-        members: Sequence[int],
-        idx: np.ndarray,
-        vmapped: bool,
-        own: bool = False,
-    ) -> dict[int, tuple[float, float]]:
-        """Accuracy and mean negative log-likelihood of the key on ``idx``, per member, with
-        the members' current weights (as :meth:`evaluate` measures one network)."""
-        if not members or len(idx) == 0:
-            return {}
-        probs = self._members_probs(dd, stacked, call, members, idx, vmapped, own)
-        keys_np = dd.data.keys[idx]
-        rows = np.arange(len(keys_np))
-        result = {}
-        for s in members:
-            p = probs[s]
-            p_key = p[rows, keys_np]
-            acc = float((p.argmax(axis=1) == keys_np).mean())
-            result[s] = (acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean()))
-        return result
-
     def predict_members(
         self, dd: DeviceData, fitted: Sequence[TorchBaseline], idxs: Sequence[np.ndarray]
     ) -> list[np.ndarray]:
@@ -1076,9 +1068,7 @@ class TorchBaseline:
         if len(probs) == 0:
             return 0.0, 0.0
         keys = dd.data.keys[np.asarray(idx, dtype=np.int64)]
-        p_key = probs[np.arange(len(keys)), keys]
-        acc = float((probs.argmax(axis=1) == keys).mean())
-        return acc, float(-np.log(np.clip(p_key, 1e-12, 1.0)).mean())
+        return accuracy_and_loss({0: probs}, keys)[0]
 
     @torch.no_grad()
     def embed(self, frames_u8: np.ndarray, device: str | torch.device = "cpu") -> np.ndarray:

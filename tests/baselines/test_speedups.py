@@ -568,6 +568,20 @@ def test_a_model_that_fails_beside_others_stops_them_and_says_why(
     assert broke and units == [] and after == []
 
 
+def _last_line_of(script: str) -> str:
+    """The last line a Python script prints, run in a fresh process from the checkout (what
+    a process has imported is the question)."""
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_the_studios_adam_steps_as_torchs_adam() -> None:
     """:class:`Adam` is torch's Adam without its Optimizer class: the same weights after
     several steps, bit for bit, with a parameter that gets no gradient left alone."""
@@ -606,15 +620,7 @@ def test_a_job_that_trains_never_imports_torch_dynamo() -> None:
         "    run_baselines(d, 'blind,context', seeds=2, epochs=1, device='cpu', ensemble=ens)\n"
         "print('torch._dynamo' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    assert _last_line_of(script) == "False"
 
 
 def test_the_command_line_starts_torch_before_the_baselines_heavy_modules(
@@ -638,15 +644,7 @@ def test_the_command_line_starts_torch_before_the_baselines_heavy_modules(
         f"           '--epochs', '1', '--no-plots', '--json', {str(tmp_path / 'r.json')!r}])\n"
         "print(rc, light, seen)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "0 True {'heavy': []}"
+    assert _last_line_of(script) == "0 True {'heavy': []}"
 
 
 def test_a_training_free_job_never_starts_torch(data: PuzzleArrays) -> None:
@@ -662,15 +660,7 @@ def test_a_training_free_job_never_starts_torch(data: PuzzleArrays) -> None:
         "r = run_baselines(d, 'pixel-similarity,elimination', seeds=1, device='auto')\n"
         "print(r['compute'], 'torch' in sys.modules and not before)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "{'device': 'cpu', 'trained': False} False"
+    assert _last_line_of(script) == "{'device': 'cpu', 'trained': False} False"
 
 
 def test_progress_credits_each_model_as_it_ends(data: PuzzleArrays) -> None:
