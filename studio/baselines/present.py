@@ -85,6 +85,9 @@ def compute_text(report: Mapping[str, Any]) -> str:
         if ensemble:
             graphs = " replayed as CUDA graphs" if compute.get("cuda_graphs") else ""
             bits.append(ensemble + graphs)
+        turns = compute.get("side_by_side")
+        if isinstance(turns, list) and len(turns) > 1:
+            bits.append(f"{len(turns)} models side by side, taking turns on their own streams")
         if compute.get("cuda_graph_failure"):
             bits.append(f"CUDA graphs off ({compute['cuda_graph_failure']})")
         if compute.get("autocast"):

@@ -133,6 +133,8 @@ class _Runner:
         self.ensemble = ensemble
         self.cuda_graphs = cuda_graphs
         self._side_by_side = side_by_side
+        #: the models that took turns (:meth:`take_turns`), for the report's ``compute``
+        self.turns: list[str] = []
         self.cuda_speedups = cuda_speedups
         self.compile = compile
         self.force_speedups = force_speedups
@@ -161,6 +163,7 @@ class _Runner:
         if self._dd is None:
             return {"device": self.device, "trained": False}
         out: dict[str, Any] = {"device": self.device, "trained": True, **self._dd.speedups()}
+        out["side_by_side"] = list(self.turns)
         if self._dd.on_cuda:
             import torch
 
@@ -217,6 +220,7 @@ class _Runner:
             return
         dd = self.device_data()
         pending = dict(steps)
+        self.turns = list(pending)
         streams: dict[str, Any] = {}
         if dd.on_cuda:
             import torch

@@ -465,11 +465,13 @@ def test_the_report_says_how_the_job_ran_in_words() -> None:
             "device": "cuda:0", "trained": True, "ensemble": "vmap", "cuda_graphs": True,
             "autocast": None, "compiled": None, "peak_gpu_memory_mib": 1104.9,
             "gpu_utilisation": {"mean_percent": 40.7, "samples": 119, "source": "nvml"},
+            "side_by_side": ["blind", "context", "partial-row1"],
         },
     }  # fmt: skip
     assert compute_text(report) == (
         "Ran on cuda:0 NVIDIA H200 · the seeds trained in one batched step replayed as CUDA "
-        "graphs · peak GPU memory 1,105 MiB · GPU busy 41 % of the time"
+        "graphs · 3 models side by side, taking turns on their own streams · peak GPU memory "
+        "1,105 MiB · GPU busy 41 % of the time"
     )
     cpu = {"device": "cpu (2 threads)", "compute": {"trained": True, "ensemble": "loop"}}
     assert compute_text(cpu) == (
@@ -527,6 +529,8 @@ def test_models_trained_side_by_side_get_what_they_get_alone(data: PuzzleArrays)
     )
     trained = [f"{m}/{s}" for m in models[:3] for s in (0, 1)]
     assert sorted(units) == sorted([*trained, "pixel-similarity/-"])
+    assert together["compute"]["side_by_side"] == ["blind", "context", "partial-row1"]
+    assert alone["compute"]["side_by_side"] == []
     assert seen == sorted(seen) and seen[-1] == 1.0
     # they did take turns: the blind model ticked again after the context model began
     first_context = next(k for k, m in enumerate(messages) if m.startswith("context"))
