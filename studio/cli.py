@@ -856,9 +856,17 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             only = queue.submit("baseline", params, title)
         if not args.quiet:
             print(f"queued job {only}", file=sys.stderr)
-        if args.no_wait:
-            print(only)
-            return 0
+    elif args.jobs_cmd == "encoder":
+        from studio.suggest.job import ENCODER_JOB_KIND, ENCODER_JOB_TITLE, encoder_job_params
+
+        params = encoder_job_params(epochs=args.epochs, seed=args.seed, force=args.force)
+        with JobQueue(project) as queue:
+            only = queue.submit(ENCODER_JOB_KIND, params, ENCODER_JOB_TITLE)
+        if not args.quiet:
+            print(f"queued job {only}", file=sys.stderr)
+    if only is not None and args.no_wait:
+        print(only)
+        return 0
 
     def show(job: Any) -> None:
         if not args.quiet:
@@ -871,7 +879,11 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         return 130
     failed = [j for j in ran if j.status != "done"]
     for j in ran:
-        if j.status == "done":
+        if j.status == "done" and j.kind == "encoder":
+            r = j.result or {}
+            how = "trained" if r.get("trained") else "already stored"
+            print(f"job {j.id} done: encoder {r.get('version')} ({how}, {r.get('glyphs')} glyphs)")
+        elif j.status == "done":
             report = job_work_dir(project, j.id) / "report.json"
             # the result itself is in the database (what the studio shows); the file is a copy
             print(f"job {j.id} done: {report if report.exists() else 'no report file here'}")
@@ -1348,7 +1360,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser(
         "jobs",
-        help="background jobs of a project: list, run queued ones, run a baseline in a worker",
+        help="background jobs of a project: list, run queued ones, run a baseline or train the "
+        "glyph encoder in a worker",
         description="Jobs run in worker processes exactly as the Baselines tab runs them "
         "(memory limit, stall watch, checkpoints). Ctrl+C interrupts them (resumable).",
     )
@@ -1369,6 +1382,15 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
     j.add_argument("--seeds", type=int, default=DEFAULT_SEEDS)
     j.add_argument("--epochs", type=int, help="at most this many epochs per fit")
+    j.add_argument("--no-wait", action="store_true", help="only queue it; print its id")
+    j = jobs.add_parser(
+        "encoder",
+        help="queue the suggestions' glyph encoder's training and run it (as Tag ▸ Suggest… T)",
+    )
+    j.add_argument("project", metavar="PROJECT")
+    j.add_argument("--epochs", type=int, help="training epochs (default 4)")
+    j.add_argument("--seed", type=int, help="the training seed (default 0)")
+    j.add_argument("--force", action="store_true", help="train even when a fresh one is stored")
     j.add_argument("--no-wait", action="store_true", help="only queue it; print its id")
     s.set_defaults(func=cmd_jobs)
 

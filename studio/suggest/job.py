@@ -5,7 +5,9 @@ Parameters (``ctx.params``, all optional)::
 
     {"project": "/path/x.studio",   # default: the worker's own project (file or lab database)
      "seed": 0, "epochs": 4,        # studio.suggest.encoder.EncoderParams fields
-     "force": false}                # train even when a fresh encoder is stored
+     "force": false,                # train even when a fresh encoder is stored
+     "cache": "/path/to/renders"}   # the render cache to read and store in (default: the
+                                    # user's, where the studio's window looks too)
 
 The job renders what is not rendered yet, trains on every rendered glyph of the project and
 stores the encoder under the render cache, versioned with the fonts' hashes
@@ -21,11 +23,39 @@ from typing import Any
 
 from studio.core.errors import StudioError
 
-__all__ = ["run_job"]
+__all__ = ["ENCODER_JOB_KIND", "ENCODER_JOB_TITLE", "encoder_job_params", "run_job"]
+
+#: the job kind (:data:`studio.worker.kinds.JOB_KINDS`) and the title its jobs are listed with
+ENCODER_JOB_KIND = "encoder"
+ENCODER_JOB_TITLE = "Glyph encoder (suggestions)"
+
+
+def encoder_job_params(
+    *,
+    cache: str | Path | None = None,
+    epochs: int | None = None,
+    seed: int | None = None,
+    force: bool = False,
+) -> dict[str, Any]:
+    """The parameters of an encoder job, as the CLI's ``jobs encoder`` and the suggestion
+    queue's T queue it. ``cache``: the render cache of the studio that will read the encoder,
+    named only when it is not the user's default (a lab's worker on another machine then
+    stores in its own default, where a studio on that machine looks)."""
+    from studio.glyphs.render import default_render_cache_dir
+
+    params: dict[str, Any] = {"force": force}
+    if epochs is not None:
+        params["epochs"] = epochs
+    if seed is not None:
+        params["seed"] = seed
+    if cache is not None and Path(cache).resolve() != default_render_cache_dir().resolve():
+        params["cache"] = str(cache)
+    return params
 
 
 def run_job(ctx: Any) -> dict[str, Any]:
     from studio.app import Studio
+    from studio.glyphs.render import RenderCache
     from studio.store.project import Project
     from studio.suggest.encoder import EncoderParams
     from studio.suggest.space import load_encoder, project_images, train_and_store
@@ -38,8 +68,9 @@ def run_job(ctx: Any) -> dict[str, Any]:
     if relative and ctx.project_path is not None and not Path(location).is_absolute():
         location = str(Path(ctx.project_path).parent / location)
     enc_params = EncoderParams.from_json(params)
+    cache = RenderCache(params["cache"]) if params.get("cache") else None
     t0 = time.perf_counter()
-    with Studio(Project.open(location)) as studio:
+    with Studio(Project.open(location), cache=cache) as studio:
         if not params.get("force"):
             stored = load_encoder(studio, enc_params)
             if stored is not None:

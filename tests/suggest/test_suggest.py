@@ -218,6 +218,46 @@ def test_the_encoder_job_kind_trains_and_stores(project_file: str) -> None:
     assert again["trained"] is False and again["version"] == result["version"]
 
 
+def test_the_encoder_job_stores_in_the_render_cache_it_is_given(
+    project_file: str, tmp_path: Path
+) -> None:
+    """The window's studio may read another render cache than the user's (``--cache``, a
+    test's): the job it queues names it, and the encoder is stored where the window looks."""
+    from studio.suggest.space import encoder_path
+    from studio.worker.context import LocalContext
+    from studio.worker.kinds import resolve_kind
+
+    cache = tmp_path / "renders"
+    result = resolve_kind("encoder")(
+        LocalContext({"project": project_file, "epochs": 1, "cache": str(cache)})
+    )
+    assert result["trained"] is True
+    with Studio(Project.open(project_file), cache=RenderCache(cache)) as studio:
+        assert encoder_path(studio, result["version"]).is_file()
+        assert load_encoder(studio, EncoderParams(epochs=1)) is not None
+
+
+def test_cli_jobs_encoder_trains_in_a_worker_process(
+    project_file: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`jobs encoder` queues the job the suggestion queue's T queues, and runs it in a worker
+    process (as `jobs baseline` does); run again, it finds the encoder stored."""
+    from studio.store.jobs import JobQueue
+
+    code = main(["jobs", "encoder", project_file, "--epochs", "1", "--seed", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "queued job" in err
+    with JobQueue(project_file) as queue:
+        [job] = queue.jobs()
+    assert job.kind == "encoder" and job.status == "done" and job.params["epochs"] == 1
+    assert job.pid is not None and job.pid != __import__("os").getpid()  # another process
+    version = job.result["version"]
+    assert f"job {job.id} done: encoder {version} (trained, {len(GLYPHS)} glyphs)" in out
+    code = main(["-q", "jobs", "encoder", project_file, "--epochs", "1", "--seed", "2"])
+    assert code == 0 and "(already stored," in capsys.readouterr().out
+
+
 def test_a_queue_deals_from_an_assignment_alone(space: GlyphSpace) -> None:
     """On a lab database the queue deals from the annotator's assignment (issue 30: two
     annotators are not shown the same glyph unless the assignment gave it to both): the
