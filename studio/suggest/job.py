@@ -74,6 +74,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
         if not params.get("force"):
             stored = load_encoder(studio, enc_params)
             if stored is not None:
+                ctx.log(f"encoder {stored.version} is stored for these fonts: nothing to train")
                 ctx.progress(1.0, "the stored encoder is fresh")
                 return {"version": stored.version, "glyphs": len(stored.keys), "trained": False}
 
@@ -82,6 +83,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
             ctx.progress(0.1 * done / max(1, total), f"rendering {done}/{total} glyphs")
 
         images = project_images(studio, on_render)
+        ctx.log(f"training on {len(images):,} rendered glyphs ({enc_params.epochs} epochs)")
 
         def on_batch(done: int, total: int) -> None:
             ctx.progress(0.1 + 0.9 * done / max(1, total), f"training: batch {done}/{total}")
@@ -94,6 +96,10 @@ def run_job(ctx: Any) -> dict[str, Any]:
             studio, images, enc_params, progress=on_batch, should_stop=should_stop
         )
     ctx.set_device("cpu")
+    ctx.log(
+        f"encoder {enc.version} trained in {enc.meta.get('train_seconds')} s, stored in "
+        f"{Path(studio.cache.root) / 'encoders'}"
+    )
     ctx.progress(1.0, "done")
     return {
         "version": enc.version,
