@@ -106,6 +106,11 @@ class MainWindow(QMainWindow):
 
     # ---- construction ------------------------------------------------------------------------
     def _build_ui(self) -> None:
+        # background jobs: the dashboard's job controller drives the project's worker host
+        # (built first: the Annotate page's suggestion queue trains its encoder there too)
+        self.dashboard = BaselineDashboard(self.studio)
+        self.dashboard.open_puzzle.connect(self.open_flagged_puzzle)
+        self.dashboard.flags_changed.connect(self._on_baseline_flags)
         # the Annotate page: what needs the window reaches it as callables, never by attribute
         self.tagger = TaggerPage(
             self.studio,
@@ -113,6 +118,7 @@ class MainWindow(QMainWindow):
             lambda text, ms: self.statusBar().showMessage(text, ms),
             self._my_assignment,
             self._accept_suggestion,
+            self.dashboard.controller,
         )
         # the window's names for the page's widgets (other modules and the tests use them)
         self.tree = self.tagger.tree
@@ -144,10 +150,6 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.board, "Puzzles")
         self.preview = PreviewPanel()
         self.tabs.addTab(self.preview, "Preview")
-        # background jobs: the dashboard's job controller drives the project's worker host
-        self.dashboard = BaselineDashboard(self.studio)
-        self.dashboard.open_puzzle.connect(self.open_flagged_puzzle)
-        self.dashboard.flags_changed.connect(self._on_baseline_flags)
         self.tabs.addTab(self.dashboard, "Baselines")
         # the lab: people, assignments, agreement, disagreements, audit (a file: a lab of one)
         self.lab = LabPanel(self.studio)

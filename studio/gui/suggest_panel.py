@@ -11,17 +11,27 @@ with one key.
   (``write_tag``: the lab's gate, the annotator's name, :func:`studio.suggest.queue.accept`, one
   undoable command). "None of these" and skipped glyphs are not dealt again this session;
   "none" glyphs are the ranking's negatives.
+- **The encoder trains in the worker**: T queues an ``encoder`` job on the project's job queue
+  through the window's :class:`~studio.gui.job_controller.JobController` (the Baselines tab's,
+  so the job is listed there too; the same job as ``analogy-studio jobs encoder``), in a worker
+  process: a crash or an out-of-memory ends the job, never the studio. The panel follows it
+  (its share done, its message, a time left once a training batch has finished, Cancel);
+  when it is done the space is built from the stored encoder; failed or cancelled, it says so
+  and offers T and F again. An encoder job already queued or running (the CLI's, one left
+  from before) is followed rather than a second one queued. There is no in-process fallback:
+  without background jobs the panel says so, and F still ranks on the image features.
 - **Off the GUI thread**: the glyph space (the stored encoder's embeddings and the image
-  features; training the encoder first, with progress, its time left and Cancel, or the features
-  alone) and every ranking run as :class:`~studio.gui.jobs.ThreadJob`; the tags are read
-  here, on the GUI thread, and the ranking works on that snapshot. It ranks again after each
-  accepted tag (the model refit on it), every few answers, and when few glyphs wait.
+  features, or the features alone) and every ranking run as
+  :class:`~studio.gui.jobs.ThreadJob`; the tags are read here, on the GUI thread, and the
+  ranking works on that snapshot. It ranks again after each accepted tag (the model refit on
+  it), every few answers, and when few glyphs wait.
 
 The queue's state is :class:`studio.suggest.queue.SuggestionQueue` (Qt-free); this is its view.
 """
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -43,10 +53,13 @@ from PySide6.QtWidgets import (
 from studio.app import Studio
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
+from studio.core.progress import time_left_text
 from studio.glyphs.unicode import block, char_name
 from studio.gui.glyph_grid import to_qimage
+from studio.gui.job_controller import JOB_ERRORS, JobController
 from studio.gui.jobs import ThreadJob
 from studio.gui.schema_tree import MAX_VALUE_KEY
+from studio.suggest.job import ENCODER_JOB_KIND, ENCODER_JOB_TITLE, encoder_job_params
 from studio.suggest.queue import (
     Answer,
     QueueMemory,
@@ -56,6 +69,7 @@ from studio.suggest.queue import (
 )
 
 if TYPE_CHECKING:
+    from studio.store.jobs import JobRecord
     from studio.suggest import SuggestionList
 
 #: the side of the glyph shown, in pixels
@@ -79,9 +93,10 @@ _QUEUE_KEYS = {
 
 class SpaceJob(ThreadJob):
     """Build the project's glyph space (``request``: ``studio``, ``encoder`` as
-    :func:`studio.suggest.space.glyph_space` takes it). ``progressed(stage, done, total)``
-    arrives on the GUI thread; :meth:`cancel` stops it between glyph batches or training
-    batches (the job then ends ``cancelled``)."""
+    :func:`studio.suggest.space.glyph_space` takes it: the panel asks for ``"stored"`` or
+    ``"none"``, never a training, which is the worker's). ``progressed(stage, done, total)``
+    arrives on the GUI thread; :meth:`cancel` stops it between glyph batches (the job then
+    ends ``cancelled``)."""
 
     progressed = Signal(str, int, int)
 
@@ -139,8 +154,10 @@ def encoder_is_stored(studio: Studio) -> bool:
 class SuggestionPanel(QWidget):
     """The queue's view (module docstring). ``write_tag(key, concept, value)`` writes an
     accepted tag (None: refused, the answer is not recorded); ``show_message(text, ms)`` speaks
-    in the window's status bar. ``closed`` is emitted when Esc (or Close) leaves the queue.
-    Signals and slots run on the GUI thread."""
+    in the window's status bar; ``jobs`` drives the project's background jobs (the window's
+    :class:`~studio.gui.job_controller.JobController`; None: no encoder can be trained here).
+    ``closed`` is emitted when Esc (or Close) leaves the queue. Signals and slots run on the
+    GUI thread."""
 
     closed = Signal()
     #: the concept the queue deals for (the tree shows it, with no value chosen: no hint)
@@ -151,6 +168,7 @@ class SuggestionPanel(QWidget):
         studio: Studio,
         write_tag: Callable[[GlyphKey, str, str], int | None],
         show_message: Callable[[str, int], None],
+        jobs: JobController | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -158,13 +176,19 @@ class SuggestionPanel(QWidget):
         self.studio = studio
         self._write_tag = write_tag
         self._show_message = show_message
+        self.jobs = jobs
+        if jobs is not None:
+            jobs.jobs_read.connect(self._jobs_read)
+        #: the encoder job followed (its id in the project's job queue), None when none is
+        self.encoder_job: int | None = None
+        #: (when, share done, message) when its training was first seen: the time left's rate
+        self._training_seen: tuple[float, float, str] | None = None
         self.memory = QueueMemory()
         self.queue: SuggestionQueue | None = None
         self.space: Any = None  # the GlyphSpace built this session (reset with the project)
         self._space_job: SpaceJob | None = None
         self._rank_job: RankJob | None = None
         self._rank_again = False
-        self._train_started: float | None = None
         self._waiting_for_choice = False
         self._aim: Any = None  # the last ranking's SuggestionList (what it aimed at)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -210,7 +234,7 @@ class SuggestionPanel(QWidget):
         self.features_button = QPushButton("F  Image features only", objectName="queueFeaturesOnly")
         for b in (self.train_button, self.features_button):
             b.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.train_button.clicked.connect(lambda: self._build_space("train"))
+        self.train_button.clicked.connect(lambda: self.train_encoder())
         self.features_button.clicked.connect(lambda: self._build_space("none"))
         choice = QHBoxLayout()
         choice.addStretch(1)
@@ -299,8 +323,10 @@ class SuggestionPanel(QWidget):
         self._restart(keep_value=True)
 
     def reset(self) -> None:
-        """Another project opened: nothing of the last one's queue stays."""
+        """Another project opened: nothing of the last one's queue stays (its encoder job is
+        cancelled, and no longer followed)."""
         self.cancel()
+        self.encoder_job = None
         self.memory = QueueMemory()
         self.queue = None
         self.space = None
@@ -308,7 +334,7 @@ class SuggestionPanel(QWidget):
 
     def glyphs_changed(self) -> None:
         """The project's glyphs changed: the space is built again when next needed."""
-        if self._space_job is None:
+        if self._space_job is None and self.encoder_job is None:
             self.space = None
 
     def close_queue(self) -> None:
@@ -316,13 +342,26 @@ class SuggestionPanel(QWidget):
         self.closed.emit()
 
     def cancel(self) -> None:
-        """Stop building the glyph space (training the encoder) if it runs."""
+        """Stop building the glyph space, or cancel the encoder job followed (the panel hears
+        that it ended with the next read of the jobs)."""
         if self._space_job is not None:
             self._space_job.cancel()
             self.message.setText("Cancelling…")
+        if self.encoder_job is not None and self.jobs is not None and self.jobs.running:
+            try:
+                self.jobs.cancel(self.encoder_job)
+            except JOB_ERRORS as e:
+                self._show_message(f"Suggestions: cannot cancel the encoder's training: {e}", 10000)
+                return
+            if self.encoder_job is not None:  # not ended by that read already
+                self.message.setText("Cancelling the glyph encoder's training…")
 
     def busy(self) -> bool:
-        return self._space_job is not None or self._rank_job is not None
+        return (
+            self._space_job is not None
+            or self._rank_job is not None
+            or self.encoder_job is not None
+        )
 
     def shutdown(self) -> None:
         """The window closes: the space's work is cancelled, and both jobs waited for (a
@@ -391,9 +430,11 @@ class SuggestionPanel(QWidget):
             self._say_page(why)
             return
         if self.space is None:
-            if self._space_job is None:
+            if self._space_job is None and self.encoder_job is None:
                 if encoder_is_stored(self.studio):
-                    self._build_space("auto")
+                    self._build_space("stored")
+                elif (running := self._active_encoder_job()) is not None:
+                    self._follow_encoder_job(running)
                 else:
                     self._offer_training()
             return
@@ -414,32 +455,161 @@ class SuggestionPanel(QWidget):
             "suggestions follow its neighbours. ] and [ choose another concept, V a value."
         )
 
-    def _offer_training(self) -> None:
+    def _offer_training(self, why: str = "") -> None:
         self._waiting_for_choice = True
         n = sum(1 for g in self.studio.project.glyphs() if g.status not in ("uncovered", "missing"))
         self._say_page(
-            f"No glyph encoder is stored for this project's fonts yet.<br><br>"
-            f"<b>T</b>: train it now on the {n:,} rendered glyphs (on the CPU, tens of seconds "
-            "to minutes; you see the time left and can cancel), or<br>"
+            (f"{why}<br><br>" if why else "")
+            + "No glyph encoder is stored for this project's fonts yet.<br><br>"
+            f"<b>T</b>: train it on the {n:,} rendered glyphs in the background worker (a job, "
+            "listed in the Baselines tab too: tens of seconds to minutes on the CPU, with its "
+            "progress; Esc cancels), or<br>"
             "<b>F</b>: rank by the image features alone, at once (less apt at shapes).",
             choice=True,
         )
 
+    # ---- the encoder job ----------------------------------------------------------------------
+    def train_encoder(self) -> None:
+        """T: queue the encoder's training on the project's job queue (or follow one already
+        queued or running) and show its progress. Without background jobs, say so."""
+        if self.queue is None or self._space_job is not None or self.encoder_job is not None:
+            return
+        self._waiting_for_choice = False
+        if (running := self._active_encoder_job()) is not None:
+            self._follow_encoder_job(running)
+            return
+        if self.jobs is None or not self.jobs.running:
+            self._offer_training(
+                "The glyph encoder trains in the studio's background worker, and background "
+                "jobs are not running for this project (the Baselines tab says why)."
+            )
+            return
+        params = encoder_job_params(cache=self.studio.cache.root)
+        try:
+            job_id = self.jobs.submit(ENCODER_JOB_KIND, params, ENCODER_JOB_TITLE)
+        except JOB_ERRORS as e:
+            self._offer_training(f"Cannot queue the glyph encoder's training: {e}")
+            return
+        self._follow_encoder_job(job_id)
+
+    def _active_encoder_job(self) -> int | None:
+        """The oldest encoder job queued or running in the project (the last read), if any."""
+        if self.jobs is None:
+            return None
+        active = [
+            j.id
+            for j in self.jobs.jobs
+            if j.kind == ENCODER_JOB_KIND and j.status in ("queued", "running")
+        ]
+        return min(active, default=None)
+
+    def _follow_encoder_job(self, job_id: int) -> None:
+        self.encoder_job = job_id
+        self._training_seen = None
+        self._waiting_for_choice = False
+        self._say_page(
+            f"Training the glyph encoder in the background (job {job_id})…", progress=True
+        )
+        self._show_message(f"Suggestions: training the glyph encoder (job {job_id})…", 5000)
+        if self.jobs is not None:
+            self._jobs_read(self.jobs.jobs)
+
+    def _jobs_read(self, jobs: list[JobRecord]) -> None:
+        """The controller read the jobs (GUI thread): the followed encoder job's progress, or
+        its end."""
+        if self.encoder_job is None:
+            return
+        job = next((j for j in jobs if j.id == self.encoder_job), None)
+        if job is None:
+            return  # not in this read (the next one lists it)
+        if job.status == "done":
+            self.encoder_job = None
+            self._show_message(f"Suggestions: the glyph encoder is trained (job {job.id})", 5000)
+            if self.queue is not None:
+                self._build_space("stored")
+        elif job.status in ("failed", "cancelled", "interrupted"):
+            self.encoder_job = None
+            self._encoder_job_ended(job)
+        else:
+            self._show_encoder_progress(job, jobs)
+
+    def _show_encoder_progress(self, job: JobRecord, jobs: list[JobRecord]) -> None:
+        head = f"Training the glyph encoder in the background (job {job.id})"
+        if job.cancel_requested:
+            self.message.setText(f"{head}: cancelling…")
+            return
+        if job.status == "queued":
+            ahead = sum(1 for j in jobs if j.id < job.id and j.status in ("queued", "running"))
+            host = self.jobs.host if self.jobs is not None else None
+            if host is not None and host.max_running == 0:  # a lab's, left to its workers
+                wait = (
+                    "waiting for a lab worker (Baselines ▸ Run jobs on this computer too "
+                    "runs it here)"
+                )
+            elif ahead:
+                wait = f"waiting for {ahead} job{'s' if ahead != 1 else ''} before it"
+            else:
+                wait = "starting the worker"
+            self.message.setText(f"{head}: {wait}…")
+            self.progress.setRange(0, 0)
+            return
+        self.progress.setRange(0, 1000)
+        self.progress.setValue(round(1000 * max(0.0, min(1.0, job.progress))))
+        left = self._training_time_left(job)
+        what = job.message.removeprefix("training: ") or "starting"
+        if left:
+            what += f" — {'' if left.startswith('under') else 'about '}{left} left"
+        self.message.setText(f"{head}: {what}")
+
+    def _training_time_left(self, job: JobRecord) -> str:
+        """The time left at the rate since the training was first seen, once a batch has
+        finished since then (rendering and torch's start-up are never in the rate); ""
+        before."""
+        if not job.message.startswith("training"):
+            return ""
+        now = time.monotonic()
+        if self._training_seen is None:
+            self._training_seen = (now, job.progress, job.message)
+            return ""
+        t0, f0, first = self._training_seen
+        if job.message == first or job.progress <= f0 or job.progress >= 1.0:
+            return ""
+        return time_left_text((1.0 - job.progress) * (now - t0) / (job.progress - f0))
+
+    def _encoder_job_ended(self, job: JobRecord) -> None:
+        """A failed, cancelled or interrupted encoder job: said, and T and F offered again
+        (nothing is lost: the tags and the answers stay; the job and its log are in the
+        Baselines tab)."""
+        if job.status == "cancelled":
+            why = f"The glyph encoder's training was cancelled (job {job.id})."
+        elif job.status == "interrupted":
+            why = f"The glyph encoder's training was interrupted (job {job.id})."
+        else:
+            first = job.error.strip().splitlines()[0] if job.error.strip() else "no reason given"
+            why = (
+                f"The glyph encoder's training failed (job {job.id}): {html.escape(first)}<br>"
+                "Its log is in the Baselines tab."
+            )
+        self._show_message(f"Suggestions: {why.split('<br>')[0]}", 10000)
+        if self.queue is not None:
+            self._offer_training(why)
+
+    # ---- the glyph space ----------------------------------------------------------------------
     def _build_space(self, mode: str) -> None:
         if self._space_job is not None or self.queue is None:
             return
         self._waiting_for_choice = False
-        self._train_started = None
         job = SpaceJob({"studio": self.studio, "encoder": mode}, self)
         job.progressed.connect(self._space_progress)
         job.succeeded.connect(self._space_built)
         job.failed.connect(self._space_failed)
         job.cancelled.connect(self._space_cancelled)
         self._space_job = job
-        what = {
-            "train": "Training the glyph encoder",
-            "none": "Reading the glyphs' image features",
-        }.get(mode, "Reading the stored glyph encoder")
+        what = (
+            "Reading the glyphs' image features"
+            if mode == "none"
+            else "Reading the stored glyph encoder"
+        )
         self._say_page(f"{what}…", progress=True)
         self._show_message(f"Suggestions: {what.lower()}…", 5000)
         job.start()
@@ -447,17 +617,7 @@ class SuggestionPanel(QWidget):
     def _space_progress(self, stage: str, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        if stage == "render":
-            self.message.setText(f"Reading the glyphs' images: {done:,} of {total:,}…")
-            return
-        now = time.perf_counter()
-        if self._train_started is None:
-            self._train_started = now
-            left = ""
-        else:
-            per = (now - self._train_started) / max(1, done - 1)
-            left = f" — about {_duration(per * (total - done))} left"
-        self.message.setText(f"Training the glyph encoder: batch {done:,} of {total:,}{left}")
+        self.message.setText(f"Reading the glyphs' images: {done:,} of {total:,}…")
 
     def _space_built(self, space: object) -> None:
         self._end_space_job()
@@ -693,7 +853,7 @@ class SuggestionPanel(QWidget):
     def keyPressEvent(self, e: QKeyEvent) -> None:
         key = e.key()
         if key == Qt.Key.Key_Escape:
-            if self._space_job is not None:
+            if self._space_job is not None or self.encoder_job is not None:
                 self.cancel()
             else:
                 self.close_queue()
@@ -712,7 +872,7 @@ class SuggestionPanel(QWidget):
             self._step_combo(self.value_combo, +1, wrap=True)
             self._restart(keep_value=True)
         elif key == Qt.Key.Key_T and self._waiting_for_choice:
-            self._build_space("train")
+            self.train_encoder()
         elif key == Qt.Key.Key_F and self._waiting_for_choice:
             self._build_space("none")
         else:
@@ -725,9 +885,3 @@ class SuggestionPanel(QWidget):
             return
         i = combo.currentIndex() + delta
         combo.setCurrentIndex(i % n if wrap else max(0, min(n - 1, i)))
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    return f"{seconds / 60:.0f} min"

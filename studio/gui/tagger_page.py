@@ -46,6 +46,7 @@ from studio.gui.glyph_grid import (
     SearchKeys,
 )
 from studio.gui.inspector import Inspector
+from studio.gui.job_controller import JobController
 from studio.gui.jobs import ThreadJob
 from studio.gui.schema_tree import SchemaTree
 from studio.gui.suggest_panel import SuggestionPanel
@@ -59,8 +60,10 @@ class TaggerPage(QSplitter):
     ``show_message(text, ms)`` shows a message in the window's status bar; ``my_assignment``
     gives the glyphs assigned to the user (the View menu's "Only my assignment");
     ``write_tag(key, concept, value)`` writes a tag the suggestion queue's annotator accepted,
-    through the window's gate (None: refused). The window's actions (filters, the inspector,
-    hiding others' tags) are given by :meth:`bind_actions` once they exist.
+    through the window's gate (None: refused); ``jobs`` drives the project's background jobs
+    (the window's job controller: the suggestion queue trains its encoder there). The window's
+    actions (filters, the inspector, hiding others' tags) are given by :meth:`bind_actions`
+    once they exist.
 
     ``suggesting_changed(bool)`` (GUI thread): the suggestion queue took the grid's place, or
     gave it back.
@@ -75,6 +78,7 @@ class TaggerPage(QSplitter):
         show_message: Callable[[str, int], None],
         my_assignment: Callable[[], frozenset[GlyphKey]],
         write_tag: Callable[[GlyphKey, str, str], int | None],
+        jobs: JobController | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
@@ -83,6 +87,7 @@ class TaggerPage(QSplitter):
         self._show_message = show_message
         self._my_assignment = my_assignment
         self._write_tag = write_tag
+        self._jobs = jobs
         self._actions: Mapping[str, QAction] = {}
         self._build()
 
@@ -169,7 +174,9 @@ class TaggerPage(QSplitter):
         lay.addWidget(self.grid_panel, 1)
 
         # the suggestion queue (Tag ▸ Suggest…) takes the grid's place while it is open
-        self.suggestions = SuggestionPanel(self.studio, self._write_tag, self._show_message)
+        self.suggestions = SuggestionPanel(
+            self.studio, self._write_tag, self._show_message, self._jobs
+        )
         self.suggestions.closed.connect(self.close_suggestions)
         self.suggestions.concept_shown.connect(lambda c: self.tree.select(c, None))
         self.centre = QStackedWidget(objectName="annotateCentre")

@@ -2,7 +2,9 @@
 the tree's concept, a number key tags the glyph shown (in the project and the grid), 0 and skip
 write nothing and are not dealt again, the model's guess is hidden until the answer, Ctrl+Z
 undoes an accepted tag (and the glyph is dealt again), Esc gives the grid back; with no stored
-encoder, T trains one (progress, then the learned space) and F ranks on the image features.
+encoder, T queues its training as an ``encoder`` job that a real worker process runs (the
+window's job queue, listed in the Baselines tab; progress, Esc cancels it, a failure is said),
+then the space is built from the stored encoder; F ranks on the image features.
 
 Glyphs are rendered from set-up's Symbola only (the suite's hermetic font folder,
 tests/fontenv.py); each test has its own render cache, so no stored encoder leaks between
@@ -10,6 +12,7 @@ tests."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from studio.glyphs.fonts import FontCatalog
 from studio.glyphs.render import RenderCache
 from studio.gui.main_window import MainWindow
 from studio.gui.suggest_panel import SuggestionPanel
+from studio.store.jobs import JobRecord
 from studio.store.project import Project
 
 pytestmark = pytest.mark.gui
@@ -33,6 +37,7 @@ LETTERS = [GlyphKey(cp, "symbola") for cp in range(0x41, 0x5B)]  # A .. Z
 ARROWS = [GlyphKey(cp, "symbola") for cp in range(0x2190, 0x219A)]  # ← .. ↙
 TAGGED = {CIRCLED[0]: "circle", CIRCLED[1]: "circle", LETTERS[0]: "line"}
 WAIT_MS = 20000
+JOB_WAIT_MS = 90_000  # a worker process starts, imports torch and trains: two busy cores
 CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
 
@@ -187,30 +192,78 @@ def test_esc_gives_the_grid_its_keys_back(qtbot, window: MainWindow) -> None:
     assert closure_tags(window) == {(k, v) for k, v in TAGGED.items()}
 
 
-def test_with_no_stored_encoder_t_trains_one_with_progress(qtbot, window: MainWindow) -> None:
-    panel_of(window)  # the window's queue, not open yet
-    seen: list[tuple[str, int, int]] = []
-    from studio.gui import suggest_panel
+def no_training_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The encoder never trains in the studio's own process (the worker's job does)."""
+    from studio.suggest import space
 
-    original = suggest_panel.SpaceJob.start
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the encoder trained in the studio's process")
 
-    def start(job: suggest_panel.SpaceJob) -> None:
-        job.progressed.connect(lambda *p: seen.append(p))
-        original(job)
+    monkeypatch.setattr(space, "train_and_store", refuse)
 
-    suggest_panel.SpaceJob.start = start  # type: ignore[method-assign]
-    try:
-        panel = open_queue(qtbot, window, Qt.Key.Key_T)
-    finally:
-        suggest_panel.SpaceJob.start = original  # type: ignore[method-assign]
+
+def encoder_jobs(window: MainWindow) -> list[JobRecord]:
+    """The project's encoder jobs, as the Baselines tab lists them."""
+    return [j for j in window.dashboard.model.jobs if j.kind == "encoder"]
+
+
+def test_with_no_stored_encoder_t_trains_one_in_the_worker_with_progress(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_training_here(monkeypatch)
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    assert (
+        "No glyph encoder" in panel.message.text() and "background worker" in panel.message.text()
+    )
+    seen: list[str] = []
+    window.dashboard.controller.jobs_read.connect(lambda _jobs: seen.append(panel.message.text()))
+
+    qtbot.keyClick(panel, Qt.Key.Key_T)
+
+    # a job on the project's queue, in the Baselines tab's list too; the panel follows it
+    job_id = panel.encoder_job
+    assert job_id is not None and [j.id for j in encoder_jobs(window)] == [job_id]
+    assert window.dashboard.model.row_of(job_id) is not None
+    assert panel.cancel_button.isVisible() and not panel.train_button.isVisible()
+    assert f"(job {job_id})" in panel.message.text()
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=JOB_WAIT_MS)
+
+    [job] = encoder_jobs(window)
+    assert job.status == "done" and job.result is not None and job.result["trained"] is True
+    assert job.pid is not None and job.pid != os.getpid()  # a worker process trained it
+    assert job.params["cache"] == str(window.studio.cache.root)  # stored where the window looks
+    assert window.dashboard.queue is not None
+    log = [entry.line for entry in window.dashboard.queue.logs(job_id)]
+    assert any("trained in" in line and str(window.studio.cache.root) in line for line in log)
+    assert panel.encoder_job is None
     assert panel.space.source == "encoder+features"
-    assert any(stage == "train" and done == total for stage, done, total in seen)
+    assert panel.space.encoder_version == job.result["version"]  # built from the stored one
     assert "learned encoder" in panel.counts.text()
+    assert any(f"Training the glyph encoder in the background (job {job_id})" in t for t in seen)
     # stored: the next session of this project needs no training, nor asks
     panel.reset()
     panel.open_for("closure")
-    assert not panel.train_button.isVisible()
+    assert not panel.train_button.isVisible() and panel.encoder_job is None
     qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=WAIT_MS)
+    assert len(encoder_jobs(window)) == 1  # no second job
+
+
+def test_an_encoder_job_already_queued_is_followed_not_queued_again(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One queued from the command line (`analogy-studio jobs encoder`), say."""
+    no_training_here(monkeypatch)
+    from studio.suggest.job import ENCODER_JOB_TITLE, encoder_job_params
+
+    params = encoder_job_params(cache=window.studio.cache.root)
+    job_id = window.dashboard.submit("encoder", params, ENCODER_JOB_TITLE)
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    assert panel.encoder_job == job_id and not panel.train_button.isVisible()
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=JOB_WAIT_MS)
+    assert [j.id for j in encoder_jobs(window)] == [job_id]
+    assert panel.space.source == "encoder+features"
 
 
 def test_the_suggest_shortcut_is_in_the_tag_menu_and_clashes_with_no_other() -> None:
@@ -251,17 +304,89 @@ def test_with_no_concept_chosen_the_queue_asks_for_one_and_says_when_none_is_tag
     assert panel.queue.current().value == "circle"
 
 
-def test_esc_cancels_the_encoders_training_and_the_choice_is_offered_again(
-    qtbot, window: MainWindow
+def test_esc_cancels_the_encoders_job_and_the_choice_is_offered_again(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    no_training_here(monkeypatch)
     qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
     panel = panel_of(window)
     qtbot.keyClick(panel, Qt.Key.Key_T)
-    assert panel._space_job is not None and panel.cancel_button.isVisible()
-    qtbot.keyClick(panel, Qt.Key.Key_Escape)  # cancels the training; the queue stays open
+    job_id = panel.encoder_job
+    assert job_id is not None and panel.cancel_button.isVisible()
+    qtbot.keyClick(panel, Qt.Key.Key_Escape)  # cancels the job; the queue stays open
     assert window.tagger.suggesting()
-    qtbot.waitUntil(lambda: panel._space_job is None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: panel.encoder_job is None, timeout=JOB_WAIT_MS)
+    qtbot.waitUntil(lambda: encoder_jobs(window)[0].status == "cancelled", timeout=JOB_WAIT_MS)
     assert panel.space is None and panel.train_button.isVisible()
+    assert f"training was cancelled (job {job_id})" in panel.message.text()
     assert "No glyph encoder" in panel.message.text()
+    assert closure_tags(window) == {(k, v) for k, v in TAGGED.items()}  # nothing lost
     qtbot.keyClick(panel, Qt.Key.Key_Escape)  # and now closes it
     assert not window.tagger.suggesting()
+
+
+def test_a_failed_encoder_job_says_why_and_f_still_ranks(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from studio.gui import suggest_panel
+
+    gone = str(window.studio.project.path.parent / "gone.studio")
+    monkeypatch.setattr(suggest_panel, "encoder_job_params", lambda **_: {"project": gone})
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    qtbot.keyClick(panel, Qt.Key.Key_T)
+    job_id = panel.encoder_job
+    qtbot.waitUntil(lambda: panel.encoder_job is None, timeout=JOB_WAIT_MS)
+    [job] = encoder_jobs(window)
+    assert job.id == job_id and job.status == "failed"
+    text = panel.message.text()
+    assert f"training failed (job {job_id})" in text and "gone.studio" in text
+    assert "Baselines tab" in text and panel.train_button.isVisible()
+    assert f"failed (job {job_id})" in window.statusBar().currentMessage()
+    qtbot.keyClick(panel, Qt.Key.Key_F)  # the image features still rank
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=WAIT_MS)
+    assert panel.space.source == "features"
+
+
+def test_without_background_jobs_t_says_so_and_trains_nothing(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_training_here(monkeypatch)
+    window.dashboard.shutdown()  # as when the project's jobs cannot be opened
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    qtbot.keyClick(panel, Qt.Key.Key_T)
+    assert panel.encoder_job is None and panel._space_job is None
+    assert "background jobs are not running" in panel.message.text()
+    assert panel.train_button.isVisible() and panel.features_button.isVisible()
+
+
+def test_the_time_left_comes_from_the_training_batches_alone(
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No estimate while the worker starts or renders, nor at the first training batch seen;
+    then the rate since that batch (start-up never in it)."""
+    from types import SimpleNamespace
+
+    from studio.gui import suggest_panel
+
+    panel = panel_of(window)
+    clock = [100.0]
+    monkeypatch.setattr(suggest_panel.time, "monotonic", lambda: clock[0])
+
+    def read(progress: float, message: str, status: str = "running") -> str:
+        job = SimpleNamespace(
+            id=4, status=status, progress=progress, message=message, cancel_requested=False
+        )
+        panel._show_encoder_progress(job, [job])  # type: ignore[arg-type]
+        return panel.message.text()
+
+    assert read(0.0, "", "queued").endswith("(job 4): starting the worker…")
+    assert read(0.05, "rendering 50/100 glyphs").endswith(": rendering 50/100 glyphs")
+    clock[0] = 130.0  # torch's start-up: 30 s, in no estimate
+    assert read(0.1 + 0.9 * 1 / 10, "training: batch 1/10").endswith(": batch 1/10")
+    clock[0] = 132.0  # one batch in 2 s: 8 left, 16 s
+    assert read(0.1 + 0.9 * 2 / 10, "training: batch 2/10").endswith(
+        ": batch 2/10 — about 16 s left"
+    )
+    assert panel.progress.value() == 280
