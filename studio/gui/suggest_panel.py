@@ -183,6 +183,7 @@ class SuggestionPanel(QWidget):
         self.encoder_job: int | None = None
         #: (when, share done, message) when its training was first seen: the time left's rate
         self._training_seen: tuple[float, float, str] | None = None
+        self.clock: Callable[[], float] = time.monotonic  # the time left's (tests set it)
         self.memory = QueueMemory()
         self.queue: SuggestionQueue | None = None
         self.space: Any = None  # the GlyphSpace built this session (reset with the project)
@@ -567,7 +568,7 @@ class SuggestionPanel(QWidget):
         before."""
         if not job.message.startswith("training"):
             return ""
-        now = time.monotonic()
+        now = self.clock()
         if self._training_seen is None:
             self._training_seen = (now, job.progress, job.message)
             return ""

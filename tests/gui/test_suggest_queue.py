@@ -368,11 +368,9 @@ def test_the_time_left_comes_from_the_training_batches_alone(
     then the rate since that batch (start-up never in it)."""
     from types import SimpleNamespace
 
-    from studio.gui import suggest_panel
-
     panel = panel_of(window)
     clock = [100.0]
-    monkeypatch.setattr(suggest_panel.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(panel, "clock", lambda: clock[0])
 
     def read(progress: float, message: str, status: str = "running") -> str:
         job = SimpleNamespace(
