@@ -15,8 +15,9 @@ with one key.
   through the window's :class:`~studio.gui.job_controller.JobController` (the Baselines tab's,
   so the job is listed there too; the same job as ``analogy-studio jobs encoder``), in a worker
   process: a crash or an out-of-memory ends the job, never the studio. The panel follows it
-  (its share done, its message, a time left once a training batch has finished, Cancel);
-  when it is done the space is built from the stored encoder; failed or cancelled, it says so
+  (its share done, its message, a time left once a training batch has finished; the Cancel
+  button cancels it, Esc leaves the panel and the job trains on); when it is done the space
+  is built from the stored encoder; failed or cancelled, it says so
   and offers T and F again. An encoder job already queued or running (the CLI's, one left
   from before) is followed rather than a second one queued. There is no in-process fallback:
   without background jobs the panel says so, and F still ranks on the image features.
@@ -138,6 +139,19 @@ class RankJob(ThreadJob):
         return req.generation, found
 
 
+def _trains_the_default(params: Any) -> bool:
+    """Whether an encoder job's parameters train the encoder the panel reads: the default
+    epochs and seed, on this project (no other ``project`` named)."""
+    from studio.suggest.encoder import EncoderParams
+
+    if not isinstance(params, dict) or params.get("project"):
+        return False
+    try:
+        return EncoderParams.from_json(params) == EncoderParams()
+    except StudioError:
+        return False
+
+
 def encoder_is_stored(studio: Studio) -> bool:
     """Whether a fresh encoder is stored for the project's fonts (no training needed)."""
     from studio.suggest.encoder import EncoderParams
@@ -227,7 +241,7 @@ class SuggestionPanel(QWidget):
         self.message.setStyleSheet("font-size: 14px; padding: 12px;")
         self.progress = QProgressBar(objectName="queueProgress")
         self.progress.setVisible(False)
-        self.cancel_button = QPushButton("Cancel (Esc)", objectName="queueCancel")
+        self.cancel_button = QPushButton("Cancel", objectName="queueCancel")
         self.cancel_button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel)
@@ -325,8 +339,8 @@ class SuggestionPanel(QWidget):
 
     def reset(self) -> None:
         """Another project opened: nothing of the last one's queue stays (its encoder job is
-        cancelled, and no longer followed)."""
-        self.cancel()
+        no longer followed; it is the last project's worker's to finish or interrupt)."""
+        self._cancel_space()
         self.encoder_job = None
         self.memory = QueueMemory()
         self.queue = None
@@ -339,15 +353,28 @@ class SuggestionPanel(QWidget):
             self.space = None
 
     def close_queue(self) -> None:
-        self.cancel()
+        """Esc or Close: back to the grid. An encoder job followed goes on training in the
+        background (it may be another session's, or the command line's): only the Cancel
+        button cancels it; Ctrl+Shift+G comes back to it."""
+        self._cancel_space()
+        if self.encoder_job is not None:
+            self._show_message(
+                f"Suggestions: the glyph encoder goes on training in the background (job "
+                f"{self.encoder_job}); Ctrl+Shift+G comes back to it",
+                8000,
+            )
+            self.encoder_job = None
         self.closed.emit()
 
-    def cancel(self) -> None:
-        """Stop building the glyph space, or cancel the encoder job followed (the panel hears
-        that it ended with the next read of the jobs)."""
+    def _cancel_space(self) -> None:
         if self._space_job is not None:
             self._space_job.cancel()
             self.message.setText("Cancelling…")
+
+    def cancel(self) -> None:
+        """The Cancel button: stop building the glyph space, or cancel the encoder job
+        followed (the panel hears that it ended with the next read of the jobs)."""
+        self._cancel_space()
         if self.encoder_job is not None and self.jobs is not None and self.jobs.running:
             try:
                 self.jobs.cancel(self.encoder_job)
@@ -366,8 +393,10 @@ class SuggestionPanel(QWidget):
 
     def shutdown(self) -> None:
         """The window closes: the space's work is cancelled, and both jobs waited for (a
-        cancelled training stops at its next batch, a ranking takes a fraction of a second)."""
-        self.cancel()
+        cancelled build stops at its next batch, a ranking takes a fraction of a second); an
+        encoder job is the worker's (the window's quit asks about running jobs)."""
+        self._cancel_space()
+        self.encoder_job = None
         for job in (self._space_job, self._rank_job):
             if job is not None:
                 job.wait(5000)
@@ -464,7 +493,7 @@ class SuggestionPanel(QWidget):
             + "No glyph encoder is stored for this project's fonts yet.<br><br>"
             f"<b>T</b>: train it on the {n:,} rendered glyphs in the background worker (a job, "
             "listed in the Baselines tab too: tens of seconds to minutes on the CPU, with its "
-            "progress; Esc cancels), or<br>"
+            "progress; Esc leaves it training), or<br>"
             "<b>F</b>: rank by the image features alone, at once (less apt at shapes).",
             choice=True,
         )
@@ -476,6 +505,10 @@ class SuggestionPanel(QWidget):
         if self.queue is None or self._space_job is not None or self.encoder_job is not None:
             return
         self._waiting_for_choice = False
+        if self.jobs is not None and self.jobs.running:
+            # the list as it is now: the controller re-reads it all only while nothing runs,
+            # and another session (or the command line) may have queued one meanwhile
+            self.jobs.refresh(force=True)
         if (running := self._active_encoder_job()) is not None:
             self._follow_encoder_job(running)
             return
@@ -494,13 +527,18 @@ class SuggestionPanel(QWidget):
         self._follow_encoder_job(job_id)
 
     def _active_encoder_job(self) -> int | None:
-        """The oldest encoder job queued or running in the project (the last read), if any."""
+        """The oldest encoder job queued or running in the project (the last read) that
+        trains the encoder this panel reads (the default settings, this project): a job
+        with another epoch count or seed stores another version, which the panel would not
+        find when it ends."""
         if self.jobs is None:
             return None
         active = [
             j.id
             for j in self.jobs.jobs
-            if j.kind == ENCODER_JOB_KIND and j.status in ("queued", "running")
+            if j.kind == ENCODER_JOB_KIND
+            and j.status in ("queued", "running")
+            and _trains_the_default(j.params)
         ]
         return min(active, default=None)
 
@@ -525,9 +563,19 @@ class SuggestionPanel(QWidget):
             return  # not in this read (the next one lists it)
         if job.status == "done":
             self.encoder_job = None
+            if self.queue is None:
+                return
+            if not encoder_is_stored(self.studio):
+                # trained where this studio does not look: a lab worker on another machine
+                # stores in its own render cache
+                self._offer_training(
+                    f"Job {job.id} trained a glyph encoder, but this studio does not find it "
+                    "in its render cache: a worker on another machine stores in its own. "
+                    "Ticking Baselines ▸ Run jobs on this computer too trains it here."
+                )
+                return
             self._show_message(f"Suggestions: the glyph encoder is trained (job {job.id})", 5000)
-            if self.queue is not None:
-                self._build_space("stored")
+            self._build_space("stored")
         elif job.status in ("failed", "cancelled", "interrupted"):
             self.encoder_job = None
             self._encoder_job_ended(job)
@@ -854,10 +902,10 @@ class SuggestionPanel(QWidget):
     def keyPressEvent(self, e: QKeyEvent) -> None:
         key = e.key()
         if key == Qt.Key.Key_Escape:
-            if self._space_job is not None or self.encoder_job is not None:
-                self.cancel()
+            if self._space_job is not None:
+                self.cancel()  # the space is built in the window: Esc stops it
             else:
-                self.close_queue()
+                self.close_queue()  # an encoder job goes on in the background
         elif key in _DIGITS and self.pages.currentWidget() is self._card:
             n = _DIGITS[Qt.Key(key)]
             if n == 0:

@@ -64,8 +64,25 @@ class EncoderParams:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EncoderParams:
+        """The parameters a job or a stored encoder names, checked: a job queued by hand (or
+        by another lab member) with ``"epochs": 0`` or ``"seed": "x"`` gets a clear
+        :class:`~studio.core.errors.StudioError` naming the field, never a trained-nothing
+        encoder or torch's own error."""
+        from studio.core.errors import StudioError
+
         known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        for name, value in values.items():
+            if cls.__dataclass_fields__[name].type in ("int", int):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise StudioError(f"encoder parameter {name!r} must be a whole number")
+            elif isinstance(value, bool) or not isinstance(value, int | float):
+                raise StudioError(f"encoder parameter {name!r} must be a number")
+            if name != "seed" and not value > 0:
+                raise StudioError(f"encoder parameter {name!r} must be above 0 (got {value})")
+            if name == "seed" and value < 0:
+                raise StudioError(f"encoder parameter 'seed' must be 0 or more (got {value})")
+        return cls(**values)
 
 
 @dataclass

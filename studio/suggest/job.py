@@ -42,12 +42,14 @@ def encoder_job_params(
     named only when it is not the user's default (a lab's worker on another machine then
     stores in its own default, where a studio on that machine looks)."""
     from studio.glyphs.render import default_render_cache_dir
+    from studio.suggest.encoder import EncoderParams
 
     params: dict[str, Any] = {"force": force}
     if epochs is not None:
         params["epochs"] = epochs
     if seed is not None:
         params["seed"] = seed
+    EncoderParams.from_json(params)  # a bad epoch count or seed is refused here, by name
     if cache is not None and Path(cache).resolve() != default_render_cache_dir().resolve():
         params["cache"] = str(cache)
     return params
@@ -68,7 +70,22 @@ def run_job(ctx: Any) -> dict[str, Any]:
     if relative and ctx.project_path is not None and not Path(location).is_absolute():
         location = str(Path(ctx.project_path).parent / location)
     enc_params = EncoderParams.from_json(params)
-    cache = RenderCache(params["cache"]) if params.get("cache") else None
+    cache = None
+    if params.get("cache") is not None:
+        # a folder this worker writes in: only a job of the user's own project file may name
+        # one; a lab database's jobs come from any member, and a worker writes only in its
+        # own cache (a member must not make a colleague's worker write elsewhere)
+        from studio.store.dbfile import is_database_url
+
+        queue = [ctx.project_path, getattr(ctx, "location", None), location]
+        if any(q is not None and is_database_url(str(q)) for q in queue):
+            raise StudioError(
+                "an encoder job on a lab database cannot name a render cache: each worker "
+                "stores in its own"
+            )
+        if not isinstance(params["cache"], str) or not params["cache"].strip():
+            raise StudioError("the encoder job's 'cache' must be a folder path")
+        cache = RenderCache(params["cache"])
     t0 = time.perf_counter()
     with Studio(Project.open(location), cache=cache) as studio:
         if not params.get("force"):

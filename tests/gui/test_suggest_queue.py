@@ -3,7 +3,8 @@ the tree's concept, a number key tags the glyph shown (in the project and the gr
 write nothing and are not dealt again, the model's guess is hidden until the answer, Ctrl+Z
 undoes an accepted tag (and the glyph is dealt again), Esc gives the grid back; with no stored
 encoder, T queues its training as an ``encoder`` job that a real worker process runs (the
-window's job queue, listed in the Baselines tab; progress, Esc cancels it, a failure is said),
+window's job queue, listed in the Baselines tab; progress, Cancel cancels it and Esc leaves it
+training, a failure is said),
 then the space is built from the stored encoder; F ranks on the image features.
 
 Glyphs are rendered from set-up's Symbola only (the suite's hermetic font folder,
@@ -304,7 +305,7 @@ def test_with_no_concept_chosen_the_queue_asks_for_one_and_says_when_none_is_tag
     assert panel.queue.current().value == "circle"
 
 
-def test_esc_cancels_the_encoders_job_and_the_choice_is_offered_again(
+def test_cancel_stops_the_encoders_job_and_the_choice_is_offered_again(
     qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     no_training_here(monkeypatch)
@@ -313,7 +314,7 @@ def test_esc_cancels_the_encoders_job_and_the_choice_is_offered_again(
     qtbot.keyClick(panel, Qt.Key.Key_T)
     job_id = panel.encoder_job
     assert job_id is not None and panel.cancel_button.isVisible()
-    qtbot.keyClick(panel, Qt.Key.Key_Escape)  # cancels the job; the queue stays open
+    qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)  # the queue stays open
     assert window.tagger.suggesting()
     qtbot.waitUntil(lambda: panel.encoder_job is None, timeout=JOB_WAIT_MS)
     qtbot.waitUntil(lambda: encoder_jobs(window)[0].status == "cancelled", timeout=JOB_WAIT_MS)
@@ -323,6 +324,78 @@ def test_esc_cancels_the_encoders_job_and_the_choice_is_offered_again(
     assert closure_tags(window) == {(k, v) for k, v in TAGGED.items()}  # nothing lost
     qtbot.keyClick(panel, Qt.Key.Key_Escape)  # and now closes it
     assert not window.tagger.suggesting()
+
+
+def test_esc_goes_back_to_the_grid_and_the_training_goes_on(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Esc never cancels a job (it may be another session's or the command line's): the
+    panel closes, the worker trains on, and Ctrl+Shift+G then reads the stored encoder."""
+    no_training_here(monkeypatch)
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    qtbot.keyClick(panel, Qt.Key.Key_T)
+    job_id = panel.encoder_job
+    assert job_id is not None
+    qtbot.keyClick(panel, Qt.Key.Key_Escape)
+    assert not window.tagger.suggesting() and panel.encoder_job is None
+    assert f"goes on training in the background (job {job_id})" in (
+        window.statusBar().currentMessage()
+    )
+    qtbot.waitUntil(lambda: encoder_jobs(window)[0].status == "done", timeout=JOB_WAIT_MS)
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=JOB_WAIT_MS)
+    assert panel.space.source == "encoder+features" and len(encoder_jobs(window)) == 1
+
+
+def test_a_job_with_other_settings_is_not_followed(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`jobs encoder --epochs 1` stores another version than the panel reads: T queues the
+    panel's own rather than waiting for one it would not find."""
+    no_training_here(monkeypatch)
+    from studio.suggest.job import ENCODER_JOB_TITLE, encoder_job_params
+
+    other = encoder_job_params(cache=window.studio.cache.root, epochs=1)
+    other_id = window.dashboard.submit("encoder", other, ENCODER_JOB_TITLE)
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    assert panel.encoder_job is None and panel.train_button.isVisible()
+    qtbot.keyClick(panel, Qt.Key.Key_T)
+    assert panel.encoder_job is not None and panel.encoder_job != other_id
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=JOB_WAIT_MS)
+    assert panel.space.source == "encoder+features"
+
+
+def test_t_sees_a_job_queued_elsewhere_while_another_job_runs(
+    qtbot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a job runs the controller re-reads only the running ones, so an encoder job
+    queued meanwhile by the command line is not in its list: T reads the list first and
+    follows that job rather than queueing a second."""
+    no_training_here(monkeypatch)
+    from studio.store.jobs import JobQueue
+    from studio.suggest.job import ENCODER_JOB_TITLE, encoder_job_params
+
+    controller = window.dashboard.controller
+    busy = controller.submit("diagnostic", {"action": "sleep", "seconds": 3, "steps": 30})
+    qtbot.waitUntil(
+        lambda: any(j.id == busy and j.status == "running" for j in controller.jobs),
+        timeout=JOB_WAIT_MS,
+    )
+    with JobQueue(window.studio.project.path) as queue:  # as `analogy-studio jobs encoder`
+        elsewhere = queue.submit(
+            "encoder", encoder_job_params(cache=window.studio.cache.root), ENCODER_JOB_TITLE
+        )
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)
+    panel = panel_of(window)
+    if panel.encoder_job is None:  # the opening read did not list it yet
+        qtbot.keyClick(panel, Qt.Key.Key_T)
+    assert panel.encoder_job == elsewhere
+    assert [j.id for j in encoder_jobs(window)] in ([elsewhere], [])
+    qtbot.waitUntil(lambda: panel.pages.currentWidget() is panel._card, timeout=JOB_WAIT_MS)
+    with JobQueue(window.studio.project.path) as queue:
+        assert [j.id for j in queue.jobs() if j.kind == "encoder"] == [elsewhere]
 
 
 def test_a_failed_encoder_job_says_why_and_f_still_ranks(

@@ -13,6 +13,7 @@ import pytest
 
 from studio.app import Studio
 from studio.cli import EXIT_USER_ERROR, main
+from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
@@ -256,6 +257,54 @@ def test_cli_jobs_encoder_trains_in_a_worker_process(
     assert f"job {job.id} done: encoder {version} (trained, {len(GLYPHS)} glyphs)" in out
     code = main(["-q", "jobs", "encoder", project_file, "--epochs", "1", "--seed", "2"])
     assert code == 0 and "(already stored," in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"epochs": 0}, "'epochs' must be above 0"),
+        ({"epochs": -2}, "'epochs' must be above 0"),
+        ({"epochs": "x"}, "'epochs' must be a whole number"),
+        ({"seed": 1.5}, "'seed' must be a whole number"),
+        ({"seed": -1}, "'seed' must be 0 or more"),
+        ({"epochs": True}, "'epochs' must be a whole number"),
+        ({"lr": "fast"}, "'lr' must be a number"),
+    ],
+)
+def test_an_encoder_job_with_bad_settings_is_refused_by_name(
+    project_file: str, params: dict[str, object], words: str
+) -> None:
+    """A job queued by hand or by another lab member: a clear error naming the field, never
+    an encoder trained on nothing, nor torch's own error."""
+    from studio.worker.context import LocalContext
+    from studio.worker.kinds import resolve_kind
+
+    with pytest.raises(StudioError, match=words):
+        resolve_kind("encoder")(LocalContext({"project": project_file, **params}))
+
+
+def test_cli_jobs_encoder_refuses_a_bad_epoch_count(
+    project_file: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["-q", "jobs", "encoder", project_file, "--epochs", "0"])
+    assert code == EXIT_USER_ERROR and "'epochs' must be above 0" in capsys.readouterr().err
+    from studio.store.jobs import JobQueue
+
+    with JobQueue(project_file) as queue:
+        assert queue.jobs() == []  # nothing queued
+
+
+def test_a_lab_job_cannot_make_a_worker_write_in_another_folder(tmp_path: Path) -> None:
+    """On a lab database any member queues jobs that colleagues' workers run: a ``cache``
+    folder in the job would make their worker write (and read) where the member says."""
+    from studio.worker.context import LocalContext
+    from studio.worker.kinds import resolve_kind
+
+    ctx = LocalContext({"cache": str(tmp_path / "elsewhere")})
+    ctx.location = "postgresql://member@lab.example/studio"
+    with pytest.raises(StudioError, match="cannot name a render cache"):
+        resolve_kind("encoder")(ctx)
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_a_queue_deals_from_an_assignment_alone(space: GlyphSpace) -> None:
