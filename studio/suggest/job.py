@@ -58,12 +58,18 @@ def encoder_job_params(
 def run_job(ctx: Any) -> dict[str, Any]:
     from studio.app import Studio
     from studio.glyphs.render import RenderCache
+    from studio.store.dbfile import is_database_url
     from studio.store.project import Project
     from studio.suggest.encoder import EncoderParams
     from studio.suggest.space import load_encoder, project_images, train_and_store
 
     params = dict(ctx.params or {})
-    location = params.get("project") or ctx.project_path or getattr(ctx, "location", None)
+    own = getattr(ctx, "location", None)
+    if own is not None and is_database_url(str(own)) and params.get("project") not in (None, own):
+        # a lab's jobs come from any member: one must not make a colleague's worker open (and
+        # write the renders of) another project than the lab's own
+        raise StudioError("an encoder job on a lab database trains that database's glyphs only")
+    location = params.get("project") or ctx.project_path or own
     if location is None:
         raise StudioError("an encoder job needs a project")
     relative = isinstance(location, str) and "://" not in location
@@ -75,8 +81,6 @@ def run_job(ctx: Any) -> dict[str, Any]:
         # a folder this worker writes in: only a job of the user's own project file may name
         # one; a lab database's jobs come from any member, and a worker writes only in its
         # own cache (a member must not make a colleague's worker write elsewhere)
-        from studio.store.dbfile import is_database_url
-
         queue = [ctx.project_path, getattr(ctx, "location", None), location]
         if any(q is not None and is_database_url(str(q)) for q in queue):
             raise StudioError(

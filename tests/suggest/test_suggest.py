@@ -305,6 +305,12 @@ def test_a_lab_job_cannot_make_a_worker_write_in_another_folder(tmp_path: Path) 
     with pytest.raises(StudioError, match="cannot name a render cache"):
         resolve_kind("encoder")(ctx)
     assert not (tmp_path / "elsewhere").exists()
+    # nor open another project than the lab's own (a file on the colleague's machine)
+    ctx = LocalContext({"project": str(tmp_path / "theirs.studio")})
+    ctx.location = "postgresql://member@lab.example/studio"
+    with pytest.raises(StudioError, match="that database's glyphs only"):
+        resolve_kind("encoder")(ctx)
+    assert not (tmp_path / "theirs.studio").exists()
 
 
 def test_a_queue_deals_from_an_assignment_alone(space: GlyphSpace) -> None:
