@@ -41,6 +41,7 @@ from studio.baselines import BaselineCancelled
 from studio.baselines.data import load_source
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_text
+from studio.store.dbfile import is_database_url
 
 REPORT_NAME = "report.json"
 
@@ -56,6 +57,19 @@ def _source(
     if not isinstance(source, dict):
         raise StudioError("the job has no source (expected a split-dir or project-set dict)")
     source = dict(source)
+    if project_path is None and location is not None and is_database_url(str(location)):
+        # a lab's jobs come from any member and run on a colleague's machine: a folder or
+        # another project named in a job would be read there, and its puzzles' ids, labels
+        # and answers would come back in the report every member reads
+        foreign = source.get("kind") != "project-set" or source.get("project") not in (
+            None,
+            str(location),
+        )
+        if foreign:
+            raise StudioError(
+                "a lab database's baseline job reads that database's puzzle sets only (a "
+                "split folder or another project would be read on the worker's machine)"
+            )
     base = project_path.parent if project_path is not None else None
     if source.get("kind") == "project-set":
         if not source.get("project"):

@@ -399,6 +399,16 @@ class BaselineJobDialog(QDialog):
             self.set_radio.setEnabled(False)
             self.set_combo.addItem("No puzzle set in this project", None)
             self.dir_radio.setChecked(True)
+        if self.project_path is None:
+            # a lab's jobs run on its workers, which read the database's sets, never a folder
+            # of this computer (a job naming one is refused: studio.baselines.job)
+            lab_only = (
+                "On a lab database the jobs run on the lab's workers: they read the "
+                "database's puzzle sets, not a folder of this computer."
+            )
+            for w in (self.dir_radio, self.dir_edit, browse):
+                w.setEnabled(False)
+                w.setToolTip(lab_only)
         self.set_radio.toggled.connect(lambda _b: self._update())
         self.dir_edit.textChanged.connect(lambda _t: self._update())
 
@@ -477,6 +487,8 @@ class BaselineJobDialog(QDialog):
         """Why the job cannot be submitted yet ("" when it can)."""
         if not self.groups():
             return "Choose at least one model group."
+        if self.dir_radio.isChecked() and not self.dir_radio.isEnabled():
+            return "No puzzle set in this lab database yet: curate one on the board first."
         if self.dir_radio.isChecked():
             text = self.dir_edit.text().strip()
             if not text:

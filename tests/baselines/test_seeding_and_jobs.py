@@ -13,6 +13,7 @@ from studio.baselines import BaselineCancelled
 from studio.baselines.data import PuzzleArrays, load_project_set, load_source
 from studio.baselines.job import run_job
 from studio.baselines.run import run_baselines
+from studio.core.errors import StudioError
 from studio.core.puzzle import read_jsonl
 from studio.store.project import NewPuzzle, Project
 from studio.worker.context import JobCancelled, LocalContext
@@ -163,3 +164,26 @@ def test_project_set_source_reproduces_the_export(
 
     with pytest.raises(StudioError, match="has no puzzle set 999"):
         load_project_set(project_path, 999)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"kind": "split-dir", "path": "/home/colleague/private-split"},
+        {"kind": "project-set", "project": "/home/colleague/theirs.studio", "set_id": 1},
+        {"kind": "project-set", "project": "postgresql://x@other/lab", "set_id": 1},
+    ],
+)
+def test_a_lab_job_reads_that_databases_sets_only(source: dict[str, object]) -> None:
+    """A lab's baseline jobs come from any member and run on a colleague's worker: a folder
+    or another project named in one would be read on that machine, and its puzzles would
+    come back in the report every member reads. Refused by name before anything is read."""
+    from studio.baselines.job import _source
+
+    lab = "postgresql://member@lab.example/studio"
+    with pytest.raises(StudioError, match="that database's puzzle sets only"):
+        _source({"source": source}, None, lab)
+    own = _source({"source": {"kind": "project-set", "set_id": 1}}, None, lab)
+    assert own == {"kind": "project-set", "set_id": 1, "project": lab}
+    local = _source({"source": dict(source)}, Path("/tmp/mine.studio"))  # a file's own queue
+    assert local["kind"] == source["kind"]

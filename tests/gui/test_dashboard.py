@@ -472,6 +472,21 @@ def test_dialog_with_puzzle_sets(qtbot, project_path: Path) -> None:
     assert "at least one model group" in dlg.problem_text()
 
 
+def test_on_a_lab_database_the_dialog_offers_its_sets_only(qtbot) -> None:
+    """A lab's jobs run on its workers, which read the database's sets, never a folder of
+    the submitter's computer (a job naming one is refused there): the folder choice is off,
+    and says why."""
+    sets = [PuzzleSetRecord(5, "vetted", {}, {}, "", "ann", 200)]
+    dlg = BaselineJobDialog(None, sets)
+    qtbot.addWidget(dlg)
+    assert not dlg.dir_radio.isEnabled() and not dlg.dir_edit.isEnabled()
+    assert "lab's workers" in dlg.dir_radio.toolTip()
+    assert dlg.params()["source"] == {"kind": "project-set", "set_id": 5}  # no project named
+    empty = BaselineJobDialog(None, [])
+    qtbot.addWidget(empty)
+    assert "No puzzle set in this lab database" in empty.problem_text()
+
+
 # ---- in the main window --------------------------------------------------------------------------
 def test_main_window_tab_shortcut_open_puzzle_and_close(
     qtbot, project_path: Path, ua_schema: Schema
