@@ -222,26 +222,26 @@ class _Runner:
         pending = dict(steps)
         self.turns = list(pending)
         streams: dict[str, Any] = {}
+        on_stream: Callable[[Any], Any] = contextlib.nullcontext  # the CPU: no streams
         if dd.on_cuda:
             import torch
 
             for key in pending:
                 streams[key] = torch.cuda.Stream(dd.device)
                 streams[key].wait_stream(torch.cuda.current_stream(dd.device))
+            on_stream = torch.cuda.stream
         while pending:
             for key in list(pending):
-                with contextlib.ExitStack() as on:
-                    if key in streams:
-                        import torch
-
-                        on.enter_context(torch.cuda.stream(streams[key]))
+                with on_stream(streams.get(key)):
                     try:
                         next(pending[key])
+                        continue
                     except StopIteration as done:
-                        del pending[key]
-                        if key in streams:
-                            streams[key].synchronize()
-                        yield key, done.value
+                        result = done.value
+                    if key in streams:
+                        streams[key].synchronize()
+                del pending[key]
+                yield key, result  # on the caller's stream
 
     def _perception(self, encode: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any] | None:
         """The perception probe's answers with ``encode``; the questions are planned on the
@@ -279,12 +279,6 @@ class _Runner:
             "infer_puzzles": int(self.data.n),
             "perception": self._perception(baseline.embed),
         }
-
-    def trained(
-        self, factory: Callable[[], Any], seeds: Sequence[int], tick: Callable[[float, str], None]
-    ) -> dict[int, dict[str, Any]]:
-        """:meth:`trained_steps` run to its end."""
-        return run_steps(self.trained_steps(factory, seeds, tick))
 
     def trained_steps(
         self, factory: Callable[[], Any], seeds: Sequence[int], tick: Callable[[float, str], None]
