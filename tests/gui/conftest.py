@@ -37,20 +37,9 @@ def no_modal_dialogs(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def show_main_window(qtbot):
     """Open the studio's window on a Studio as a user sees it: 1280×800, shown, active."""
-    from studio.gui.main_window import MainWindow
-    from studio.gui.settings import StudioSettings
+    from tests.gui.windows import show_window
 
-    def show(studio) -> MainWindow:
-        w = MainWindow(studio, StudioSettings())
-        qtbot.addWidget(w)
-        w.resize(1280, 800)
-        w.show()
-        qtbot.waitExposed(w)
-        with qtbot.waitActive(w):
-            w.activateWindow()
-        return w
-
-    return show
+    return lambda studio: show_window(qtbot, studio)
 
 
 @pytest.fixture

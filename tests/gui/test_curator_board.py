@@ -23,8 +23,8 @@ from studio.gui.curator_board import (
 )
 from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.main_window import MainWindow
-from studio.gui.settings import StudioSettings
 from studio.store.project import Project
+from tests.gui.windows import show_window
 
 pytestmark = pytest.mark.gui
 
@@ -61,14 +61,7 @@ def _close_studios():
 def open_window(qtbot, path: Path) -> MainWindow:
     studio = Studio(Project.open(path), author="curator")
     _open.append(studio)
-    window = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(window)
-    window.resize(1400, 900)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitActive(window):
-        window.activateWindow()
-    return window
+    return show_window(qtbot, studio, (1400, 900))
 
 
 def open_board(qtbot, window: MainWindow) -> CuratorBoard:

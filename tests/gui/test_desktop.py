@@ -37,6 +37,7 @@ from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings, default_documents_dir
 from studio.store.jobs import JobRecord
 from studio.store.project import Project
+from tests.gui.windows import show_window
 
 pytestmark = pytest.mark.gui
 
@@ -93,14 +94,8 @@ def open_window(qtbot, catalog, render_cache) -> Iterator:
 
     def open_(path: Path, author: str = "ann") -> MainWindow:
         studio = Studio(Project.open(path), catalog=catalog, cache=render_cache, author=author)
-        window = MainWindow(studio, StudioSettings())
-        qtbot.addWidget(window)
+        window = show_window(qtbot, studio)
         opened.append(window)
-        window.resize(1280, 800)
-        window.show()
-        qtbot.waitExposed(window)
-        with qtbot.waitActive(window):
-            window.activateWindow()
         return window
 
     yield open_

@@ -21,6 +21,7 @@ from studio.gui.lab_dialog import OpenLabDialog
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings
 from studio.store.project import Project
+from tests.gui.windows import show_window
 from tests.pgserver import PgServer
 
 pytestmark = pytest.mark.gui
@@ -80,14 +81,7 @@ def _close_studios() -> Iterator[None]:
 def open_window(qtbot, location: str | Path, catalog, render_cache) -> MainWindow:
     studio = Studio(Project.open(location), catalog=catalog, cache=render_cache, author="me")
     _open.append(studio)
-    window = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitActive(window):
-        window.activateWindow()
-    return window
+    return show_window(qtbot, studio)
 
 
 def tag_as(url: str, name: str, keys: list[GlyphKey], concept: str, value: str) -> None:

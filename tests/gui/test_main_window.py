@@ -15,8 +15,8 @@ from studio.glyphs.fonts import FontCatalog
 from studio.glyphs.render import RenderCache
 from studio.gui.glyph_grid import IMAGE_ROLE, KEY_ROLE, STATE_NONE, STATE_ROLE, STATE_VALUE
 from studio.gui.main_window import MainWindow
-from studio.gui.settings import StudioSettings
 from studio.store.project import Project
+from tests.gui.windows import show_window
 
 pytestmark = pytest.mark.gui
 
@@ -67,14 +67,7 @@ def _close_studios():
 def open_window(qtbot, path: Path, catalog: FontCatalog, render_cache: RenderCache) -> MainWindow:
     studio = Studio(Project.open(path), catalog=catalog, cache=render_cache, author="ann")
     _open.append(studio)
-    window = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(window)
-    window.resize(1200, 800)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitActive(window):
-        window.activateWindow()
-    return window
+    return show_window(qtbot, studio, (1200, 800))
 
 
 def click_glyph(

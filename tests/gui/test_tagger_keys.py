@@ -25,6 +25,7 @@ from studio.gui.glyph_grid import KEY_ROLE
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings
 from studio.store.project import Project
+from tests.gui.windows import show_window
 
 pytestmark = pytest.mark.gui
 
@@ -127,14 +128,7 @@ def qt_messages() -> Iterator[list[str]]:
 def open_window(qtbot, path: Path, catalog: FontCatalog, render_cache: RenderCache) -> MainWindow:
     studio = Studio(Project.open(path), catalog=catalog, cache=render_cache, author="ann")
     _open.append(studio)
-    window = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitActive(window):
-        window.activateWindow()
-    return window
+    return show_window(qtbot, studio)
 
 
 def current_key(window: MainWindow) -> GlyphKey | None:
