@@ -22,6 +22,7 @@ from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import FEATURE_GRADES, StudioSettings
 from studio.store.project import Project
+from tests.gui.windows import show_window
 
 pytestmark = pytest.mark.gui
 
@@ -57,13 +58,7 @@ def _close_studios():
 def open_board(qtbot, path: Path, size: tuple[int, int] = (1280, 800)) -> MainWindow:
     studio = Studio(Project.open(path), author="curator")
     _open.append(studio)
-    window = MainWindow(studio, StudioSettings())
-    qtbot.addWidget(window)
-    window.resize(*size)
-    window.show()
-    qtbot.waitExposed(window)
-    with qtbot.waitActive(window):
-        window.activateWindow()
+    window = show_window(qtbot, studio, size)
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(window.board.isVisible)
     return window
