@@ -627,6 +627,14 @@ def run_baselines(
     from studio.plugins import registry
 
     say = log or (lambda line: None)
+    began = time.perf_counter()
+    phases: dict[str, float] = {}  # where the job's seconds went (the report's compute)
+
+    def lap(phase: str, since: float) -> float:
+        now = time.perf_counter()
+        phases[phase] = round(phases.get(phase, 0.0) + now - since, 2)
+        return now
+
     epochs = DEFAULT_EPOCHS if epochs is None else int(epochs)
     if epochs < 1:
         raise StudioError(f"--epochs must be at least 1 (got {epochs})")
@@ -638,6 +646,7 @@ def run_baselines(
     reg = registry("baselines")
     warming = warm_device(device, ids) if warm is None else warm
     data = source if isinstance(source, PuzzleArrays) else load_source(source)
+    lap("load", began)
     eval_part = next((p for p in ("test", "val") if (data.parts == p).any()), None)
     if eval_part is None:
         raise StudioError(
@@ -721,16 +730,20 @@ def run_baselines(
         return runner.trained_steps(type(baseline), [int(s) for s in todo if s is not None], tick)
 
     def training_free() -> None:
+        since = time.perf_counter()
         for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
             if seeds_ is None:
                 start(model, baseline, seeds_, weight)
+        lap("training_free", since)
 
     # the training-free models need no torch, so they run while it starts; beside the
     # studio's window (lower_priority) nothing runs before the job is niced
     if not lower_priority:
         training_free()
     if warming is not None and any_trained:
+        since = time.perf_counter()
         warming.join()
+        lap("torch_wait", since)
     device_name = "cpu (numpy, training-free only)"
     torch_device = "cpu"
     if any_trained:
@@ -754,6 +767,7 @@ def run_baselines(
 
         watch = GpuUtilisation(int(torch_device.partition(":")[2] or 0))
     with watch:
+        since = time.perf_counter()
         beside = runner.side_by_side([(m, b) for m, b, seeds_ in plan if seeds_ is not None])
         together: dict[str, Any] = {}  # the models that take turns, after the others
         for (model, baseline, seeds_), weight in zip(plan, weights, strict=True):
@@ -773,6 +787,7 @@ def run_baselines(
             for seed, result in results.items():
                 finished(unit_key(model, seed), result, True)
             shares.credit(model, weight_of[model])
+        since = lap("trained", since)
         if progress is not None:
             progress(1.0, "report")
         report = build_report(
@@ -786,7 +801,9 @@ def run_baselines(
             skipped=skipped,
             cross_fit=cross_fit,
         )
+    lap("report", since)
     report["compute"] = runner.compute_record()
+    report["compute"]["phases"] = {**phases, "total": round(time.perf_counter() - began, 2)}
     if not isinstance(watch, contextlib.nullcontext):
         report["compute"]["gpu_utilisation"] = watch.summary()
     return report

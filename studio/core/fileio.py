@@ -20,6 +20,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def current_umask() -> int:
@@ -154,6 +155,55 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def json_text(value: object, indent: int = 1) -> str:
+    """``value`` as JSON a person can read and json's C encoder writes fast: an object's
+    members one per line, indented; a member that is short (or a list of plain values, as a
+    report's per-puzzle choices) on its line; a list's items one per line, each on one line
+    unless very long. ``json.dumps(value, indent=...)`` puts every number of a list on a line
+    of its own (a 10,000-puzzle baseline report: 940,000 lines) and, given an indent, runs
+    json's Python encoder (0.6 s for that report)."""
+    import json
+
+    compact = json.JSONEncoder(ensure_ascii=False).encode
+    parts: list[str] = []
+
+    def nested(v: object) -> bool:
+        if isinstance(v, dict):
+            return bool(v)
+        return isinstance(v, list | tuple) and any(isinstance(x, dict | list | tuple) for x in v)
+
+    def put(v: Any, depth: int, width: int) -> None:
+        if not nested(v):
+            parts.append(compact(v))
+            return
+        if 2 * len(v) <= width:  # each item takes two characters at least: it may fit
+            text = compact(v)
+            if len(text) <= width:
+                parts.append(text)
+                return
+        pad = "\n" + " " * (indent * (depth + 1))
+        if isinstance(v, dict):
+            parts.append("{")
+            for k, (key, item) in enumerate(v.items()):
+                parts.append(("," if k else "") + pad + compact(str(key)) + ": ")
+                put(item, depth + 1, _MEMBER_WIDTH)
+            parts.append("\n" + " " * (indent * depth) + "}")
+        else:
+            parts.append("[")
+            for k, item in enumerate(v):
+                parts.append(("," if k else "") + pad)
+                put(item, depth + 1, _ITEM_WIDTH)
+            parts.append("\n" + " " * (indent * depth) + "]")
+
+    put(value, 0, 0)
+    return "".join(parts)
+
+
+#: :func:`json_text`: an object's member fits on its line up to this many characters; a
+#: list's item (a report's puzzle, with every model's answers) up to this many
+_MEMBER_WIDTH, _ITEM_WIDTH = 100, 4000
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -227,6 +277,7 @@ __all__ = [
     "atomic_write_text",
     "current_umask",
     "fsync_dir",
+    "json_text",
     "staging_area",
     "staging_dir",
     "sweep_stale_staging",

@@ -3,8 +3,10 @@ glyph split (a subset, to stay fast)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -84,6 +86,12 @@ def test_job_writes_the_report_and_resumes(glyph_split: Path, tmp_path: Path) ->
     assert (tmp_path / "job" / "report.json").exists()
     assert set(result["models"]) == {"blind", "pixel-similarity"}
     assert "puzzle_flags" not in result  # only for project sets
+    # where the job's seconds went, its load and plots included
+    phases = result["compute"]["phases"]
+    assert {"load", "training_free", "trained", "report", "plots", "total"} <= set(phases)
+    assert phases["load"] > 0 and phases["total"] >= phases["load"] + phases["trained"]
+    on_disk = json.loads((tmp_path / "job" / "report.json").read_text())
+    assert on_disk["compute"]["phases"] == phases
     # a job runs beside the studio's window: one core is left free for it
     assert ctx.device_used == choose_device("cpu", leave_core_free=True).name
     saved = ctx.checkpoint()
@@ -122,6 +130,54 @@ def test_job_writes_the_report_and_resumes(glyph_split: Path, tmp_path: Path) ->
     stopping = LocalContext(params, work_dir=tmp_path / "job3", should_stop=lambda: True)
     with pytest.raises(JobCancelled):
         run_job(stopping)
+
+
+class _CountingContext(LocalContext):
+    """A local context that counts its checkpoint saves."""
+
+    saves = 0
+
+    def save_checkpoint(self, state: dict[str, Any]) -> None:
+        self.saves += 1
+        super().save_checkpoint(state)
+
+
+def test_checkpoints_are_spaced_and_kept_when_the_job_stops(
+    glyph_split: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save writes every unit so far: while models run it comes at most every
+    CHECKPOINT_EVERY seconds, and when the run ends (done, cancelled) whatever is unsaved
+    is saved, so a resumed attempt skips it."""
+    from studio.baselines import job as job_mod
+
+    monkeypatch.setattr(job_mod, "CHECKPOINT_EVERY", 1e9)
+    params = {
+        "source": {"kind": "split-dir", "path": str(glyph_split)},
+        "models": ["pixel-similarity", "elimination", "blind"],
+        "seeds": 2,
+        "device": "cpu",
+        "epochs": 1,
+    }
+    done = _CountingContext(params, work_dir=tmp_path / "done")
+    run_job(done)
+    assert done.saves == 1  # four units, one save at the end
+    assert len(done.checkpoint()["units"]) == 4
+    # cancelled while blind trains: the two training-free units finished are kept
+    seen: list[str] = []
+    stopping = _CountingContext(
+        params,
+        work_dir=tmp_path / "stopped",
+        progress=lambda f, m: seen.append(m),
+        should_stop=lambda: any("epoch" in m for m in seen),
+    )
+    with pytest.raises(JobCancelled):
+        run_job(stopping)
+    assert stopping.saves == 1
+    assert set(stopping.checkpoint()["units"]) == {"pixel-similarity/-", "elimination/-"}
+    monkeypatch.setattr(job_mod, "CHECKPOINT_EVERY", 0.0)
+    every = _CountingContext(params, work_dir=tmp_path / "every")
+    run_job(every)
+    assert every.saves == 4  # no spacing: one save per unit, as before
 
 
 def test_project_set_source_reproduces_the_export(

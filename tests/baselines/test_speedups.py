@@ -662,9 +662,11 @@ def test_a_training_free_job_never_starts_torch(data: PuzzleArrays) -> None:
         "before = 'torch' in sys.modules\n"
         "d = t.repeated_frames(32, seed=2)\n"
         "r = run_baselines(d, 'pixel-similarity,elimination', seeds=1, device='auto')\n"
-        "print(r['compute'], 'torch' in sys.modules and not before)\n"
+        "c, started = r['compute'], 'torch' in sys.modules and not before\n"
+        "print(c['device'], c['trained'], sorted(c['phases']), started)\n"
     )
-    assert _last_line_of(script) == "{'device': 'cpu', 'trained': False} False"
+    phases = "['load', 'report', 'total', 'trained', 'training_free']"
+    assert _last_line_of(script) == f"cpu False {phases} False"
 
 
 def test_progress_credits_each_model_as_it_ends(data: PuzzleArrays) -> None:

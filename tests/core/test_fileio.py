@@ -106,3 +106,30 @@ def test_an_export_after_a_killed_one_leaves_no_staging_behind(tmp_path: Path) -
     with staging_area(tmp_path, ".bench.", ".export") as staging:
         staging.rename(tmp_path / "bench")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bench"]
+
+
+def test_json_text_reads_back_and_keeps_plain_lists_on_one_line() -> None:
+    import json
+
+    from studio.core.fileio import json_text
+
+    report = {
+        "models": {"blind": {"choices": list(range(50)), "recipe": "x" * 150}},
+        "predictions": [
+            {"id": f"p{k}", "models": {"blind": {"choices": [k % 4]}}} for k in range(3)
+        ],
+        "empty": {},
+        "nothing": [],
+        "text": "é ∑",
+        "nested": [[1, [2]], {"a": None}],
+    }
+    text = json_text(report)
+    assert json.loads(text) == report
+    lines = text.splitlines()
+    # a list of numbers on its line, each puzzle on its own line, a long member unfolded
+    assert f'   "choices": {json.dumps(list(range(50)))},' in lines
+    assert '  {"id": "p1", "models": {"blind": {"choices": [1]}}},' in lines
+    assert ' "empty": {},' in lines and "é ∑" in text
+    assert len(lines) == 17
+    for value in ({}, [], "s", 1.5, None, [[]], {"k": (1, 2)}, {1: [{}]}):
+        assert json.loads(json_text(value)) == json.loads(json.dumps(value))
