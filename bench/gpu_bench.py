@@ -34,6 +34,12 @@ the path (``cuda@ref``, ``cpu@ref``), so ``ratios_vs_reference`` compares the co
 the earlier code on the same machine in the same run. ``--published`` also runs the
 ``published`` group (ResNet-18, WReN, SCL; issue 26) on the GPU (``published-cuda``), with
 accuracy per rule and concept beside the seconds.
+
+``--with cuda-serve,cuda-serve-cold`` also queues the job on a ``worker serve --device
+cuda`` of a fresh project, as a lab's GPU server runs it: with its warm spare (two jobs one
+after the other, each submitted once a spare is ready; ``seconds`` is the last one's, from
+submission to the job's end) and without (``--no-spare``: the job's process starts cold);
+``cpu-serve`` and ``cpu-serve-cold`` do the same on the CPU.
 """
 
 from __future__ import annotations
@@ -57,7 +63,18 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "cuda-bf16": {"device": "cuda", "speedups": True, "compile": False},
     "cuda-compile": {"device": "cuda", "speedups": True, "compile": True},
     "cpu": {"device": "cpu", "speedups": False, "compile": False},
+    # the same job queued on a `worker serve --device cuda` (a lab's GPU server), with and
+    # without its warm spare; seconds from the job's submission to its end
+    "cuda-serve": {"device": "cuda", "serve": True, "spare": True},
+    "cuda-serve-cold": {"device": "cuda", "serve": True, "spare": False},
+    "cpu-serve": {"device": "cpu", "serve": True, "spare": True},
+    "cpu-serve-cold": {"device": "cpu", "serve": True, "spare": False},
 }
+#: configurations measured only when named in --with (each starts a server of its own)
+OPTIONAL = {"cuda-serve", "cuda-serve-cold", "cpu-serve", "cpu-serve-cold"}
+#: jobs queued one after another on a serve with its spare (the first waits for the spare
+#: to be ready, as a job queued on a running server does)
+SERVE_JOBS = 2
 
 JOB = """
 import json, sys, time
@@ -144,6 +161,111 @@ def run_config(
     return result
 
 
+def run_serve(split: Path, name: str, models: str, seeds: int, timeout: float) -> dict[str, Any]:
+    """The job queued on a `worker serve` of a fresh project file: seconds from each job's
+    submission to its end (its row's), with the spare ready before the first one when the
+    configuration keeps one. The server's own start is not counted: it runs before jobs come."""
+    import queue as queue_mod
+    import signal
+    import threading
+    import time
+
+    from studio.store.jobs import JobQueue
+    from studio.worker.device import GpuUtilisation
+
+    cfg = CONFIGS[name]
+    path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "PYTHONUNBUFFERED": "1"}
+    py = [sys.executable, "-P"]
+    out: dict[str, Any] = {"jobs": []}
+    with tempfile.TemporaryDirectory() as d:
+        project = Path(d) / "bench.studio"
+        init = [*py, "-m", "studio", "-q", "init", str(project)]
+        made = subprocess.run(init, env=env, capture_output=True, text=True, check=False)
+        if made.returncode != 0:
+            return {"error": f"init: {made.stderr[-2000:]}"}
+        spare = "--spare" if cfg["spare"] else "--no-spare"
+        cmd = [*py, "-m", "studio.worker", "serve", "--db", str(project), spare]
+        server = subprocess.Popen(
+            [*cmd, "--device", cfg["device"]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        lines: queue_mod.Queue[str] = queue_mod.Queue()
+        said: list[str] = []
+
+        def read() -> None:
+            assert server.stdout is not None
+            for line in server.stdout:
+                said.append(line.rstrip())
+                lines.put(line)
+
+        threading.Thread(target=read, daemon=True).start()
+        start = time.perf_counter()
+
+        def spare_ready() -> float:
+            while True:
+                left = timeout - (time.perf_counter() - start)
+                line = lines.get(timeout=max(0.1, left))
+                if line.startswith("worker: warm spare ready"):
+                    return round(time.perf_counter() - start, 2)
+
+        jobs = JobQueue(project)
+        try:
+            for k in range(SERVE_JOBS if cfg["spare"] else 1):
+                if cfg["spare"]:
+                    out.setdefault("spare_ready_s", []).append(spare_ready())
+                params = {
+                    "source": {"kind": "split-dir", "path": str(split)},
+                    "models": models.split(","),
+                    "seeds": seeds,
+                    "device": cfg["device"],
+                    "beside_window": False,
+                }
+                with GpuUtilisation() as sampler:
+                    t = time.perf_counter()
+                    job_id = jobs.submit("baseline", params, f"bench {k}")
+                    while True:
+                        job = jobs.job(job_id)
+                        assert job is not None
+                        if job.final:
+                            break
+                        if time.perf_counter() - t > timeout:
+                            raise TimeoutError(f"job {job_id} still {job.status}")
+                        time.sleep(0.02)
+                    seconds = round(time.perf_counter() - t, 2)
+                if job.status != "done":
+                    out["jobs"].append({"error": job.error[-2000:]})
+                    break
+                report = job.result
+                models_ = report["models"]
+                out["jobs"].append(
+                    {
+                        "seconds": seconds,
+                        "pid": job.pid,
+                        "accuracy": {m: e["overall"]["accuracy"] for m, e in models_.items()},
+                        "compute": report.get("compute"),
+                        "gpu_utilisation": sampler.summary(),
+                    }
+                )
+        except (TimeoutError, queue_mod.Empty) as e:
+            out["error"] = f"{type(e).__name__}: {e}"
+        finally:
+            jobs.close()
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    out["server_said"] = said[-12:]
+    done = [j["seconds"] for j in out["jobs"] if "seconds" in j]
+    if done:
+        out["seconds"] = done[-1]  # the steady state: the last job, its spare ready
+    return out
+
+
 def torch_facts() -> dict[str, Any]:
     import torch
 
@@ -166,16 +288,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="also write the JSON here after each configuration")
     parser.add_argument("--reference", help="a folder holding an earlier studio package")
     parser.add_argument("--published", action="store_true", help="also the published group")
+    parser.add_argument(
+        "--with",
+        dest="extra",
+        default="",
+        help=f"also these configurations: {','.join(sorted(OPTIONAL))}",
+    )
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     known = set(CONFIGS) | {"cuda@ref", "cpu@ref"}
     if skip - known:
         parser.error(f"--skip: unknown configuration(s) {sorted(skip - known)}")
+    extra = {s.strip() for s in args.extra.split(",") if s.strip()}
+    if extra - OPTIONAL:
+        parser.error(f"--with: unknown configuration(s) {sorted(extra - OPTIONAL)}")
+    skip |= OPTIONAL - extra
 
     result: dict[str, Any] = {"facts": torch_facts(), "job": args.models, "seeds": args.seeds}
     if not result["facts"]["cuda"]:
-        skip |= {c for c in CONFIGS if c != "cpu"}
-        result["note"] = "torch sees no GPU: only the CPU configuration ran"
+        skip |= {c for c, cfg in CONFIGS.items() if cfg["device"] != "cpu"}
+        result["note"] = "torch sees no GPU: only the CPU configurations ran"
 
     def save() -> None:
         if args.out:
@@ -204,7 +336,12 @@ def main(argv: list[str] | None = None) -> int:
                 ]
             for label, name, ref in runs:
                 print(f"gpu bench: {split.name} {label}", file=sys.stderr, flush=True)
-                entry[label] = run_config(split, name, args.models, args.seeds, args.timeout, ref)
+                if CONFIGS[name].get("serve"):
+                    entry[label] = run_serve(split, name, args.models, args.seeds, args.timeout)
+                else:
+                    entry[label] = run_config(
+                        split, name, args.models, args.seeds, args.timeout, ref
+                    )
                 save()
             if args.published and "cuda" not in skip:
                 print(f"gpu bench: {split.name} published-cuda", file=sys.stderr, flush=True)

@@ -727,6 +727,21 @@ _NO_FRAMES = np.zeros((0, FRAME, FRAME), np.uint8)
 _NO_ROWS = np.zeros((0, 0), np.int64)
 
 
+def start_readers() -> None:
+    """Start the fork server the split readers' pool forks from (:func:`_read_glyph_fold`),
+    with the readers imported, where a load would use a pool: a warm spare does this before
+    its job comes (:func:`studio.baselines.job.warm`), so the job's load only forks."""
+    from studio.core.procs import pool_context, usable_cores
+
+    if usable_cores() < 2:
+        return
+    ctx = pool_context(_READER_MODULES)
+    if ctx.get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 def _read_glyph_fold(
     folder: Path, progress: Progress | None
 ) -> tuple[list[Puzzle], np.ndarray, np.ndarray]:

@@ -34,6 +34,7 @@ with each probe flag's reason, so the curator's board shows shortcut-prone badge
 from __future__ import annotations
 
 import contextlib
+import importlib
 import time
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,30 @@ def try_plots(report: dict[str, Any], out_dir: Path, log: Any = None) -> dict[st
         if log is not None:
             log(f"plots could not be drawn: {type(e).__name__}: {e}", "warning")
         return {}
+
+
+def warm(device: str) -> None:
+    """A warm spare's start (:func:`studio.worker.child.await_job`): torch and, where a GPU
+    may be used, its context and first kernels (:func:`~studio.baselines.start.warm_device`);
+    the modules a baseline job imports (the runner, the loaders, the default models', the
+    plots'); the split readers' fork server. The job that comes next starts with its work."""
+    from studio.baselines import DEFAULT_MODELS, expand_models
+    from studio.baselines.data import start_readers
+    from studio.baselines.start import warm_device
+    from studio.plugins import registry
+
+    thread = warm_device(device)
+    # the runner (numpy, scipy's statistics, the loaders) and torch.nn, torch.func
+    for module in ("studio.baselines.run", "studio.baselines.trained"):
+        importlib.import_module(module)
+    reg = registry("baselines")
+    for model in expand_models(DEFAULT_MODELS):
+        reg.get(model)
+    start_readers()
+    with contextlib.suppress(ImportError):  # matplotlib: the plots are optional
+        importlib.import_module("studio.baselines.plots")
+    if thread is not None:
+        thread.join()
 
 
 def run_job(ctx: Any) -> dict[str, Any]:

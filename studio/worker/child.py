@@ -1,7 +1,8 @@
 """The worker child: one process runs one job that the host has claimed for it, then exits.
 
 ``python -m studio.worker run PROJECT JOB_ID [--parent-pid PID [--die-with-parent]]
-[--device DEVICE]`` (``analogy-studio worker run ...`` in the bundle). PROJECT is a project file
+[--device DEVICE]`` (``analogy-studio worker run ...`` in the bundle); ``run PROJECT --spare``
+starts warm and waits for the job (:func:`await_job`). PROJECT is a project file
 or a database URL; a URL that carries a password comes in the environment
 (:data:`~studio.worker.host.LOCATION_ENV`), never on the command line. The host claims the job
 and hands it to this process's pid just after it starts; the child waits a moment for that and
@@ -44,7 +45,7 @@ import traceback
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from studio.core.errors import StudioError
 from studio.store.dbfile import is_database_url, safe_location
@@ -53,7 +54,7 @@ from studio.worker.context import DbContext, JobCancelled
 from studio.worker.kinds import resolve_kind
 from studio.worker.limits import die_with_parent, mb, out_of_memory_text, own_peak_rss
 
-__all__ = ["failure_text", "job_lines", "main", "run_claimed_job"]
+__all__ = ["await_job", "failure_text", "job_lines", "main", "run_claimed_job"]
 
 #: Exit codes: 0 done; 1 failed, cancelled or interrupted (recorded); 2 the project cannot be
 #: opened; 3 the job was not handed to this process.
@@ -233,6 +234,51 @@ def job_lines(project_path: str | Path, limit: int | None = 50) -> list[str]:
     return lines
 
 
+def await_job(device: str | None, stdin: IO[str] | None = None) -> int | None:
+    """A warm spare's wait (``run --spare``): start what every job of this worker starts
+    (:func:`~studio.worker.kinds.warm_kinds`: torch, the GPU's context and kernels, the job
+    kinds' modules), then read one line ``JOB_ID<TAB>LOG_FILE`` from the host and send this
+    process's output to that job's log. None at the end of input (the host closed the pipe:
+    it stopped, or let this spare go).
+
+    A baseline job's first seconds on a GPU server are imports and the GPU's start, not its
+    work: on the H200 server measured, importing torch took 3.5–5.4 s and the GPU's context
+    and first kernels 1.2 s, of a 13.4 s job. A ``worker serve`` keeps one spare ready, so a
+    queued job starts with them done (the job itself is unchanged: it runs as ``run JOB_ID``
+    would)."""
+    from studio.worker.kinds import warm_kinds
+
+    start = time.perf_counter()
+    for problem in warm_kinds(device or "auto"):
+        print(f"worker: warm spare: {problem}", flush=True)
+    print(f"worker: warm spare ready in {time.perf_counter() - start:.1f} s", flush=True)
+    line = (stdin if stdin is not None else sys.stdin).readline()
+    job, _, log = line.rstrip("\n").partition("\t")
+    if not job.strip():
+        return None
+    if log:
+        _output_to(Path(log))
+    try:
+        return int(job)
+    except ValueError:
+        print(f"worker: warm spare: {job!r} is not a job id", flush=True)
+        return None
+
+
+def _output_to(path: Path) -> None:
+    """Point this process's stdout and stderr (the descriptors, so native code's output and
+    any child's go there too) at the end of ``path``."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+    finally:
+        os.close(fd)
+
+
 def _exit_now(code: int) -> None:
     """Leave at once after the job's end is recorded: a library's non-daemon thread or an
     ``atexit`` hook must not keep a finished worker alive (nor spin in it)."""
@@ -250,7 +296,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a job the studio claimed for this process")
     run.add_argument("project", help="the project file or database URL")
-    run.add_argument("job_id", type=int)
+    run.add_argument("job_id", type=int, nargs="?", default=None)
+    run.add_argument(
+        "--spare",
+        action="store_true",
+        help="start warm (torch, the GPU, the job kinds' modules), then run the job whose id "
+        "and log file arrive on stdin (a worker keeps one such process ready)",
+    )
     run.add_argument(
         "--parent-pid",
         type=int,
@@ -293,15 +345,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"worker: {e}", file=sys.stderr)
             return EXIT_NO_PROJECT
         return 0
+    if (args.job_id is None) != args.spare:
+        parser.error("run: give JOB_ID, or --spare without one")
     if args.parent_pid is not None:
         if args.die_with_parent:
             die_with_parent(args.parent_pid)
         if os.getppid() != args.parent_pid:  # the studio died while this process started
             print(f"worker: the studio (process {args.parent_pid}) is gone", flush=True)
             _exit_now(EXIT_NOT_MINE)
+    job_id = args.job_id
+    if args.spare:
+        job_id = await_job(args.device)
+        if job_id is None:  # the host stopped, or let this spare go
+            _exit_now(EXIT_DONE)
     code = run_claimed_job(
         resolve_location(args.project),
-        args.job_id,
+        job_id,
         parent_pid=args.parent_pid,
         claim=args.claim,
         device=args.device,

@@ -91,6 +91,8 @@ HEARTBEAT_EVERY = 5.0
 #: password (the command line, which ``ps`` shows everyone, gets the URL without it).
 LOCATION_ENV = "ANALOGY_STUDIO_LOCATION"
 _TAIL_LINES = 20
+#: A warm spare that ends within this many seconds of its start counts as failing to start.
+SPARE_YOUNG = 60.0
 
 
 def worker_command() -> list[str]:
@@ -140,6 +142,12 @@ def _process_alive(pid: int) -> bool:
         return False
     except psutil.AccessDenied:
         return True
+
+
+def _close_stdin(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        with suppress(OSError):  # a broken pipe's buffered bytes: nobody reads them now
+            proc.stdin.close()
 
 
 def death_text(returncode: int) -> str:
@@ -227,6 +235,7 @@ class WorkerHost:
         dead_after: float | None = None,
         requeue_lost: bool = False,
         device: str | None = None,
+        spare: bool = False,
     ) -> None:
         """``project_path``: a project file or a database URL. ``memory_limit``: bytes a job's
         process tree may hold unless the job's ``memory_limit_mb`` says (default: half the
@@ -236,7 +245,8 @@ class WorkerHost:
         running jobs; ``dead_after``: requeue other workers' jobs with no heartbeat for that
         long (None: never, as in the studio's window); ``requeue_lost``: jobs this machine
         lost (a dead host found on start, a :meth:`shutdown`) go back to the queue rather
-        than being recorded interrupted; ``device``: what a job asking for ``auto`` gets."""
+        than being recorded interrupted; ``device``: what a job asking for ``auto`` gets;
+        ``spare``: keep one warm child ready (:meth:`_keep_spare`)."""
         self.is_url = is_database_url(project_path)
         self.project_path: str | Path = (
             str(project_path) if self.is_url else Path(project_path).resolve()
@@ -259,6 +269,10 @@ class WorkerHost:
         #: caller drains it (:meth:`take_events`)
         self.events: list[str] = []
         self._children: dict[int, _Child] = {}
+        self.spare = bool(spare)
+        self._spare: subprocess.Popen[bytes] | None = None
+        self._spare_started = 0.0
+        self._spare_deaths = 0  # spares that ended young, one after another
         self._closed = False
         self._memory_read_at = 0.0
         self._beat_at = time.monotonic()
@@ -315,6 +329,11 @@ class WorkerHost:
             for c in sorted(self._children.values(), key=lambda c: c.job_id)
         ]
 
+    @property
+    def spare_pid(self) -> int | None:
+        """The warm spare's process id, while one is kept (``spare``), else None."""
+        return None if self._spare is None else self._spare.pid
+
     def running_jobs(self) -> list[int]:
         """Ids of the jobs whose child this host watches."""
         return sorted(self._children)
@@ -367,6 +386,8 @@ class WorkerHost:
                 break
             self._spawn(job)
             changed.append(job.id)
+        if self.spare:
+            self._keep_spare()
         return changed
 
     def cancel(self, job_id: int) -> None:
@@ -387,6 +408,7 @@ class WorkerHost:
         if self._closed:
             return
         self._closed = True
+        self._drop_spare()
         for child in self._children.values():
             self._signal(child, signal.SIGKILL, group=True)
         for child in self._children.values():
@@ -408,46 +430,115 @@ class WorkerHost:
         self.queue.close()
 
     # ---- internals -------------------------------------------------------------------------
-    def _spawn(self, job: JobRecord) -> None:
-        """Start the child for a job this host has just claimed (no pid yet) and hand the job
-        to it; a child that cannot start fails the job, one whose job was taken meanwhile
-        (cancelled) is killed."""
-        work_dir = self.queue.work_dir(job.id)
-        log_path = work_dir / "worker.log"
-        memory_limit, stall_after = self._limits(job.params)
-        cmd = [
-            *self.command,
-            "run",
-            self.where,
-            str(job.id),
-            "--parent-pid",
-            str(os.getpid()),
-        ]
+    def _command(self, *args: str) -> list[str]:
+        """A child's command line: ``run`` and ``args``, the parent's pid, the device."""
+        cmd = [*self.command, "run", self.where, *args, "--parent-pid", str(os.getpid())]
         if self.device:
             cmd += ["--device", self.device]
         if threading.current_thread() is threading.main_thread():
             # the kernel's parent-death signal follows the thread that started the child: only
             # the main thread lives as long as the studio
             cmd.append("--die-with-parent")
+        return cmd
+
+    def _env(self) -> dict[str, str]:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop(LOCATION_ENV, None)
         if str(self.project_path) != self.where and self.is_url:
             env[LOCATION_ENV] = str(self.project_path)  # the password stays off the command line
+        return env
+
+    def _keep_spare(self) -> None:
+        """Keep one warm child ready (``worker run --spare``): started now, it imports torch
+        and starts the GPU while no job waits, and the next claimed job is handed to it
+        (:meth:`_spawn`) instead of to a process that would start all that then. A spare
+        that ends by itself is replaced; after three that ended within
+        :data:`SPARE_YOUNG` seconds of their start, jobs start cold again (and the events
+        say why)."""
+        if self._closed:
+            return
+        proc = self._spare
+        if proc is not None:
+            code = proc.poll()
+            if code is None:
+                return
+            self._spare = None
+            _close_stdin(proc)
+            young = time.monotonic() - self._spare_started < SPARE_YOUNG
+            self._spare_deaths = self._spare_deaths + 1 if young else 0
+            self.events.append(f"the warm spare process {proc.pid} ended ({death_text(code)})")
+            if self._spare_deaths >= 3:
+                self.spare = False
+                self.events.append("warm spares keep ending: jobs start in a fresh process")
+                return
+        try:
+            self._spare = subprocess.Popen(
+                self._command("--spare"),
+                stdin=subprocess.PIPE,
+                start_new_session=True,
+                env=self._env(),
+            )
+        except OSError as e:
+            self.spare = False
+            self.events.append(f"no warm spare (it could not start: {e}); jobs start cold")
+            return
+        self._spare_started = time.monotonic()
+
+    def _take_spare(self, job_id: int, log_path: Path) -> subprocess.Popen[bytes] | None:
+        """Hand a job to the warm spare: its id and log file on the spare's stdin. None when
+        there is no live spare (or it died as it was told)."""
+        proc, self._spare = self._spare, None
+        if proc is None or proc.stdin is None:
+            return None
+        try:
+            if proc.poll() is not None:
+                raise BrokenPipeError
+            proc.stdin.write(f"{job_id}\t{log_path}\n".encode())
+            proc.stdin.close()
+        except OSError:  # it died meanwhile: a fresh process instead
+            _close_stdin(proc)
+            with suppress(OSError):
+                proc.kill()
+            proc.wait()
+            return None
+        return proc
+
+    def _drop_spare(self) -> None:
+        proc, self._spare = self._spare, None
+        if proc is None:
+            return
+        _close_stdin(proc)  # it leaves at the end of its input, or is killed now
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+
+    def _spawn(self, job: JobRecord) -> None:
+        """Start the child for a job this host has just claimed (no pid yet), or hand it to the
+        warm spare, and hand the job to it; a child that cannot start fails the job, one whose
+        job was taken meanwhile (cancelled) is killed."""
+        work_dir = self.queue.work_dir(job.id)
+        log_path = work_dir / "worker.log"
+        memory_limit, stall_after = self._limits(job.params)
+        cmd = self._command(str(job.id))
         try:
             work_dir.mkdir(parents=True, exist_ok=True)
             with open(log_path, "ab") as log:
                 offset = log.tell()
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-                log.write(f"=== {stamp} attempt {job.attempts}: {' '.join(cmd)}\n".encode())
+                proc = self._take_spare(job.id, log_path) if self._spare is not None else None
+                how = " ".join(cmd) if proc is None else f"the warm spare process {proc.pid}"
+                log.write(f"=== {stamp} attempt {job.attempts}: {how}\n".encode())
                 log.flush()
-                proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    env=env,
-                )
+                if proc is None:
+                    proc = subprocess.Popen(
+                        cmd,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                        env=self._env(),
+                    )
         except OSError as e:
             self.queue.finish(
                 job.id,

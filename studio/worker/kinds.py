@@ -12,7 +12,7 @@ from typing import Any
 
 from studio.core.errors import StudioError
 
-__all__ = ["JOB_KINDS", "JobFunction", "register_kind", "resolve_kind"]
+__all__ = ["JOB_KINDS", "JOB_WARMERS", "JobFunction", "register_kind", "resolve_kind", "warm_kinds"]
 
 JobFunction = Callable[[Any], dict[str, Any]]  # run(ctx: JobContext) -> JSON result
 
@@ -22,6 +22,27 @@ JOB_KINDS: dict[str, str] = {
     # trains the glyph encoder of the suggestions (issue 30) on every rendered glyph
     "encoder": "studio.suggest.job:run_job",
 }
+
+
+#: What a warm spare (``worker run --spare``) starts before its job comes: per kind,
+#: ``"module:function"`` called with the worker's device. Only kinds whose start is slow.
+JOB_WARMERS: dict[str, str] = {
+    "baseline": "studio.baselines.job:warm",
+}
+
+
+def warm_kinds(device: str) -> list[str]:
+    """Run every kind's warmer (:data:`JOB_WARMERS`); the problems, one line each. A warmer
+    that fails costs its job nothing but the time it would have saved: the job imports and
+    starts what it needs itself, and says what is wrong then."""
+    problems = []
+    for kind, target in JOB_WARMERS.items():
+        module_name, _, attr = target.partition(":")
+        try:
+            getattr(importlib.import_module(module_name), attr)(device)
+        except Exception as e:
+            problems.append(f"{kind}: {type(e).__name__}: {e}")
+    return problems
 
 
 def register_kind(kind: str, target: str, *, replace: bool = False) -> None:

@@ -15,7 +15,9 @@ machine ("gpu-box-1 · pid 4242", shown in the Baselines tab):
 - on SIGTERM or Ctrl+C stops cleanly: its running jobs go back to the queue, resumable, and it
   exits 0;
 - logs one line per event on stderr (``2026-01-02 03:04:05 gpu-box-1: job 12 done``);
-- rides out a database that goes away (a server restart): it logs the reason and tries again.
+- rides out a database that goes away (a server restart): it logs the reason and tries again;
+- keeps a warm spare process ready (``--spare``, on unless ``--once``): torch imported and the
+  GPU started before a job comes, so a queued job starts with its own work.
 
 ``--once`` serves until nothing is queued or running here, then exits (a cron job, a test).
 With a project file instead of a URL it is the local runner (as ``analogy-studio jobs run``).
@@ -71,11 +73,14 @@ def serve(
     poll_every: float = POLL_EVERY,
     out: TextIO | None = None,
     should_stop: Callable[[], bool] | None = None,
+    spare: bool | None = None,
 ) -> int:
     """Serve the project's queue until SIGTERM/SIGINT (or ``should_stop()``; with ``once``:
     until nothing is queued or running here). Returns 0 after a clean stop; raises
     :class:`~studio.core.errors.StudioError` when the project cannot be opened at the start.
-    Install no signal handlers when called off the main thread (``should_stop`` then)."""
+    Install no signal handlers when called off the main thread (``should_stop`` then).
+    ``spare``: keep a warm process ready for the next job (default: unless ``once``; see
+    :meth:`~studio.worker.host.WorkerHost._keep_spare`)."""
     # imported here: the CLI builds its parser (add_serve_arguments) without paying for these
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -111,6 +116,7 @@ def serve(
         dead_after=dead_after,
         requeue_lost=True,
         device=None if device == "auto" else device,
+        spare=not once if spare is None else spare,
     )
     where = safe_location(location)
     previous: dict[int, object] = {}
@@ -122,7 +128,7 @@ def serve(
         log(
             f"worker {host.worker} serves {where} (device {device}, up to {host.max_running} "
             f"job{'s' if host.max_running != 1 else ''} at once, heartbeat {heartbeat:g} s, "
-            f"others dead after {dead_after:g} s)"
+            f"others dead after {dead_after:g} s{', keeps a warm spare' if host.spare else ''})"
         )
         if lost:
             log(f"jobs this machine lost before: {', '.join(map(str, lost))}; back in the queue")
@@ -200,6 +206,13 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {DEAD_AFTER:g})",
     )
     parser.add_argument(
+        "--spare",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep a warm process ready for the next job: torch imported and the GPU started "
+        "before the job comes (default: on, off with --once)",
+    )
+    parser.add_argument(
         "--name",
         default=None,
         metavar="MACHINE",
@@ -217,6 +230,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         heartbeat=args.heartbeat,
         dead_after=args.dead_after,
         machine=args.name,
+        spare=args.spare,
     )
 
 
