@@ -24,30 +24,23 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QEvent,
     QItemSelectionModel,
-    QModelIndex,
     QObject,
-    QPersistentModelIndex,
     QRect,
-    QSize,
     Qt,
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QAction, QColor, QIcon, QImage, QKeyEvent, QPixmap
+from PySide6.QtGui import QAction, QColor, QImage, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
     QComboBox,
-    QDialog,
-    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QListView,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
@@ -75,53 +68,48 @@ from studio.curation import (
     GeneratedSet,
     PuzzleFilter,
     PuzzlesChanged,
-    Replacement,
     draw_item_again,
     feature_warning_grade,
     is_feature_warning,
 )
 from studio.generate.params import ALL_RULES
 from studio.generate.request import GenerationRequest
+from studio.gui.board_list import (
+    COLUMNS,
+    CONCEPT_COL,
+    ERRORS_COL,
+    LAYOUT_COL,
+    PEOPLE_COL,
+    SHORTCUT,
+    SHORTCUT_COL,
+    STATUS_COL,
+    STATUS_COLOURS,
+    WARNINGS_COL,
+    PuzzleTableModel,
+    flag_lines,
+    flag_text,
+    people_text,
+)
+from studio.gui.foil_dialog import ReplaceFoilDialog
 from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.glyph_grid import FontSource, ThumbnailLoader
 from studio.gui.item_foil_dialog import ReplaceItemFoilDialog
 from studio.gui.item_sheet import ItemSheetView
 from studio.gui.jobs import ThreadJob
 from studio.gui.settings import StudioSettings
-from studio.gui.sheet_view import ERROR, KEY, WARNING, SheetView
+from studio.gui.sheet_view import ERROR, WARNING, SheetView
 from studio.gui.split_stats import SplitStatsPanel
-from studio.gui.widgets import cell_width, header_width, refill_combo, replace_buttons
+from studio.gui.widgets import cell_width, header_width, refill_combo
 from studio.stimuli.items import StimulusPuzzle
 from studio.stimuli.pictures import ItemSheets
-from studio.store.project import GlyphRecord, PuzzleSummary
+from studio.store.project import GlyphRecord
 
 if TYPE_CHECKING:
     from studio.app import Studio
 
-PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("Puzzle", "Layout", "Rule", "Concept", "Status", "Err.", "Warn.", "Shortcut", "People")
-COLUMN_TIPS = {
-    "Puzzle": "The puzzle's id: its part of the split and its number",
-    "Err.": "Findings from the annotations: a foil completes a rule (the puzzle is invalid)",
-    "Warn.": "Warnings from image features: a foil may complete a rule the annotations miss",
-    "Shortcut": "Shortcut-prone: a baseline that does not see the whole puzzle (context-blind"
-    " or partial input) chose the key in every seed with high confidence (Baselines tab)",
-    "People": "People's accuracy in the set's pilots (analogy-studio pilot import): the share"
-    " of answers that chose the key, and how many answers; red where people fail it",
-}
-LAYOUT_COL = 1
-
-
-def people_text(right: int, answers: int) -> str:
-    """A People cell: the share of answers that chose the key, and how many answered."""
-    return f"{right / answers:.0%} ({answers})"
-
-
-CONCEPT_COL, STATUS_COL, ERRORS_COL, WARNINGS_COL, SHORTCUT_COL, PEOPLE_COL = 3, 4, 5, 6, 7, 8
 #: the widest the list may ask the splitter for, so that the Shortcut and People columns show
 #: without scrolling sideways and the sheet keeps room at 1280 px (issue 29 review)
 LIST_MAX_WIDTH = 600
-PEOPLE_FAIL = QColor("#b42318")
 #: The statistics pane: its least width, the width it keeps before the sheet's buttons get one
 #: row, and the most of the board's width it takes (its text wraps to whatever it gets).
 STATS_MIN_WIDTH = 240
@@ -131,31 +119,6 @@ STATS_MAX_SHARE = 25
 #: one at least: as tall as its findings, so the sheet keeps the rest (issue 28: the list was
 #: three lines tall with more findings, and the sheet's legend sat below the fold without).
 EVIDENCE_LINES = 6
-SHORTCUT = QColor("#e65100")
-
-
-def flag_text(flags: Sequence[Any]) -> str:
-    """The strongest flag in a few characters: ``blind 0.91``."""
-    best = max(flags, key=lambda f: f.confidence)
-    return f"{best.model} {best.confidence:.2f}"
-
-
-def flag_lines(flags: Sequence[Any]) -> list[str]:
-    """One line per flag; an answers-only probe's flag adds why it chose (its ``reason``)."""
-    return [
-        f"Shortcut-prone: {f.model} chose the key in {f.seeds_correct} of {f.seeds} seeds,"
-        f" mean confidence {f.confidence:.2f} (job {f.job_id})"
-        + (f": {f.reason}" if getattr(f, "reason", "") else "")
-        for f in sorted(flags, key=lambda f: -f.confidence)
-    ]
-
-
-STATUS_COLOURS = {
-    "draft": QColor("#555555"),
-    "flagged": ERROR,
-    "approved": KEY,
-    "rejected": QColor("#7b1fa2"),
-}
 #: Puzzle actions that replace a foil: a glyph puzzle's from the annotations, a stimulus
 #: item's from its family's own candidates (offered where the family has them)
 FOIL_EDITS = ("puzzle.replace_foil",)
@@ -185,181 +148,8 @@ GRADE_CHOICES = (
     ("medium", "medium and high"),
     ("high", "high only"),
 )
+#: an image-feature warning that does not count, in the findings list under the sheet
 QUIET = QColor("#9e9e9e")
-
-
-# ---- the list ----------------------------------------------------------------------------------
-_MODEL_ROLES = frozenset(
-    {
-        Qt.ItemDataRole.DisplayRole,
-        Qt.ItemDataRole.ForegroundRole,
-        Qt.ItemDataRole.TextAlignmentRole,
-        Qt.ItemDataRole.ToolTipRole,
-        PUZZLE_ROLE,
-    }
-)
-
-
-class PuzzleTableModel(QAbstractTableModel):
-    """Rows are puzzle summaries (no record parsed, so 10,000 rows load at once); an edited
-    puzzle stays in place until the filter is applied again, so a row does not jump away
-    under the curator's cursor."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.rows: list[PuzzleSummary] = []
-        self._row_of: dict[str, int] = {}
-        self.shortcuts: Mapping[str, Sequence[Any]] = {}
-        #: puzzle id → (people who chose the key, answers) in the set's pilots (issue 29)
-        self.human: Mapping[str, tuple[int, int]] = {}
-        self.people_fail: frozenset[str] = frozenset()
-        self.people_split: frozenset[str] = frozenset()
-        #: puzzle id → its warnings that do not count, with why (set by the board)
-        self.quiet_of: Callable[[str], Sequence[tuple[Any, str]]] | None = None
-
-    def set_puzzles(
-        self, puzzles: Sequence[PuzzleSummary], flags: Mapping[str, Sequence[Any]] | None = None
-    ) -> None:
-        self.beginResetModel()
-        self.rows = list(puzzles)
-        if flags is not None:
-            self.shortcuts = flags
-        self._reindex()
-        self.endResetModel()
-
-    def has_flags(self) -> bool:
-        return bool(self.shortcuts)
-
-    def set_flags(self, flags: Mapping[str, Sequence[Any]]) -> None:
-        self.shortcuts = flags
-        if self.rows:
-            last = len(self.rows) - 1
-            self.dataChanged.emit(self.index(0, SHORTCUT_COL), self.index(last, SHORTCUT_COL))
-
-    def _reindex(self) -> None:
-        self._row_of = {p.id: i for i, p in enumerate(self.rows)}
-
-    def update_puzzle(self, cp: PuzzleSummary) -> None:
-        row = self._row_of.get(cp.id)
-        if row is None:
-            return
-        self.rows[row] = cp
-        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
-
-    def row_of(self, puzzle_id: str) -> int | None:
-        return self._row_of.get(puzzle_id)
-
-    def puzzle(self, row: int) -> PuzzleSummary:
-        return self.rows[row]
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return COLUMN_TIPS.get(COLUMNS[section])
-        return None
-
-    def set_human(
-        self,
-        human: Mapping[str, tuple[int, int]],
-        fail: Sequence[str],
-        split: Sequence[str] = (),
-    ) -> None:
-        self.human, self.people_fail = human, frozenset(fail)
-        self.people_split = frozenset(split)
-        if self.rows:
-            last = len(self.rows) - 1
-            self.dataChanged.emit(self.index(0, PEOPLE_COL), self.index(last, PEOPLE_COL))
-
-    def _cell(self, s: PuzzleSummary, col: int) -> Any:
-        if col == SHORTCUT_COL:
-            flags = self.shortcuts.get(s.id)
-            return flag_text(flags) if flags else ""
-        if col == PEOPLE_COL:
-            got = self.human.get(s.id)
-            return people_text(*got) if got else ""
-        return (s.id, s.layout, s.rule, s.concept, s.status, s.errors, s.warnings)[col]
-
-    def _sort_key(self, s: PuzzleSummary, col: int) -> Any:
-        """People sort by their accuracy, then by how many answered (not as text: "100% (3)"
-        sorted before "33% (3)"); puzzles without answers first."""
-        if col == PEOPLE_COL:
-            got = self.human.get(s.id)
-            return (1, got[0] / got[1], got[1]) if got else (0, 0.0, 0)
-        return self._cell(s, col)
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
-        if role not in _MODEL_ROLES or not index.isValid():
-            return None  # most roles a view asks for at every paint: answered at once
-        cp = self.rows[index.row()]
-        col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            value = self._cell(cp, col)
-            if col in (ERRORS_COL, WARNINGS_COL):
-                return str(value) if value else ""
-            return value
-        if role == PUZZLE_ROLE:
-            return cp
-        if role == Qt.ItemDataRole.ForegroundRole:
-            if col == STATUS_COL:
-                return STATUS_COLOURS.get(cp.status)
-            if col == ERRORS_COL and cp.errors:
-                return ERROR
-            if col == WARNINGS_COL and cp.warnings:
-                return WARNING
-            if col == SHORTCUT_COL:
-                return SHORTCUT
-            if col == PEOPLE_COL and cp.id in self.people_fail:
-                return PEOPLE_FAIL
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (ERRORS_COL, WARNINGS_COL):
-            return int(Qt.AlignmentFlag.AlignCenter)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f"{cp.rule} over {cp.concept} ({cp.split}): {cp.status}"]
-            if cp.errors or cp.warnings:
-                lines.append(f"{cp.errors} errors, {cp.warnings} warnings")
-            quiet = self.quiet_of(cp.id) if self.quiet_of is not None else ()
-            if quiet:
-                lines.append(
-                    f"{len(quiet)} image-feature warning{'s' if len(quiet) != 1 else ''} not"
-                    " counted: " + ", ".join(f"{f.concept} ({why})" for f, why in quiet)
-                )
-            if cp.id in self.shortcuts:
-                lines.extend(flag_lines(self.shortcuts[cp.id]))
-            if cp.id in self.human:
-                right, n = self.human[cp.id]
-                fails = (
-                    " — people fail it (left out of bulk approval)"
-                    if cp.id in self.people_fail
-                    else ""
-                )
-                lines.append(f"People: {right} of {n} answers chose the key{fails}")
-                if cp.id in self.people_split:
-                    lines.append(
-                        "People split between the key and a foil (a second defensible answer?)"
-                    )
-            if cp.comment:
-                lines.append(f"Comment: {cp.comment}")
-            if cp.author:
-                lines.append(f"Last changed by {cp.author}, {cp.updated_at}")
-            return "\n".join(lines)
-        return None
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        self.layoutAboutToBeChanged.emit()
-        self.rows.sort(
-            key=lambda cp: self._sort_key(cp, column),
-            reverse=order == Qt.SortOrder.DescendingOrder,
-        )
-        self._reindex()
-        self.layoutChanged.emit()
 
 
 # ---- the comment field -------------------------------------------------------------------------
@@ -379,116 +169,6 @@ class CommentField(QLineEdit):
             self.done.emit()
             return
         super().keyPressEvent(event)
-
-
-# ---- dialogs -------------------------------------------------------------------------------------
-class ReplaceFoilDialog(QDialog):
-    """Lists valid replacements for one foil, with thumbnails; choose one and press Replace."""
-
-    def __init__(
-        self,
-        cp: CuratedPuzzle,
-        foil: int,
-        candidates: Callable[[int], list[Replacement]],
-        thumbnail: Callable[[GlyphKey], QImage | None],
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.setObjectName("replaceFoilDialog")
-        self.setWindowTitle(f"Replace a foil of puzzle {cp.id}")
-        self.resize(620, 460)
-        self._candidates = candidates
-        self._thumbnail = thumbnail
-        self.cp = cp
-        self.replacements: list[Replacement] = []
-
-        self.foil_combo = QComboBox(objectName="foilCombo")
-        for i in cp.puzzle.foils:
-            bad = [f for f in cp.problems if f.answer == i]
-            mark = " — " + bad[0].message().split(" ", 2)[2] if bad else ""
-            self.foil_combo.addItem(f"Answer {i + 1} ({cp.puzzle.answers[i]}){mark}", i)
-        self.foil_combo.setCurrentIndex(max(0, self.foil_combo.findData(foil)))
-        self.foil_combo.currentIndexChanged.connect(lambda _i: self._fill())
-
-        self.list = QListWidget(objectName="replacementList")
-        self.list.setViewMode(QListView.ViewMode.IconMode)
-        self.list.setIconSize(QSize(80, 80))
-        self.list.setGridSize(QSize(124, 128))
-        self.list.setResizeMode(QListView.ResizeMode.Adjust)
-        self.list.setMovement(QListView.Movement.Static)
-        self.list.setWordWrap(True)
-        self.list.itemSelectionChanged.connect(self._update_ok)
-        self.list.itemDoubleClicked.connect(lambda _item: self.accept())
-        self.note = QLabel(objectName="replacementNote", wordWrap=True)
-
-        self.buttons = replace_buttons(self)
-
-        form = QHBoxLayout()
-        form.addWidget(QLabel("Foil"))
-        form.addWidget(self.foil_combo, 1)
-        lay = QVBoxLayout(self)
-        lay.addLayout(form)
-        lay.addWidget(self.list, 1)
-        lay.addWidget(self.note)
-        lay.addWidget(self.buttons)
-        self._fill()
-
-    def foil(self) -> int:
-        return int(self.foil_combo.currentData())
-
-    def chosen(self) -> GlyphKey | None:
-        items = self.list.selectedItems()
-        return items[0].data(PUZZLE_ROLE) if items else None
-
-    def _fill(self) -> None:
-        self.list.clear()
-        try:
-            self.replacements = self._candidates(self.foil())
-        except StudioError as e:
-            self.replacements = []
-            self.note.setText(str(e))
-        for r in self.replacements:
-            values = ", ".join(v or "present" for v in r.values)
-            text = ("⚠ " if r.warned else "") + f"U+{r.glyph.codepoint:04X}\n{values}"
-            item = QListWidgetItem(text)
-            item.setData(PUZZLE_ROLE, r.glyph)
-            item.setToolTip(
-                f"{r.glyph}\n{self.cp.puzzle.concept} = {values}"
-                + ("\nthe image features warn about this one" if r.warned else "")
-            )
-            if r.warned:
-                item.setForeground(WARNING)
-            self.list.addItem(item)
-        if not self.replacements:
-            self.note.setText(
-                "No glyph of this concept can replace this foil without breaking the puzzle; "
-                "regenerate the puzzle or reject it."
-            )
-        else:
-            self.note.setText(
-                f"{len(self.replacements)} valid replacements, best first (values the other "
-                "foils lack first; ⚠ = image features warn)."
-            )
-        if self.list.count():
-            # the best candidate (the ranking's first) is chosen: Enter takes it
-            self.list.setCurrentRow(0)
-            self.list.item(0).setSelected(True)
-            self.list.setFocus()
-        self.refresh_thumbnails()
-        self._update_ok()
-
-    def refresh_thumbnails(self) -> None:
-        for i in range(self.list.count()):
-            item = self.list.item(i)
-            if item.icon().isNull():
-                img = self._thumbnail(item.data(PUZZLE_ROLE))
-                if img is not None:
-                    item.setIcon(QIcon(QPixmap.fromImage(img)))
-
-    def _update_ok(self) -> None:
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(
-            self.chosen() is not None
-        )
 
 
 # ---- background work ---------------------------------------------------------------------------

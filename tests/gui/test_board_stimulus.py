@@ -11,7 +11,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from studio.gui.curator_board import COLUMNS, CuratorBoard
+from studio.gui.board_list import COLUMNS
+from studio.gui.curator_board import CuratorBoard
 from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.main_window import MainWindow
 from studio.stimuli.items import StimulusPuzzle

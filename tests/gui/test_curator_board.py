@@ -16,11 +16,9 @@ from studio.app import Studio
 from studio.curation import PuzzleFilter
 from studio.demo import build_demo
 from studio.generate.params import SplitParams
-from studio.gui.curator_board import (
-    COLUMNS,
-    CuratorBoard,
-    ReplaceFoilDialog,
-)
+from studio.gui.board_list import COLUMNS
+from studio.gui.curator_board import CuratorBoard
+from studio.gui.foil_dialog import ReplaceFoilDialog
 from studio.gui.generate_dialog import GenerateSplitDialog
 from studio.gui.main_window import MainWindow
 from studio.store.project import Project

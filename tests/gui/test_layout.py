@@ -33,7 +33,7 @@ from studio.core.keys import GlyphKey
 from studio.curation import Curator, PuzzleFilter
 from studio.demo import build_demo
 from studio.generate.params import SplitParams
-from studio.gui.curator_board import COLUMNS
+from studio.gui.board_list import COLUMNS
 from studio.gui.dashboard import COL_PROGRESS
 from studio.gui.glyph_grid import IMAGE_ROLE
 from studio.gui.main_window import MainWindow

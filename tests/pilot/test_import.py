@@ -91,7 +91,8 @@ def test_the_board_shows_people_and_keeps_what_they_fail_out_of_bulk_approval(
 
     from studio.app import Studio
     from studio.curation import Curator
-    from studio.gui.curator_board import PEOPLE_COL, PEOPLE_FAIL, CuratorBoard
+    from studio.gui.board_list import PEOPLE_COL, PEOPLE_FAIL
+    from studio.gui.curator_board import CuratorBoard
     from studio.gui.widgets import cell_width
     from studio.store.pilots import StoredAnswer
 
@@ -169,7 +170,7 @@ def test_puzzles_menu_imports_a_pilot_for_the_open_set(
     from PySide6.QtCore import Qt
 
     from studio.app import Studio
-    from studio.gui.curator_board import PEOPLE_COL
+    from studio.gui.board_list import PEOPLE_COL
     from studio.gui.main_window import MainWindow
     from studio.gui.settings import StudioSettings
 
