@@ -237,7 +237,7 @@ def run_serve(split: Path, name: str, models: str, seeds: int, timeout: float) -
                         time.sleep(0.02)
                     seconds = round(time.perf_counter() - t, 2)
                 if job.status != "done":
-                    out["jobs"].append({"error": job.error[-2000:]})
+                    out["jobs"].append({"error": (job.error or job.status)[-2000:]})
                     break
                 report = job.result
                 models_ = report["models"]

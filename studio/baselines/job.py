@@ -180,19 +180,24 @@ def run_job(ctx: Any) -> dict[str, Any]:
         ctx.save_checkpoint({"fingerprint": fingerprint, "units": units})
         saved_at, unsaved = time.monotonic(), False
 
+    def save_due() -> None:
+        # a save writes every unit so far, each with its choice per puzzle (18 saves took
+        # 0.85 s of a 13 s GPU job, on the thread that launches the GPU's work): at most one
+        # every CHECKPOINT_EVERY seconds while models train — looked at after each unit and
+        # before each batch, so a unit waits that long at most (a model's seeds end
+        # together) — and one whenever the run ends
+        if unsaved and time.monotonic() - saved_at >= CHECKPOINT_EVERY:
+            save()
+
     def on_unit(key: str, result: dict[str, Any]) -> None:
-        # saved at most every CHECKPOINT_EVERY seconds while models train (a save writes
-        # every unit so far, each with its choice per puzzle: 18 of them took 0.85 s of a
-        # 13 s GPU job, on the thread that launches the GPU's work), and whenever the run
-        # ends: a crash loses at most that many seconds of training
         nonlocal unsaved
         units[key] = result
         unsaved = True
-        if time.monotonic() - saved_at >= CHECKPOINT_EVERY:
-            save()
+        save_due()
 
     def should_stop() -> bool:
         ctx.check_cancel()  # raises the worker's JobCancelled
+        save_due()
         return False
 
     try:
@@ -217,15 +222,12 @@ def run_job(ctx: Any) -> dict[str, Any]:
             on_device=ctx.set_device,
             warm=warm,
         )
-    except BaselineCancelled:
-        if unsaved:
-            save()
-        ctx.check_cancel()
-        raise
-    except BaseException:
+    except BaseException as e:
         if unsaved:
             with contextlib.suppress(Exception):  # the error matters more than the save
                 save()
+        if isinstance(e, BaselineCancelled):
+            ctx.check_cancel()  # the worker's JobCancelled, when that was the reason
         raise
     if unsaved:
         save()

@@ -740,10 +740,9 @@ def run_baselines(
     # studio's window (lower_priority) nothing runs before the job is niced
     if not lower_priority:
         training_free()
+    since = time.perf_counter()
     if warming is not None and any_trained:
-        since = time.perf_counter()
         warming.join()
-        lap("torch_wait", since)
     device_name = "cpu (numpy, training-free only)"
     torch_device = "cpu"
     if any_trained:
@@ -754,6 +753,7 @@ def run_baselines(
         choice = choose_device(device, leave_core_free=lower_priority)
         apply_device(choice, lower_priority=lower_priority)
         device_name, torch_device = choice.name, choice.torch_device
+        lap("torch_wait", since)  # its start (or import, on the CPU) not done beside the load
         say(f"device: {device_name}")
     if on_device is not None:  # the job list names the device while the job trains
         on_device(device_name)

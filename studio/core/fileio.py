@@ -185,7 +185,8 @@ def json_text(value: object, indent: int = 1) -> str:
         if isinstance(v, dict):
             parts.append("{")
             for k, (key, item) in enumerate(v.items()):
-                parts.append(("," if k else "") + pad + compact(str(key)) + ": ")
+                # the key as json writes it (True as "true", 1.5 as "1.5"; a tuple refused)
+                parts.append(("," if k else "") + pad + compact({key: 0})[1:-4] + ": ")
                 put(item, depth + 1, _MEMBER_WIDTH)
             parts.append("\n" + " " * (indent * depth) + "}")
         else:

@@ -49,12 +49,12 @@ from typing import IO, Any
 
 from studio.core.errors import StudioError
 from studio.store.dbfile import is_database_url, safe_location
-from studio.store.jobs import JobQueue, JobRecord
+from studio.store.jobs import JobQueue, JobRecord, job_work_dir
 from studio.worker.context import DbContext, JobCancelled
 from studio.worker.kinds import resolve_kind
 from studio.worker.limits import die_with_parent, mb, out_of_memory_text, own_peak_rss
 
-__all__ = ["await_job", "failure_text", "job_lines", "main", "run_claimed_job"]
+__all__ = ["await_job", "failure_text", "job_lines", "main", "output_to", "run_claimed_job"]
 
 #: Exit codes: 0 done; 1 failed, cancelled or interrupted (recorded); 2 the project cannot be
 #: opened; 3 the job was not handed to this process.
@@ -235,11 +235,10 @@ def job_lines(project_path: str | Path, limit: int | None = 50) -> list[str]:
 
 
 def await_job(device: str | None, stdin: IO[str] | None = None) -> int | None:
-    """A warm spare's wait (``run --spare``): start what every job of this worker starts
+    """A warm spare's wait (``run --spare``): start what a job of this worker starts
     (:func:`~studio.worker.kinds.warm_kinds`: torch, the GPU's context and kernels, the job
-    kinds' modules), then read one line ``JOB_ID<TAB>LOG_FILE`` from the host and send this
-    process's output to that job's log. None at the end of input (the host closed the pipe:
-    it stopped, or let this spare go).
+    kinds' modules), say so, then read the id of the job to run, one line from the host.
+    None at the end of input (the host closed the pipe: it stopped, or let this spare go).
 
     A baseline job's first seconds on a GPU server are imports and the GPU's start, not its
     work: on the H200 server measured, importing torch took 3.5–5.4 s and the GPU's context
@@ -252,22 +251,23 @@ def await_job(device: str | None, stdin: IO[str] | None = None) -> int | None:
     for problem in warm_kinds(device or "auto"):
         print(f"worker: warm spare: {problem}", flush=True)
     print(f"worker: warm spare ready in {time.perf_counter() - start:.1f} s", flush=True)
-    line = (stdin if stdin is not None else sys.stdin).readline()
-    job, _, log = line.rstrip("\n").partition("\t")
-    if not job.strip():
+    line = (stdin if stdin is not None else sys.stdin).readline().strip()
+    if not line:
         return None
-    if log:
-        _output_to(Path(log))
     try:
-        return int(job)
+        return int(line)
     except ValueError:
-        print(f"worker: warm spare: {job!r} is not a job id", flush=True)
+        print(f"worker: warm spare: {line!r} is not a job id", flush=True)
         return None
 
 
-def _output_to(path: Path) -> None:
+def output_to(path: Path) -> None:
     """Point this process's stdout and stderr (the descriptors, so native code's output and
-    any child's go there too) at the end of ``path``."""
+    that of any process it starts from now on go there too) at the end of ``path``: a warm
+    spare's output goes to the log of the job it was handed. (The split readers' fork server,
+    which the spare started while it warmed, keeps writing where the spare did: the
+    server's log.)"""
+    path.parent.mkdir(parents=True, exist_ok=True)
     for stream in (sys.stdout, sys.stderr):
         with suppress(OSError, ValueError, AttributeError):
             stream.flush()
@@ -354,12 +354,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"worker: the studio (process {args.parent_pid}) is gone", flush=True)
             _exit_now(EXIT_NOT_MINE)
     job_id = args.job_id
+    location = resolve_location(args.project)
     if args.spare:
         job_id = await_job(args.device)
         if job_id is None:  # the host stopped, or let this spare go
             _exit_now(EXIT_DONE)
+        with suppress(OSError):  # unwritable: the output stays where it was (the job's
+            output_to(job_work_dir(location, job_id) / "worker.log")  # rows still say it)
     code = run_claimed_job(
-        resolve_location(args.project),
+        location,
         job_id,
         parent_pid=args.parent_pid,
         claim=args.claim,

@@ -93,6 +93,8 @@ LOCATION_ENV = "ANALOGY_STUDIO_LOCATION"
 _TAIL_LINES = 20
 #: A warm spare that ends within this many seconds of its start counts as failing to start.
 SPARE_YOUNG = 60.0
+#: Bytes a job handed to the warm spare must have under its limit beyond the spare's own.
+SPARE_ROOM = 256 * MB
 
 
 def worker_command() -> list[str]:
@@ -455,7 +457,7 @@ class WorkerHost:
         that ends by itself is replaced; after three that ended within
         :data:`SPARE_YOUNG` seconds of their start, jobs start cold again (and the events
         say why)."""
-        if self._closed:
+        if self._closed or self.max_running == 0:
             return
         proc = self._spare
         if proc is not None:
@@ -484,16 +486,35 @@ class WorkerHost:
             return
         self._spare_started = time.monotonic()
 
-    def _take_spare(self, job_id: int, log_path: Path) -> subprocess.Popen[bytes] | None:
-        """Hand a job to the warm spare: its id and log file on the spare's stdin. None when
-        there is no live spare (or it died as it was told)."""
+    def _spare_for(self, job: JobRecord, memory_limit: int) -> subprocess.Popen[bytes] | None:
+        """The warm spare, if it should take ``job``: a job of a kind it warmed for
+        (:data:`~studio.worker.kinds.JOB_WARMERS`; any other would carry torch and the GPU's
+        context for nothing), whose memory limit leaves room beyond what the spare already
+        holds (a job is charged for its whole process). Otherwise the job starts cold and the
+        spare waits for the next."""
+        from studio.worker.kinds import JOB_WARMERS
+
+        proc = self._spare
+        if proc is None or job.kind not in JOB_WARMERS:
+            return None
+        if tree_rss(proc.pid) + SPARE_ROOM > memory_limit:
+            self.events.append(
+                f"job {job.id}: its memory limit ({mb(memory_limit)} MB) leaves too little room "
+                "beside the warm spare's; it starts in a fresh process"
+            )
+            return None
+        return proc
+
+    def _take_spare(self, job_id: int) -> subprocess.Popen[bytes] | None:
+        """Hand a job to the warm spare: its id on the spare's stdin (the spare finds the
+        job's log itself). None when there is no live spare (or it died as it was told)."""
         proc, self._spare = self._spare, None
         if proc is None or proc.stdin is None:
             return None
         try:
             if proc.poll() is not None:
                 raise BrokenPipeError
-            proc.stdin.write(f"{job_id}\t{log_path}\n".encode())
+            proc.stdin.write(f"{int(job_id)}\n".encode())
             proc.stdin.close()
         except OSError:  # it died meanwhile: a fresh process instead
             _close_stdin(proc)
@@ -521,16 +542,20 @@ class WorkerHost:
         log_path = work_dir / "worker.log"
         memory_limit, stall_after = self._limits(job.params)
         cmd = self._command(str(job.id))
+        spare = self._spare_for(job, memory_limit)
         try:
             work_dir.mkdir(parents=True, exist_ok=True)
             with open(log_path, "ab") as log:
                 offset = log.tell()
                 stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-                proc = self._take_spare(job.id, log_path) if self._spare is not None else None
-                how = " ".join(cmd) if proc is None else f"the warm spare process {proc.pid}"
+                how = " ".join(cmd) if spare is None else f"the warm spare process {spare.pid}"
                 log.write(f"=== {stamp} attempt {job.attempts}: {how}\n".encode())
                 log.flush()
+                proc = self._take_spare(job.id) if spare is not None else None
                 if proc is None:
+                    if spare is not None:
+                        log.write(b"(the warm spare had ended: a fresh process instead)\n")
+                        log.flush()
                     proc = subprocess.Popen(
                         cmd,
                         stdin=subprocess.DEVNULL,

@@ -180,6 +180,33 @@ def test_checkpoints_are_spaced_and_kept_when_the_job_stops(
     assert every.saves == 4  # no spacing: one save per unit, as before
 
 
+def test_a_checkpoint_falls_due_while_the_next_model_trains(
+    glyph_split: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model's seeds end together: the first is saved, the second waits for the next
+    save, which comes before a batch of the next model once CHECKPOINT_EVERY has passed
+    (not when that model ends), so a crash loses at most that long."""
+    from studio.baselines import job as job_mod
+
+    monkeypatch.setattr(job_mod, "CHECKPOINT_EVERY", 0.05)
+    params = {
+        "source": {"kind": "split-dir", "path": str(glyph_split)},
+        "models": ["blind", "context"],
+        "seeds": 2,
+        "device": "cpu",
+        "epochs": 2,
+    }
+    seen: list[tuple[str, set[str]]] = []
+    ctx = _CountingContext(
+        params,
+        work_dir=tmp_path / "job",
+        progress=lambda f, m: seen.append((m, set(ctx.checkpoint().get("units", {})))),
+    )
+    run_job(ctx)
+    during = [units for m, units in seen if m.startswith("context") and "epoch 2/2" in m]
+    assert during and {"blind/0", "blind/1"} <= during[-1]
+
+
 def test_project_set_source_reproduces_the_export(
     ua_project: Path, glyph_split: Path, tmp_path: Path
 ) -> None:

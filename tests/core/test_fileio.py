@@ -133,3 +133,8 @@ def test_json_text_reads_back_and_keeps_plain_lists_on_one_line() -> None:
     assert len(lines) == 17
     for value in ({}, [], "s", 1.5, None, [[]], {"k": (1, 2)}, {1: [{}]}):
         assert json.loads(json_text(value)) == json.loads(json.dumps(value))
+    # keys as json writes them, on the unfolded path too
+    odd = {True: "x" * 120, None: [1], 1.5: {}, float("nan"): 2}
+    assert json.loads(json_text(odd)) == json.loads(json.dumps(odd))
+    with pytest.raises(TypeError):
+        json_text({(1, 2): "x" * 120})

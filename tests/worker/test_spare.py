@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -20,13 +21,20 @@ from studio.core.procs import usable_cores
 from studio.worker import serve as serve_mod
 from studio.worker.child import await_job
 from studio.worker.host import WorkerHost, location_argument, worker_command
+from studio.worker.kinds import JOB_WARMERS
 from tests.worker.conftest import DEADLINE, poll_until, until_final, wait_gone
 
 QUICK = {"action": "sleep", "seconds": 0.2, "steps": 2}
 
 
+def warm_nothing(device: str) -> None:
+    """A warmer for the diagnostic kind in these tests: the host hands the spare only the
+    kinds it warmed for (the spare itself warms the real kinds, torch and all)."""
+
+
 @pytest.fixture
-def spare_host(project_path: Path) -> Iterator[WorkerHost]:
+def spare_host(project_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WorkerHost]:
+    monkeypatch.setitem(JOB_WARMERS, "diagnostic", "tests.worker.test_spare:warm_nothing")
     h = WorkerHost(project_path, spare=True)
     h.start()
     yield h
@@ -45,7 +53,7 @@ def test_a_queued_job_runs_in_the_warm_spare_and_a_new_spare_follows(
 ) -> None:
     q = spare_host.queue
     spare = _a_spare(spare_host)
-    assert psutil.Process(spare).cmdline()[-4:-2] == ["--spare", "--parent-pid"]
+    assert "--spare" in psutil.Process(spare).cmdline()
     job_id = q.submit("diagnostic", QUICK)
     job = until_final(spare_host, q, job_id)
     assert job.status == "done" and job.pid == spare and job.result["pid"] == spare
@@ -67,6 +75,8 @@ def test_the_spare_has_torch_before_its_job(project_path: Path) -> None:
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready, "the spare said nothing in 120 s"
         line = proc.stdout.readline()
         assert line.startswith("worker: warm spare ready in "), line
         spare = psutil.Process(proc.pid)
@@ -86,17 +96,57 @@ def test_run_needs_a_job_id_or_spare(project_path: Path) -> None:
     assert out.returncode == 2 and "give JOB_ID, or --spare without one" in out.stderr
 
 
-def test_await_job_reads_the_job_and_its_log(tmp_path: Path) -> None:
+def test_await_job_reads_one_job_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("studio.worker.kinds.JOB_WARMERS", {})
     assert await_job("cpu", io.StringIO("")) is None  # the host let it go
     assert await_job("cpu", io.StringIO("seven\n")) is None
-    log = tmp_path / "worker.log"
+    assert await_job("cpu", io.StringIO("12\n")) == 12
+
+
+def test_output_to_sends_the_descriptors_to_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "jobs" / "12" / "worker.log"
     script = (
-        "import io, os, sys; from studio.worker.child import await_job; "
-        f"job = await_job('cpu', io.StringIO('12\\t{log}\\n')); "
-        "print('job', job); os.write(2, b'native stderr\\n')"
+        "import os, pathlib; from studio.worker.child import output_to; "
+        f"output_to(pathlib.Path({str(log)!r})); "
+        "print('job 12'); os.write(2, b'native stderr\\n'); "
+        "import subprocess, sys; subprocess.run([sys.executable, '-c', 'print(1)'])"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE)
-    assert log.read_text().splitlines() == ["job 12", "native stderr"]
+    assert log.read_text().splitlines() == ["job 12", "native stderr", "1"]
+
+
+def test_a_job_of_a_kind_the_spare_did_not_warm_for_starts_cold(project_path: Path) -> None:
+    host = WorkerHost(project_path, spare=True)
+    host.start()
+    try:
+        spare = _a_spare(host)
+        job_id = host.queue.submit("diagnostic", QUICK)
+        job = until_final(host, host.queue, job_id)
+        assert job.status == "done" and job.pid != spare
+        assert host.spare_pid == spare  # kept for a job it warmed for
+    finally:
+        host.shutdown()
+
+
+def test_a_job_whose_limit_leaves_no_room_beside_the_spare_starts_cold(
+    spare_host: WorkerHost,
+) -> None:
+    q = spare_host.queue
+    spare = _a_spare(spare_host)
+    job_id = q.submit("diagnostic", {**QUICK, "memory_limit_mb": 200})
+    job = until_final(spare_host, q, job_id)
+    assert job.status == "done" and job.pid != spare
+    assert any("leaves too little room" in e for e in spare_host.take_events())
+
+
+def test_a_host_that_runs_no_jobs_keeps_no_spare(project_path: Path) -> None:
+    host = WorkerHost(project_path, spare=True, max_running=0)
+    host.start()
+    try:
+        host.poll()
+        assert host.spare_pid is None
+    finally:
+        host.shutdown()
 
 
 def test_a_spare_killed_from_outside_is_replaced(spare_host: WorkerHost) -> None:
