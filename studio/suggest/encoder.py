@@ -33,7 +33,10 @@ __all__ = [
     "TrainedEncoder",
     "embed_images",
     "ink_stack",
+    "load_training_state",
+    "save_training_state",
     "train_encoder",
+    "training_fingerprint",
 ]
 
 #: (done, total) — batches of training, then of embedding
@@ -94,6 +97,52 @@ class TrainedEncoder:
     seconds: float
     losses: list[float]
     glyphs: int
+    #: epochs taken from an interrupted training's state (``resume``), 0 for a fresh start
+    resumed_from: int = 0
+
+
+#: (the state after an epoch) — an interrupted training resumes from the last one given
+OnEpoch = Callable[[dict[str, Any]], None]
+
+
+def training_fingerprint(images: np.ndarray, params: EncoderParams) -> str:
+    """What a training state belongs to: the glyphs' renders, in order, and the settings. A
+    state of another fingerprint is not resumed (the fonts or the glyphs changed)."""
+    import hashlib
+    import json
+
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps(params.to_json(), sort_keys=True).encode())
+    h.update(str(images.shape).encode())
+    h.update(np.ascontiguousarray(images).tobytes())
+    return h.hexdigest()
+
+
+def save_training_state(state: dict[str, Any], path: Any) -> None:
+    """Write a training state (``train_encoder``'s ``on_epoch``) atomically, with torch's
+    own format (tensors, numbers and lists only: read back with ``weights_only``)."""
+    import io
+    from pathlib import Path
+
+    import torch
+
+    from studio.core.fileio import atomic_write_bytes
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    atomic_write_bytes(Path(path), buf.getvalue())
+
+
+def load_training_state(path: Any) -> dict[str, Any] | None:
+    """A state :func:`save_training_state` wrote; None when it is missing or unreadable
+    (the training then starts afresh, as it would have)."""
+    import torch
+
+    try:
+        state = torch.load(path, weights_only=True)
+    except Exception:  # missing, cut short, not torch's, not plain data: start afresh
+        return None
+    return state if isinstance(state, dict) and "epoch" in state else None
 
 
 def ink_stack(images: np.ndarray) -> np.ndarray:
@@ -219,15 +268,26 @@ def train_encoder(
     *,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    on_epoch: OnEpoch | None = None,
+    resume: dict[str, Any] | None = None,
 ) -> TrainedEncoder:
     """Train the encoder on ``images`` (``N × 80 × 80`` renders, the project's glyphs in a
     fixed order). ``progress(done, total)`` after each batch; ``should_stop()`` is polled
-    between batches and a True raises :class:`studio.core.errors.StudioError` (cancelled)."""
+    between batches and a True raises :class:`studio.core.errors.StudioError` (cancelled).
+
+    ``on_epoch(state)`` after each epoch but the last: the weights, Adam's and the
+    schedule's state, the augmentations' random state and the losses so far. Given back as
+    ``resume``, training goes on from there and ends with the weights an uninterrupted run
+    gives, bit for bit; a state of other glyphs or settings
+    (:func:`training_fingerprint`) is ignored."""
     import torch
 
     from studio.core.errors import StudioError
 
     params = params or EncoderParams()
+    fingerprint = training_fingerprint(images, params) if (on_epoch or resume) else ""
+    if resume is not None and resume.get("fingerprint") != fingerprint:
+        resume = None
     data = torch.from_numpy(ink_stack(images)).unsqueeze(1)
     n = data.shape[0]
     if n < 2:
@@ -237,15 +297,37 @@ def train_encoder(
     total = per_epoch * params.epochs
     losses: list[float] = []
     t0 = time.perf_counter()
+    first = 0
     with _Deterministic(params.threads):
         torch.manual_seed(params.seed)
         gen = torch.Generator().manual_seed(params.seed)
         net = _net(params)
         opt = torch.optim.Adam(net.parameters(), lr=params.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, total))
+        if resume is not None:
+            net.load_state_dict(resume["net"])
+            opt.load_state_dict(resume["opt"])
+            sched.load_state_dict(resume["sched"])
+            gen.set_state(resume["gen"])
+            first = int(resume["epoch"])
+            losses = [float(v) for v in resume["losses"]]
+            t0 -= float(resume.get("seconds", 0.0))
         net.train()
-        done = 0
-        for _epoch in range(params.epochs):
+        done = first * per_epoch
+        for epoch in range(first, params.epochs):
+            if on_epoch is not None and epoch > first:  # the epochs before it are done
+                on_epoch(
+                    {
+                        "epoch": epoch,
+                        "fingerprint": fingerprint,
+                        "net": net.state_dict(),
+                        "opt": opt.state_dict(),
+                        "sched": sched.state_dict(),
+                        "gen": gen.get_state(),
+                        "losses": list(losses),
+                        "seconds": time.perf_counter() - t0,
+                    }
+                )
             order = torch.randperm(n, generator=gen)
             for b in range(per_epoch):
                 if should_stop is not None and should_stop():
@@ -267,6 +349,7 @@ def train_encoder(
         seconds=time.perf_counter() - t0,
         losses=[round(v, 5) for v in losses],
         glyphs=n,
+        resumed_from=first,
     )
 
 

@@ -13,6 +13,11 @@ The job renders what is not rendered yet, trains on every rendered glyph of the 
 stores the encoder under the render cache, versioned with the fonts' hashes
 (:mod:`studio.suggest.space`). Progress: rendering to 10 %, training to 100 %; a cancel is
 noticed between batches. The result names the version, the glyph count and the seconds spent.
+
+**Resumable.** After each whole epoch the training's state goes to ``encoder-resume.pt`` in
+the job's folder (the checkpoint names the epoch); an attempt that was stopped goes on from
+the last one and ends with the weights an uninterrupted attempt gives. On a lab database the
+folder is the worker's own: a job another worker takes over starts afresh.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ __all__ = ["ENCODER_JOB_KIND", "ENCODER_JOB_TITLE", "encoder_job_params", "run_j
 #: the job kind (:data:`studio.worker.kinds.JOB_KINDS`) and the title its jobs are listed with
 ENCODER_JOB_KIND = "encoder"
 ENCODER_JOB_TITLE = "Glyph encoder (suggestions)"
+#: the interrupted training's state, in the job's folder
+RESUME_FILE = "encoder-resume.pt"
 
 
 def encoder_job_params(
@@ -60,7 +67,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
     from studio.glyphs.render import RenderCache
     from studio.store.dbfile import is_database_url
     from studio.store.project import Project
-    from studio.suggest.encoder import EncoderParams
+    from studio.suggest.encoder import EncoderParams, load_training_state, save_training_state
     from studio.suggest.space import load_encoder, project_images, train_and_store
 
     params = dict(ctx.params or {})
@@ -113,9 +120,33 @@ def run_job(ctx: Any) -> dict[str, Any]:
             ctx.check_cancel()  # raises the worker's JobCancelled
             return False
 
+        # an attempt stopped part-way (cancelled, the studio closed, the process killed)
+        # left the state after its last whole epoch in the job's folder: the next attempt
+        # goes on from there and ends with the weights an uninterrupted one gives
+        state_file = Path(ctx.work_dir) / RESUME_FILE
+        saved = ctx.checkpoint().get("resume")
+        resume = load_training_state(state_file) if saved else None
+        if resume is not None:
+            ctx.log(f"resuming the encoder's training after epoch {resume['epoch']}")
+        elif saved:
+            ctx.log("the interrupted training's state is gone: it starts afresh", "warning")
+
+        def on_epoch(state: dict[str, Any]) -> None:
+            save_training_state(state, state_file)
+            ctx.save_checkpoint({"resume": {"epoch": int(state["epoch"])}})
+
         enc = train_and_store(
-            studio, images, enc_params, progress=on_batch, should_stop=should_stop
+            studio,
+            images,
+            enc_params,
+            progress=on_batch,
+            should_stop=should_stop,
+            on_epoch=on_epoch,
+            resume=resume,
         )
+        if enc.meta.get("resumed_from_epoch") == 0 and resume is not None:
+            ctx.log("the saved state was of other glyphs or settings: trained afresh", "warning")
+        state_file.unlink(missing_ok=True)
     ctx.set_device("cpu")
     ctx.log(
         f"encoder {enc.version} trained in {enc.meta.get('train_seconds')} s, stored in "
@@ -127,5 +158,6 @@ def run_job(ctx: Any) -> dict[str, Any]:
         "glyphs": len(enc.keys),
         "trained": True,
         "train_seconds": enc.meta.get("train_seconds"),
+        "resumed_from_epoch": enc.meta.get("resumed_from_epoch", 0),
         "seconds": round(time.perf_counter() - t0, 2),
     }

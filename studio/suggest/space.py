@@ -29,7 +29,7 @@ import numpy as np
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_bytes
 from studio.core.keys import GlyphKey
-from studio.suggest.encoder import EncoderParams
+from studio.suggest.encoder import EncoderParams, OnEpoch
 
 if TYPE_CHECKING:
     from studio.app import Studio
@@ -163,10 +163,13 @@ def train_and_store(
     *,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    on_epoch: OnEpoch | None = None,
+    resume: dict[str, Any] | None = None,
 ) -> StoredEncoder:
     """Train the encoder on ``images`` (every rendered glyph of the project), embed them and
     store both under the current fonts' version. ``progress(done, total)`` counts training
-    batches."""
+    batches; ``on_epoch`` and ``resume``: an interrupted training's state, given and taken
+    back (:func:`~studio.suggest.encoder.train_encoder`)."""
     from studio.suggest.encoder import embed_images, train_encoder
 
     params = params or EncoderParams()
@@ -174,7 +177,9 @@ def train_and_store(
     if not keys:
         raise StudioError("the project has no rendered glyph to learn an encoder from")
     stack = np.stack([images[k] for k in keys])
-    trained = train_encoder(stack, params, progress=progress, should_stop=should_stop)
+    trained = train_encoder(
+        stack, params, progress=progress, should_stop=should_stop, on_epoch=on_epoch, resume=resume
+    )
     emb = embed_images(stack, params, trained.weights)
     version = encoder_version(studio.font_manifest(), params)
     enc = StoredEncoder(
@@ -187,6 +192,7 @@ def train_and_store(
             "glyphs": len(keys),
             "train_seconds": round(trained.seconds, 2),
             "final_loss": trained.losses[-1] if trained.losses else None,
+            "resumed_from_epoch": trained.resumed_from,
             "fonts": studio.font_manifest(),
         },
     )

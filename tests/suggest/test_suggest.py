@@ -21,7 +21,13 @@ from studio.glyphs.fonts import FontCatalog
 from studio.glyphs.render import RenderCache
 from studio.store.project import Project
 from studio.suggest import suggest
-from studio.suggest.encoder import EncoderParams, embed_images, train_encoder
+from studio.suggest.encoder import (
+    EncoderParams,
+    embed_images,
+    load_training_state,
+    save_training_state,
+    train_encoder,
+)
 from studio.suggest.rank import rank_candidates
 from studio.suggest.space import (
     GlyphSpace,
@@ -94,6 +100,34 @@ def test_the_encoder_is_deterministic_for_a_seed(images: dict[GlyphKey, np.ndarr
     )
     other = train_encoder(stack, EncoderParams(seed=4, epochs=2, batch=32, threads=1))
     assert any(not np.array_equal(a.weights[n], other.weights[n]) for n in a.weights)
+
+
+def test_an_interrupted_training_resumes_to_the_same_weights(
+    images: dict[GlyphKey, np.ndarray], tmp_path: Path
+) -> None:
+    """Stopped after its first epoch and resumed from the state it left (through the file a
+    job keeps it in), the encoder ends as an uninterrupted run does, bit for bit."""
+    stack = np.stack([images[k] for k in sorted(images)][:48])
+    params = EncoderParams(seed=5, epochs=3, batch=16, threads=1)
+    whole = train_encoder(stack, params)
+    states: list[dict[str, object]] = []
+    with pytest.raises(StudioError, match="cancelled"):
+        train_encoder(stack, params, on_epoch=states.append, should_stop=lambda: bool(states))
+    assert [st["epoch"] for st in states] == [1]
+    save_training_state(states[-1], tmp_path / "state.pt")
+    state = load_training_state(tmp_path / "state.pt")
+    assert state is not None
+    resumed = train_encoder(stack, params, resume=state)
+    assert resumed.resumed_from == 1 and whole.resumed_from == 0
+    for name in whole.weights:
+        assert np.array_equal(whole.weights[name], resumed.weights[name]), name
+    assert resumed.losses == whole.losses
+    # a state of other glyphs is not resumed: that training starts afresh
+    other = train_encoder(stack[::-1].copy(), params, resume=state)
+    assert other.resumed_from == 0
+    assert load_training_state(tmp_path / "missing.pt") is None
+    (tmp_path / "bad.pt").write_bytes(b"not a state")
+    assert load_training_state(tmp_path / "bad.pt") is None
 
 
 def test_progress_counts_batches(images: dict[GlyphKey, np.ndarray]) -> None:
@@ -217,6 +251,56 @@ def test_the_encoder_job_kind_trains_and_stores(project_file: str) -> None:
     assert ctx.last_progress[0] == 1.0
     again = run(LocalContext({"project": project_file, "epochs": 1}))
     assert again["trained"] is False and again["version"] == result["version"]
+
+
+def test_an_interrupted_encoder_job_goes_on_from_its_last_epoch(
+    project_file: str, tmp_path: Path
+) -> None:
+    from studio.suggest.job import RESUME_FILE
+    from studio.worker.context import JobCancelled, LocalContext
+    from studio.worker.kinds import resolve_kind
+
+    run = resolve_kind("encoder")
+    params = {"project": project_file, "epochs": 3, "force": True}
+    cache = {**params, "cache": str(tmp_path / "renders")}
+    job = tmp_path / "job"
+    first: LocalContext = LocalContext(
+        cache, work_dir=job, should_stop=lambda: "resume" in first.checkpoint()
+    )
+    with pytest.raises(JobCancelled):
+        run(first)
+    assert first.checkpoint() == {"resume": {"epoch": 1}}
+    assert (job / RESUME_FILE).is_file()
+    logs: list[str] = []
+    second = LocalContext(
+        cache, work_dir=job, checkpoint=first.checkpoint(), log=lambda line, lvl: logs.append(line)
+    )
+    result = run(second)
+    assert result["resumed_from_epoch"] == 1
+    assert "resuming the encoder's training after epoch 1" in logs
+    assert not (job / RESUME_FILE).exists()
+    # the same weights as a job that was never stopped (its own render cache)
+    whole = run(LocalContext({**params, "cache": str(tmp_path / "other")}, work_dir=tmp_path / "w"))
+    assert whole["resumed_from_epoch"] == 0 and whole["version"] == result["version"]
+    stored = []
+    for folder in ("renders", "other"):
+        with Studio(Project.open(project_file), cache=RenderCache(tmp_path / folder)) as studio:
+            enc = load_encoder(studio, EncoderParams(epochs=3))
+            assert enc is not None
+            stored.append(enc.weights)
+    for name in stored[0]:
+        assert np.array_equal(stored[0][name], stored[1][name]), name
+    # a state that is gone: the next attempt starts afresh and says so
+    (job / RESUME_FILE).unlink(missing_ok=True)
+    logs.clear()
+    again = LocalContext(
+        cache,
+        work_dir=job,
+        checkpoint={"resume": {"epoch": 2}},
+        log=lambda line, lvl: logs.append(line),
+    )
+    assert run(again)["resumed_from_epoch"] == 0
+    assert any("starts afresh" in line for line in logs)
 
 
 def test_the_encoder_job_stores_in_the_render_cache_it_is_given(
