@@ -1,6 +1,7 @@
 """How a baseline job's report reads to people: whether a result is a report, the model
-groups with their labels and recipes, and why a puzzle or a group was flagged in words. Below
-the GUI (issue 27: the dashboard's pure helpers), so a card or a CLI can say the same."""
+groups with their labels and recipes, why a puzzle or a group was flagged, how the job ran and
+how many of something, in words. Below the GUI (issue 27: the dashboard's pure helpers), so a
+card or a CLI can say the same."""
 
 from __future__ import annotations
 
@@ -104,6 +105,13 @@ def compute_text(report: Mapping[str, Any]) -> str:
     return " · ".join(bits)
 
 
+def count_text(n: int, singular: str, plural: str | None = None) -> str:
+    """A count and its noun, as the report's lines say it: ``1 shortcut-prone puzzle``,
+    ``3 shortcut-prone puzzles``, ``2 rules or concepts`` (``plural`` where adding an s is
+    wrong)."""
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
 def _number(value: Any) -> bool:
     """A number a report may hold (an edited or foreign report's text or flag is left out)."""
     return isinstance(value, int | float) and not isinstance(value, bool)
@@ -114,6 +122,7 @@ __all__ = [
     "REPORT_FORMAT",
     "baseline_groups",
     "compute_text",
+    "count_text",
     "flag_reason",
     "group_flag_reason",
     "is_report",

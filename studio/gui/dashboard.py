@@ -6,9 +6,10 @@ opens and shuts it down when the window closes or the project changes): the dash
 the job list it reads and sends it the user's commands. Jobs run in child processes, so a
 training run, a crash or an out-of-memory kill never stalls or ends the studio.
 
-What it shows: the job list (status, a progress bar with the job's last message, device,
-start and duration) with New job…, Cancel, Re-run, Resume and Export report…; for the selected
-job its log and error; for a finished baseline job the charts of
+What it shows: the job list (:mod:`studio.gui.job_list`: status, a progress bar with the job's
+last message, device, machine, start and duration) with New job… (the dialog of
+:mod:`studio.gui.baseline_job_dialog`), Cancel, Re-run, Resume and Export report…; for the
+selected job its log and error; for a finished baseline job the charts of
 :mod:`studio.baselines.plots` on Qt canvases (built off the main thread, cached per job), the
 models' summary, the puzzles flagged as shortcut-prone and the split-level flags. Activating a
 flagged puzzle (double-click or Enter) emits :attr:`BaselineDashboard.open_puzzle`; the main
@@ -22,52 +23,23 @@ import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
-    QRect,
-    QSize,
-    Qt,
-    Signal,
-)
-from PySide6.QtGui import (
-    QBrush,
-    QCloseEvent,
-    QColor,
-    QPainter,
-    QStandardItem,
-    QStandardItemModel,
-)
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QCloseEvent, QColor, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
-    QButtonGroup,
     QCheckBox,
-    QComboBox,
-    QDialog,
-    QDialogButtonBox,
     QFileDialog,
-    QFormLayout,
-    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
-    QRadioButton,
     QScrollArea,
     QSizePolicy,
-    QSpinBox,
     QSplitter,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionProgressBar,
     QStyleOptionViewItem,
     QTableView,
     QTabWidget,
@@ -76,464 +48,41 @@ from PySide6.QtWidgets import (
 )
 from sqlalchemy.exc import SQLAlchemyError
 
-from studio.baselines import DEFAULT_MODELS
-from studio.baselines.params import DEFAULT_SEEDS, BaselineJobParams
 from studio.baselines.present import (
-    baseline_groups,
     compute_text,
+    count_text,
     flag_reason,
     group_flag_reason,
     is_report,
 )
 from studio.core.errors import StudioError
-from studio.core.progress import UNIT_SHARE
-from studio.core.progress import time_left_text as seconds_text
+from studio.gui.baseline_job_dialog import BaselineJobDialog
 from studio.gui.job_controller import JOB_ERRORS, JobController, report_set_id
+from studio.gui.job_list import (
+    COL_PROGRESS,
+    COL_TITLE,
+    PROGRESS_SAMPLE,
+    STATUS_COLOURS,
+    JobTableModel,
+    ProgressDelegate,
+)
 from studio.gui.jobs import ThreadJob
 from studio.gui.settings import StudioSettings
-from studio.worker.jobtext import (
-    THIS_COMPUTER,
-    duration_text,
-    job_machine_text,
-    job_seconds,
-    job_seconds_left,
-    local_time,
-    time_left_text,
-)
+from studio.worker.jobtext import duration_text, job_machine_text, job_seconds, local_time
 
 if TYPE_CHECKING:
     from studio.app import Studio
     from studio.store.jobs import JobQueue
     from studio.worker.host import WorkerHost
 
-__all__ = [
-    "DEVICES",
-    "JOB_COLUMNS",
-    "THIS_COMPUTER",
-    "BaselineDashboard",
-    "BaselineJobDialog",
-    "JobTableModel",
-    "ProgressDelegate",
-    "baseline_groups",
-    "job_machine_text",
-    "job_seconds_left",
-    "time_left_text",
-]
+__all__ = ["BaselineDashboard"]
 
-#: Columns of the job list, in order ("Machine": which worker's machine ran the job).
-JOB_COLUMNS = ("ID", "Title", "Status", "Progress", "Device", "Machine", "Started", "Duration")
-(
-    COL_ID,
-    COL_TITLE,
-    COL_STATUS,
-    COL_PROGRESS,
-    COL_DEVICE,
-    COL_MACHINE,
-    COL_STARTED,
-    COL_DURATION,
-) = range(8)
-#: What the Machine column says for a job this computer ran.
-#: Devices a job may ask for (see ``studio.worker.device.choose_device``).
-DEVICES = ("auto", "cpu", "cuda")
-#: Model groups in the order the new-job dialog lists them, and those ticked by default (the
-#: spatial models apply to the polycube and shape-composition families only).
-#: the model groups in report order, and those a new job ticks: studio.baselines' own
-DEFAULT_GROUPS: tuple[str, ...] = DEFAULT_MODELS
-#: Roles of the job list's cells.
-JOB_ROLE = Qt.ItemDataRole.UserRole + 1  # the JobRecord
-PROGRESS_ROLE = Qt.ItemDataRole.UserRole + 2  # (fraction, text) for the progress delegate
+#: Roles of the result tables' cells (the job list's are in studio.gui.job_list)
 SORT_ROLE = Qt.ItemDataRole.UserRole + 3  # numbers for sorting the result tables
 PUZZLE_ROLE = Qt.ItemDataRole.UserRole + 4  # a flagged row's puzzle id
 
-_STATUS_COLOURS = {
-    "queued": "#555555",
-    "running": "#0057b8",
-    "done": "#1b7a2f",
-    "failed": "#b00020",
-    "cancelled": "#7a7a7a",
-    "interrupted": "#b35c00",
-}
 _LOG_LINES = 1000  # log lines kept in the view
 _FIGURE_CACHE = 6  # finished jobs whose charts stay built
-
-
-class JobTableModel(QAbstractTableModel):
-    """The jobs, newest first. :meth:`set_jobs` replaces them; rows whose record did not
-    change are not touched, so a refresh every 250 ms repaints only what moved."""
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.jobs: list[Any] = []
-        self._rows: dict[int, int] = {}
-        self._now = datetime.now(UTC)
-        #: each running job's message when first seen running: no time left is told until it
-        #: changes (a unit finished) or a tenth is done (job_seconds_left)
-        self.first_messages: dict[int, str] = {}
-        #: each running job's (time, share) when first seen working (a share above 0): the
-        #: rate the time left comes from, start-up never in it
-        self.work_starts: dict[int, tuple[datetime, float]] = {}
-        #: this computer's name, as workers record it (the Machine column)
-        import socket
-
-        self.machine = socket.gethostname()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.jobs)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(JOB_COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return JOB_COLUMNS[section]
-        return None
-
-    def job(self, row: int) -> Any:
-        return self.jobs[row]
-
-    def time_left(self, job: Any, now: datetime | None = None) -> str:
-        """``3 min 05 s left`` once one unit of the job has finished since this list first
-        saw it working (its message moved on, or a tenth more done), at the rate since then;
-        a job first seen a tenth or more done has its own rate since it started; else ``""``
-        (issue 28 and its review: start-up made the first estimates hours long)."""
-        now = now or self._now
-        if job.status != "running" or job.cancel_requested:
-            return ""
-        fraction = float(job.progress or 0.0)
-        start = self.work_starts.get(job.id)
-        if start is not None:
-            t0, f0 = start
-            unit = job.message != self.first_messages.get(job.id) or fraction - f0 >= UNIT_SHARE
-            elapsed = (now - t0).total_seconds()
-            if unit and fraction > f0 and elapsed > 0 and fraction < 1.0:
-                return f"{seconds_text((1.0 - fraction) * elapsed / (fraction - f0))} left"
-            if f0 < UNIT_SHARE:
-                return ""
-        return time_left_text(job, now) if fraction >= UNIT_SHARE else ""
-
-    def row_of(self, job_id: int) -> int | None:
-        return self._rows.get(job_id)
-
-    def set_jobs(self, jobs: Sequence[Any], now: datetime | None = None) -> None:
-        self._now = now or datetime.now(UTC)
-        jobs = list(jobs)
-        for j in jobs:
-            working = j.status == "running" and float(j.progress or 0.0) > 0.0
-            if working and j.id not in self.work_starts:
-                self.work_starts[j.id] = (self._now, float(j.progress))
-                self.first_messages[j.id] = str(j.message or "")
-        if [j.id for j in jobs] != [j.id for j in self.jobs]:
-            self.beginResetModel()
-            self.jobs = jobs
-            self._rows = {j.id: i for i, j in enumerate(jobs)}
-            self.endResetModel()
-            return
-        old = self.jobs
-        self.jobs = jobs
-        last = len(JOB_COLUMNS) - 1
-        for row, (before, after) in enumerate(zip(old, jobs, strict=True)):
-            if before != after:
-                self.dataChanged.emit(self.index(row, 0), self.index(row, last))
-            elif after.status == "running":  # the clock moves
-                idx = self.index(row, COL_DURATION)
-                self.dataChanged.emit(idx, idx)
-
-    def status_text(self, job: Any) -> str:
-        if job.status == "running" and job.cancel_requested:
-            return "cancelling…"
-        if getattr(job, "stalled", False):  # no progress for its stall time (worker host)
-            return "stalled"
-        if job.status == "running" and job.attempts > 1:
-            return f"running (attempt {job.attempts})"
-        return job.status
-
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = 0) -> Any:
-        if not index.isValid():
-            return None
-        job = self.jobs[index.row()]
-        col = index.column()
-        if role == JOB_ROLE:
-            return job
-        if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_ID:
-                return str(job.id)
-            if col == COL_TITLE:
-                return job.title
-            if col == COL_STATUS:
-                return self.status_text(job)
-            if col == COL_PROGRESS:
-                bits = [f"{job.progress:.0%}", self.time_left(job), job.message]
-                return " · ".join(b for b in bits if b)
-            if col == COL_DEVICE:
-                return job.device or "—"
-            if col == COL_MACHINE:
-                return job_machine_text(job, self.machine) or "—"
-            if col == COL_STARTED:
-                return local_time(job.started_at or job.created_at, self._now)
-            if col == COL_DURATION:
-                return duration_text(job_seconds(job, self._now))
-        if role == PROGRESS_ROLE and col == COL_PROGRESS:
-            left = self.time_left(job)
-            return job.progress, job.status, " · ".join(b for b in (left, job.message) if b)
-        if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:
-            return QBrush(QColor(_STATUS_COLOURS.get(job.status, "#000000")))
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_ID, COL_DURATION):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            tip = [f"Job {job.id} ({job.kind}): {self.status_text(job)}"]
-            pid, peak = getattr(job, "pid", None), getattr(job, "peak_rss", None)
-            if getattr(job, "worker", ""):  # which worker claimed it
-                tip.append(f"worker {job.worker}")
-            if pid is not None:  # the worker process and the most memory it held
-                tip.append(f"process {pid}" + (f", peak {peak // 2**20} MB" if peak else ""))
-            if job.message:
-                tip.append(job.message)
-            if job.error:
-                tip.append(job.error.splitlines()[0])
-            return "\n".join(tip)
-        return None
-
-
-#: A long text of a running job's bar (a model of the similarity group, its seed and epoch):
-#: the Progress column is at least as wide, so the time left and the step are read whole
-#: (issue 28: "the job progress cell" was cut).
-PROGRESS_SAMPLE = "100% · 10 min 00 s left · feature-similarity · seed 2 · epoch 10/10"
-
-
-def bar_text(value: tuple[float, str, str]) -> str:
-    """What a job's progress bar says: the share done, and for a running job the time left
-    and its step; ``waiting`` for a queued one."""
-    fraction, status, message = value
-    if status == "queued":
-        return "waiting"
-    text = f"{fraction:.0%}"
-    if message and status == "running":
-        text += f" · {message}"
-    return text
-
-
-class ProgressDelegate(QStyledItemDelegate):
-    """Paints the Progress column as a progress bar with the percentage and the job's last
-    message ("blind · seed 2 · epoch 3/8"); its size hint is that text's, so a column sized
-    to it shows it whole."""
-
-    #: room the bar takes around its text: 2 px inset each side, 4 px text padding each side
-    PADDING = 12
-
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
-        value = index.data(PROGRESS_ROLE)
-        if value is None:
-            super().paint(painter, option, index)
-            return
-        fraction = value[0]
-        bar = QStyleOptionProgressBar()
-        bar.rect = QRect(option.rect).adjusted(2, 2, -2, -2)  # type: ignore[attr-defined]
-        bar.minimum = 0
-        bar.maximum = 1000
-        bar.progress = round(1000 * max(0.0, min(1.0, float(fraction))))
-        bar.textVisible = True
-        bar.text = option.fontMetrics.elidedText(  # type: ignore[attr-defined]
-            bar_text(value), Qt.TextElideMode.ElideRight, bar.rect.width() - 8
-        )
-        # Qt 6 styles read the orientation from State_Horizontal (the option's ``orientation``
-        # is gone): without it Fusion fills the bar bottom-up, a 13% fill of a row 20 pixels
-        # high is a sliver under the frame and the bar looks empty
-        bar.state = option.state | QStyle.StateFlag.State_Horizontal  # type: ignore[attr-defined]
-        bar.palette = option.palette  # type: ignore[attr-defined]
-        bar.fontMetrics = option.fontMetrics  # type: ignore[attr-defined]
-        style = option.widget.style() if option.widget else QApplication.style()  # type: ignore[attr-defined]
-        style.drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter, option.widget)  # type: ignore[attr-defined]
-
-    def sizeHint(
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> QSize:
-        size = super().sizeHint(option, index)
-        value = index.data(PROGRESS_ROLE)
-        if value is None:
-            return size
-        fm = option.fontMetrics  # type: ignore[attr-defined]
-        return QSize(max(fm.horizontalAdvance(bar_text(value)) + self.PADDING, 160), size.height())
-
-
-# ---- the new-job dialog ------------------------------------------------------------------------
-class BaselineJobDialog(QDialog):
-    """Parameters of a baseline job: the source (one of the project's puzzle sets, or a split
-    folder), the model groups, seeds, device and epochs. :meth:`params` is what
-    ``studio.baselines.job:run_job`` reads; :meth:`job_title` names the job in the list."""
-
-    def __init__(
-        self,
-        project_path: Path | None,
-        puzzle_sets: Sequence[Any],
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self.setObjectName("baselineJobDialog")
-        self.setWindowTitle("New baseline job")
-        # None: a lab database (the job then reads the worker's own project, see
-        # studio.baselines.job: a database URL is never put in the job's parameters)
-        self.project_path = None if project_path is None else Path(project_path)
-        self.sets = list(puzzle_sets)
-
-        self.set_radio = QRadioButton("Puzzle set", objectName="sourceSet")
-        self.dir_radio = QRadioButton("Split folder", objectName="sourceDir")
-        self._source_group = QButtonGroup(self)
-        self._source_group.addButton(self.set_radio)
-        self._source_group.addButton(self.dir_radio)
-        self.set_combo = QComboBox(objectName="sourceSetCombo")
-        self.set_combo.setMinimumContentsLength(28)
-        for s in self.sets:
-            self.set_combo.addItem(f"{s.name} ({s.count} puzzles)", s.id)
-        self.dir_edit = QLineEdit(objectName="sourceDirEdit", placeholderText="a split folder")
-        browse = QPushButton("Browse…", objectName="browseSplit")
-        browse.clicked.connect(self._browse)
-        if self.sets:
-            self.set_combo.setCurrentIndex(self.set_combo.count() - 1)  # the newest set
-            self.set_radio.setChecked(True)
-        else:
-            self.set_radio.setEnabled(False)
-            self.set_combo.addItem("No puzzle set in this project", None)
-            self.dir_radio.setChecked(True)
-        if self.project_path is None:
-            # a lab's jobs run on its workers, which read the database's sets, never a folder
-            # of this computer (a job naming one is refused: studio.baselines.job)
-            lab_only = (
-                "On a lab database the jobs run on the lab's workers: they read the "
-                "database's puzzle sets, not a folder of this computer."
-            )
-            for w in (self.dir_radio, self.dir_edit, browse):
-                w.setEnabled(False)
-                w.setToolTip(lab_only)
-        self.set_radio.toggled.connect(lambda _b: self._update())
-        self.dir_edit.textChanged.connect(lambda _t: self._update())
-
-        source = QGridLayout()
-        source.addWidget(self.set_radio, 0, 0)
-        source.addWidget(self.set_combo, 0, 1, 1, 2)
-        source.addWidget(self.dir_radio, 1, 0)
-        source.addWidget(self.dir_edit, 1, 1)
-        source.addWidget(browse, 1, 2)
-
-        self.group_boxes: dict[str, QCheckBox] = {}
-        models_row = QHBoxLayout()
-        for group, members in baseline_groups().items():
-            box = QCheckBox(group, objectName=f"group_{group}")
-            box.setChecked(group in DEFAULT_GROUPS)
-            box.setToolTip(
-                "\n\n".join(
-                    f"{label} ({model})" + (f": {recipe}" if recipe else "")
-                    for model, label, recipe in members
-                )
-            )
-            box.toggled.connect(lambda _b: self._update())
-            self.group_boxes[group] = box
-            models_row.addWidget(box)
-        models_row.addStretch(1)
-
-        self.seeds_spin = QSpinBox(
-            objectName="seedsSpin", minimum=1, maximum=20, value=DEFAULT_SEEDS
-        )
-        self.device_combo = QComboBox(objectName="deviceCombo")
-        self.device_combo.addItems(DEVICES)
-        self.device_combo.setToolTip(
-            "auto: CUDA when torch sees a GPU, else the CPU with a core left for the studio"
-        )
-        self.epochs_spin = QSpinBox(objectName="epochsSpin", minimum=0, maximum=500, value=0)
-        self.epochs_spin.setSpecialValueText("model default")
-        self.epochs_spin.setToolTip(
-            "At most this many epochs per training run (early stopping "
-            "may end sooner); 'model default' leaves it to each model"
-        )
-
-        form = QFormLayout()
-        form.addRow("Source", source)
-        form.addRow("Models", models_row)
-        form.addRow("Seeds", self.seeds_spin)
-        form.addRow("Device", self.device_combo)
-        form.addRow("Epochs", self.epochs_spin)
-
-        self.problem = QLabel(objectName="jobDialogProblem")
-        self.problem.setStyleSheet("color: #b00020;")
-        self.buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
-        )
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Submit")
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-
-        lay = QVBoxLayout(self)
-        lay.addLayout(form)
-        lay.addWidget(self.problem)
-        lay.addWidget(self.buttons)
-        self._update()
-
-    def _browse(self) -> None:
-        start = self.dir_edit.text() or StudioSettings().dialog_dir("exports")
-        path = QFileDialog.getExistingDirectory(self, "Split folder", start)
-        if path:
-            StudioSettings().remember_dir("exports", path)
-            self.dir_edit.setText(path)
-            self.dir_radio.setChecked(True)
-
-    def groups(self) -> list[str]:
-        return [g for g, box in self.group_boxes.items() if box.isChecked()]
-
-    def problem_text(self) -> str:
-        """Why the job cannot be submitted yet ("" when it can)."""
-        if not self.groups():
-            return "Choose at least one model group."
-        if self.dir_radio.isChecked() and not self.dir_radio.isEnabled():
-            return "No puzzle set in this lab database yet: curate one on the board first."
-        if self.dir_radio.isChecked():
-            text = self.dir_edit.text().strip()
-            if not text:
-                return "Choose a split folder."
-            if not Path(text).is_dir():
-                return f"{text} is not a folder."
-        elif self.set_combo.currentData() is None:
-            return "Choose a puzzle set."
-        return ""
-
-    def _update(self) -> None:
-        problem = self.problem_text()
-        self.problem.setText(problem)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not problem)
-
-    def params(self) -> dict[str, Any]:
-        """The job's parameters (the spec's "Baseline job params")."""
-        if self.dir_radio.isChecked():
-            source: dict[str, Any] = {"kind": "split-dir", "path": self.dir_edit.text().strip()}
-        else:
-            source = {"kind": "project-set", "set_id": int(self.set_combo.currentData())}
-            if self.project_path is not None:
-                source["project"] = str(self.project_path)
-        epochs = self.epochs_spin.value()
-        return BaselineJobParams.of(
-            source,
-            self.groups(),
-            seeds=self.seeds_spin.value(),
-            device=self.device_combo.currentText(),
-            epochs=epochs or None,
-        ).to_json()
-
-    def job_title(self) -> str:
-        if self.dir_radio.isChecked():
-            where = f"split {Path(self.dir_edit.text().strip()).name}"
-        else:
-            sid = self.set_combo.currentData()
-            name = next((s.name for s in self.sets if s.id == sid), str(sid))
-            where = f"set “{name}”"
-        return f"Baselines ({', '.join(self.groups())}) on {where}"
-
-    def accept(self) -> None:
-        if self.problem_text():
-            return
-        super().accept()
 
 
 # ---- result tables -------------------------------------------------------------------------------
@@ -983,7 +532,7 @@ class BaselineDashboard(QWidget):
             self._append_logs(job.id)
 
     def _show_header(self, job: Any) -> None:
-        colour = _STATUS_COLOURS.get(job.status, "#000")
+        colour = STATUS_COLOURS.get(job.status, "#000")
         status = self.model.status_text(job)
         bits = [
             f"<b>Job {job.id}: {_html(job.title)}</b>",
@@ -1103,7 +652,7 @@ class BaselineDashboard(QWidget):
                           _item(seeds, f.get("seeds_correct", 0)),
                           _item(why, tip=why)])  # fmt: skip
         _fill(self.flagged_table, self.flagged_model, frows)
-        puzzles = _count(len(frows), "shortcut-prone puzzle")
+        puzzles = count_text(len(frows), "shortcut-prone puzzle")
         if not frows:
             self.flagged_hint.setText(
                 "No puzzle was answered from a shortcut: no context-blind or partial-input "
@@ -1133,7 +682,7 @@ class BaselineDashboard(QWidget):
         _fill(self.group_flags_table, self.group_flags_model, grows)
         if grows:
             self.group_flags_hint.setText(
-                f"{_count(len(grows), 'rule or concept', 'rules or concepts')} where a "
+                f"{count_text(len(grows), 'rule or concept', 'rules or concepts')} where a "
                 "context-blind or partial-input model beats chance by more than 5 points "
                 "(Holm-corrected p < 0.05)."
             )
@@ -1353,6 +902,8 @@ class BaselineDashboard(QWidget):
 
 
 # ---- off the main thread -------------------------------------------------------------------------
+# studio.baselines.plots imports matplotlib: imported here only when a report's charts, export
+# or caption are wanted, so the window starts without it
 def _build_figures(job_id: int, report: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
     from studio.baselines.plots import figures
 
@@ -1371,9 +922,6 @@ def _caption(report: Mapping[str, Any]) -> str:
     return report_caption(report)
 
 
-def _count(n: int, singular: str, plural: str | None = None) -> str:
-    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
-
-
 def _html(text: str) -> str:
+    """Text put in a rich-text label (the job's header, the notes under the summary)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -23,14 +23,10 @@ from studio.app import Studio
 from studio.baselines import DEFAULT_MODELS
 from studio.core.errors import StudioError
 from studio.core.schema import Schema
-from studio.gui.dashboard import (
-    COL_PROGRESS,
-    COL_STATUS,
-    BaselineDashboard,
-    BaselineJobDialog,
-    ProgressDelegate,
-)
+from studio.gui.baseline_job_dialog import BaselineJobDialog
+from studio.gui.dashboard import BaselineDashboard
 from studio.gui.job_controller import JobController
+from studio.gui.job_list import COL_PROGRESS, COL_STATUS, ProgressDelegate
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings
 from studio.store.jobs import JobQueue

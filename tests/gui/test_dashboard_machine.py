@@ -12,9 +12,11 @@ from PySide6.QtCore import Qt
 
 from studio.app import Studio
 from studio.core.schema import Schema
-from studio.gui.dashboard import COL_MACHINE, JOB_COLUMNS, THIS_COMPUTER, BaselineDashboard
+from studio.gui.dashboard import BaselineDashboard
+from studio.gui.job_list import COL_MACHINE, JOB_COLUMNS
 from studio.store.jobs import JobQueue
 from studio.store.project import Project
+from studio.worker.jobtext import THIS_COMPUTER
 
 pytestmark = pytest.mark.gui
 

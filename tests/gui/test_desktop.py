@@ -27,16 +27,12 @@ from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
 from studio.glyphs.fonts import FontCatalog
 from studio.glyphs.render import RenderCache
-from studio.gui.dashboard import (
-    COL_PROGRESS,
-    JobTableModel,
-    ProgressDelegate,
-    job_seconds_left,
-)
+from studio.gui.job_list import COL_PROGRESS, JobTableModel, ProgressDelegate
 from studio.gui.main_window import MainWindow
 from studio.gui.settings import StudioSettings, default_documents_dir
 from studio.store.jobs import JobRecord
 from studio.store.project import Project
+from studio.worker.jobtext import job_seconds_left
 from tests.gui.windows import show_window
 
 pytestmark = pytest.mark.gui

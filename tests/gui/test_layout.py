@@ -34,8 +34,8 @@ from studio.curation import Curator, PuzzleFilter
 from studio.demo import build_demo
 from studio.generate.params import SplitParams
 from studio.gui.board_list import COLUMNS
-from studio.gui.dashboard import COL_PROGRESS
 from studio.gui.glyph_grid import IMAGE_ROLE
+from studio.gui.job_list import COL_PROGRESS
 from studio.gui.main_window import MainWindow
 from studio.gui.preview import CellGrid
 from studio.gui.settings import StudioSettings
