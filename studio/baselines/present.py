@@ -47,7 +47,7 @@ def baseline_groups() -> dict[str, list[tuple[str, str, str]]]:
     return dict(sorted(groups.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
-# ---- the job list --------------------------------------------------------------------------------
+# ---- flags and the compute record, in words -----------------------------------------------------
 
 
 def flag_reason(flag: Mapping[str, Any]) -> str:

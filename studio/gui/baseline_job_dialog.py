@@ -42,9 +42,9 @@ __all__ = ["DEFAULT_GROUPS", "DEVICES", "BaselineJobDialog"]
 
 #: Devices a job may ask for (see ``studio.worker.device.choose_device``).
 DEVICES = ("auto", "cpu", "cuda")
-#: Model groups in the order the new-job dialog lists them, and those ticked by default (the
-#: spatial models apply to the polycube and shape-composition families only).
-#: the model groups in report order, and those a new job ticks: studio.baselines' own
+#: The model groups a new job ticks: studio.baselines' own defaults (the dialog lists every
+#: group in report order; the spatial models apply to the polycube and shape-composition
+#: families only).
 DEFAULT_GROUPS: tuple[str, ...] = DEFAULT_MODELS
 
 
