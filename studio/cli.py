@@ -667,20 +667,22 @@ def _note_in_split_report(split_dir: Path, entry: dict) -> None:
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from studio.baselines import expand_models
-    from studio.baselines.start import warm_device
+    from studio.baselines.start import load_beside, warm_device
 
     split_dir = Path(args.split_dir)
     if not split_dir.is_dir():
         raise StudioError("not found, or not a split folder", split_dir)
-    # torch starts first: the baselines' own modules and the split load beside it
+    # torch starts first, and the split's reading: the baselines' own modules load beside
     warm = warm_device(args.device, expand_models(args.models))
+    loading = load_beside(split_dir)
     from studio.baselines.job import try_plots, write_report
     from studio.baselines.run import accuracy_by_model, run_baselines
 
     out = Path(args.json) if args.json else split_dir / "baselines" / "report.json"
     progress = _reporter(args, "baseline")
+    progress.fraction(0.0, "loading the puzzles")
     report = run_baselines(
-        split_dir,
+        loading.result(),
         args.models,
         seeds=args.seeds,
         device=args.device,

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from studio.baselines import BaselineCancelled
-from studio.baselines.data import load_source
 from studio.core.errors import StudioError
 from studio.core.fileio import atomic_write_text, json_text
 from studio.store.dbfile import is_database_url
@@ -145,7 +144,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
     """Run the job described by ``ctx.params`` (module docstring) and return the report."""
     from studio.baselines import expand_models
     from studio.baselines.params import BaselineJobParams
-    from studio.baselines.start import warm_device
+    from studio.baselines.start import load_beside, warm_device
 
     began = time.perf_counter()
     params = dict(ctx.params)
@@ -153,11 +152,12 @@ def run_job(ctx: Any) -> dict[str, Any]:
     source = _source(params, ctx.project_path, getattr(ctx, "location", None))
     ctx.progress(0.0, "loading the puzzles")
     device = str(params.get("device") or ctx.device or "auto")
-    # torch starts first: the baselines' own modules and the puzzles load beside it
+    # torch starts first, and the puzzles' reading: the baselines' own modules load beside
     warm = warm_device(device, expand_models(list(job.models)))
+    loading = load_beside(source)
     from studio.baselines.run import run_baselines
 
-    data = load_source(source)
+    data = loading.result()
     loaded = time.perf_counter() - began
     fingerprint = data.fingerprint()
     saved = ctx.checkpoint() or {}

@@ -1,0 +1,25 @@
+"""What a baseline job starts first: the split's reading on a thread of its own, so the pool
+reads while the caller imports the runner (studio.baselines.start)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from studio.baselines.data import load_source
+from studio.baselines.start import load_beside
+from studio.core.errors import StudioError
+
+
+def test_load_beside_gives_what_load_source_gives(glyph_split: Path) -> None:
+    future = load_beside(glyph_split)
+    data = future.result(timeout=120)
+    assert data.fingerprint() == load_source(glyph_split).fingerprint()
+    assert data.n == len((glyph_split / "puzzles.jsonl").read_text().splitlines())
+
+
+def test_load_beside_hands_the_loaders_error_to_the_caller(tmp_path: Path) -> None:
+    with pytest.raises(StudioError, match="not found") as caught:
+        load_beside(tmp_path / "nowhere").result(timeout=60)
+    assert str(tmp_path / "nowhere") in str(caught.value)
