@@ -675,14 +675,19 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     # torch starts first, and the split's reading: the baselines' own modules load beside
     warm = warm_device(args.device, expand_models(args.models))
     loading = load_beside(split_dir)
-    from studio.baselines.job import try_plots, write_report
-    from studio.baselines.run import accuracy_by_model, run_baselines
+    try:
+        from studio.baselines.job import try_plots, write_report
+        from studio.baselines.run import accuracy_by_model, run_baselines
 
-    out = Path(args.json) if args.json else split_dir / "baselines" / "report.json"
-    progress = _reporter(args, "baseline")
-    progress.fraction(0.0, "loading the puzzles")
+        out = Path(args.json) if args.json else split_dir / "baselines" / "report.json"
+        progress = _reporter(args, "baseline")
+        progress.fraction(0.0, "loading the puzzles")
+        data = loading.result()
+    except BaseException:  # Ctrl+C (or an error) while the split loads: stop reading it
+        loading.stop()
+        raise
     report = run_baselines(
-        loading.result(),
+        data,
         args.models,
         seeds=args.seeds,
         device=args.device,

@@ -52,27 +52,53 @@ def warm_device(device: str, models: Sequence[str] | None = None) -> threading.T
     return thread
 
 
-def load_beside(source: Any) -> Future[Any]:
-    """Start reading ``source`` (what :func:`studio.baselines.data.load_source` takes) on a
-    thread, and return its future (``result()`` gives the :class:`PuzzleArrays` or raises
-    the loader's error). A split's records and archives are read by a process pool; this
-    thread only waits for it and merges, so the pool works while the caller imports the
-    runner's modules (numpy, scipy's statistics, the models: on the H200 server measured,
-    4.85 s with torch's import beside them, before the load could start)."""
-    future: Future[Any] = Future()
+class LoadStopped(Exception):
+    """The split's reading was stopped (:meth:`Loading.stop`) before it ended."""
 
-    def load() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
+
+class Loading:
+    """A split being read on a thread (:func:`load_beside`)."""
+
+    def __init__(self, source: Any) -> None:
+        self._future: Future[Any] = Future()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._load, args=(source,), name="baselines-load", daemon=True
+        )
+        self._thread.start()
+
+    def _load(self, source: Any) -> None:
+        def progress(done: int, total: int) -> None:
+            if self._stop.is_set():  # between two chunks: the pool's other chunks are dropped
+                raise LoadStopped()
+
+        self._future.set_running_or_notify_cancel()
         try:
             from studio.baselines.data import load_source
 
-            future.set_result(load_source(source))
+            self._future.set_result(load_source(source, progress))
         except BaseException as e:  # handed to the caller, who raises it
-            future.set_exception(e)
+            self._future.set_exception(e)
 
-    threading.Thread(target=load, name="baselines-load", daemon=True).start()
-    return future
+    def result(self, timeout: float | None = None) -> Any:
+        """The :class:`~studio.baselines.data.PuzzleArrays`, or the loader's error."""
+        return self._future.result(timeout)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop reading at the next chunk and wait for the thread (the caller was
+        interrupted: Ctrl+C must not wait for the whole split)."""
+        self._stop.set()
+        self._thread.join(timeout)
 
 
-__all__ = ["load_beside", "warm_device"]
+def load_beside(source: Any) -> Loading:
+    """Start reading ``source`` (what :func:`studio.baselines.data.load_source` takes) on a
+    thread. A split's records and archives are read by a process pool; this thread only
+    waits for it and merges, so the pool works while the caller imports the runner's modules
+    (numpy, scipy's statistics, the models: on the H200 server measured, 4.85 s with torch's
+    import beside them, before the load could start). A caller interrupted meanwhile calls
+    :meth:`Loading.stop`."""
+    return Loading(source)
+
+
+__all__ = ["LoadStopped", "Loading", "load_beside", "warm_device"]

@@ -23,3 +23,18 @@ def test_load_beside_hands_the_loaders_error_to_the_caller(tmp_path: Path) -> No
     with pytest.raises(StudioError, match="not found") as caught:
         load_beside(tmp_path / "nowhere").result(timeout=60)
     assert str(tmp_path / "nowhere") in str(caught.value)
+
+
+def test_a_stopped_load_ends_at_its_next_chunk(
+    glyph_split: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+C while the split loads beside the imports: the reading stops at the next chunk
+    rather than reading the whole split first."""
+    import studio.baselines.data as data_mod
+    from studio.baselines.start import LoadStopped
+
+    monkeypatch.setattr(data_mod, "READ_CHUNK", 10)  # 80 chunks: stopped long before the end
+    loading = load_beside(glyph_split)
+    loading.stop()
+    with pytest.raises(LoadStopped):
+        loading.result(timeout=60)
