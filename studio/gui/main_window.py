@@ -2,10 +2,11 @@
 jobs and the project's opening, switching and closing.
 
 The pages are tabs: Annotate (the glyph tagger, :mod:`studio.gui.tagger_page`), Puzzles (the
-curator's board), Preview, Baselines and Lab. The window keeps what needs it: the actions and
-their keys (tagging with the Tag menu's keys goes through the lab's gate on writes and asks for
-the annotator's name), the status bar, the settings, and a lab's per-user view of the tags.
-All state changes go through :class:`studio.app.Studio`; long work runs in worker threads.
+curator's board), Preview, Baselines and Lab. The window builds every action and menu from
+:data:`studio.gui.actions.ACTIONS` and asks each page what its own actions do; it keeps what
+is everyone's: the status bar, the settings, the annotator's name, undo and redo, the lab's
+connection and the rights of its login, and the routes from one page to another. All state
+changes go through :class:`studio.app.Studio`; long work runs in worker threads.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -34,7 +35,7 @@ from studio.app import Studio
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.gui.about_dialog import AboutDialog
-from studio.gui.actions import build_actions, build_menus, name_value_actions
+from studio.gui.actions import build_actions, build_menus
 from studio.gui.add_font_dialog import AddFontDialog, FontChoice, add_glyphs_job
 from studio.gui.curator_board import CuratorBoard
 from studio.gui.dashboard import BaselineDashboard
@@ -42,12 +43,11 @@ from studio.gui.export_dialog import ExportDialog
 from studio.gui.glyph_grid import FontSource, GlyphGridModel, ThumbnailLoader
 from studio.gui.jobs import ThreadJob
 from studio.gui.lab_dialog import OpenLabDialog
-from studio.gui.lab_panel import LabPanel, refusal
+from studio.gui.lab_panel import LabPanel
 from studio.gui.lab_session import LiveChanges, RightsGate, signed_in_text, window_title
 from studio.gui.pilot_dialog import PilotDialog
 from studio.gui.preferences_dialog import PreferencesDialog
 from studio.gui.preview import PreviewPanel
-from studio.gui.schema_tree import value_label
 from studio.gui.settings import StudioSettings, ask_annotator_name
 from studio.gui.tagger_page import TaggerPage
 from studio.gui.widgets import RefocusAfterDialogs
@@ -60,15 +60,6 @@ if TYPE_CHECKING:
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: a dialog on a puzzle set (:meth:`MainWindow._open_set_dialog`)
 D = TypeVar("D", ExportDialog, PilotDialog)
-#: Actions that act on the glyph grid: active only while the annotator is shown.
-ANNOTATOR_ACTIONS = (
-    "edit.select_all",
-    "view.find",
-    "view.only_untagged",
-    "view.my_assignment",
-    "view.held_out",
-    "view.inspector",
-)
 #: The author :class:`~studio.app.Studio` records when it was given no name.
 UNKNOWN_AUTHOR = "unknown"
 
@@ -115,11 +106,13 @@ class MainWindow(QMainWindow):
         self.tagger = TaggerPage(
             self.studio,
             self.model,
+            self.settings,
             lambda text, ms: self.statusBar().showMessage(text, ms),
             self._my_assignment,
-            self._accept_suggestion,
+            self.ensure_annotator,
             self.dashboard.controller,
         )
+        self.tagger.error.connect(self.show_error)
         # the window's names for the page's widgets (other modules and the tests use them)
         self.tree = self.tagger.tree
         self.font_combo = self.tagger.font_combo
@@ -133,14 +126,9 @@ class MainWindow(QMainWindow):
         self.inspector = self.tagger.inspector
         self.current_row = self.tagger.current_row  # the assignment button joins it later
         self.splitter = self.tagger  # the Annotate tab
-        # the Tag menu names the concept's values; the status bar counts (after the page)
-        self.tree.current_changed.connect(self._on_current_value)
+        # the grid's empty state offers the File menu's Add font… and Import annotations…
         self.grid_panel.add_font_requested.connect(lambda: self.add_font())
         self.grid_panel.import_requested.connect(lambda: self.import_annotations())
-        self.grid.selectionModel().selectionChanged.connect(lambda *_: self._update_status())
-        self.model.filtered.connect(self._update_status)
-        self.inspector.remove_tag.connect(self._remove_tag_from_current)
-        self.tagger.suggesting_changed.connect(lambda _on: self._on_mode_changed())
 
         # the annotator and the curator's board are the window's two modes, one tab each
         self.board = CuratorBoard(self.studio)
@@ -163,7 +151,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
 
         sb = self.statusBar()
-        self.counts_label = QLabel(objectName="counts")
+        self.counts_label = QLabel(objectName="counts")  # the Annotate page's counts
+        self.tagger.counts_changed.connect(self.counts_label.setText)
         self.progress = QProgressBar(objectName="jobProgress", maximumWidth=220)
         self.progress.setVisible(False)
         self.cancel_button = QPushButton("Cancel", objectName="cancelJob")
@@ -200,25 +189,10 @@ class MainWindow(QMainWindow):
             "file.quit": self.close,
             "edit.undo": self.undo,
             "edit.redo": self.redo,
-            "edit.select_all": self.grid.selectAll,
             "edit.schema": self.edit_schema,
-            "tag.apply": self.tag_selected,
-            "tag.advance": lambda: self.settings.set_advance_after_tagging(
-                self.actions["tag.advance"].isChecked()
-            ),
-            "tag.remove": self.untag_selected,
-            "tag.next_concept": lambda: self.tree.step_concept(+1),
-            "tag.prev_concept": lambda: self.tree.step_concept(-1),
-            "tag.next_value": lambda: self.tree.step_value(+1),
-            "tag.prev_value": lambda: self.tree.step_value(-1),
-            "tag.next_untagged": lambda: self._say(self.grid.step_untagged(+1)),
-            "tag.prev_untagged": lambda: self._say(self.grid.step_untagged(-1)),
-            "tag.next_glyph": lambda: self._say(self.grid.step_glyph(+1)),
-            "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
             "view.my_assignment": self._assignment_changed,
             "view.held_out": self._apply_filter,
             "tag.mark_done": self.mark_selected_done,
-            "tag.suggest": self.suggest_glyphs,
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
             "puzzle.export": self.export_benchmark,
@@ -233,26 +207,14 @@ class MainWindow(QMainWindow):
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
-        for n in range(1, 10):
-            handlers[f"tag.value_{n}"] = lambda n=n: self.tag_with_nth_value(n)
         # the pages' own actions, each page saying what its ids do
         for page in (self.tagger, self.board, self.lab):
             handlers.update(page.action_handlers())
         self.actions = build_actions(self, handlers)
         self.tagger.bind_actions(self.actions)
         self.menus = build_menus(self.menuBar(), self.actions)
-        # a number the concept has no value for is hidden from the Tag menu, and a hidden
-        # action's key does nothing: these say why instead (enabled only for such numbers)
-        self._spare_value_keys: dict[int, QShortcut] = {}
-        for n in range(1, 10):
-            key = QShortcut(QKeySequence(str(n)), self)
-            key.activated.connect(lambda n=n: self.tag_with_nth_value(n))
-            key.setEnabled(False)
-            self._spare_value_keys[n] = key
         self._build_recent_menu()
-        self.actions["view.inspector"].setChecked(True)
         self.actions["view.hide_others"].setChecked(self.settings.hide_others())
-        self.actions["tag.advance"].setChecked(self.settings.advance_after_tagging())
         # the grid says it is narrowed to an assignment, not only the View menu
         self.mine_button = QToolButton(objectName="myAssignmentButton")
         self.mine_button.setDefaultAction(self.actions["view.my_assignment"])
@@ -363,15 +325,8 @@ class MainWindow(QMainWindow):
     def _on_mode_changed(self) -> None:
         """Keys act on what is shown: tagging keys in the annotator, puzzle keys on the board."""
         annotating = self.tabs.currentWidget() is self.splitter
-        # the suggestion queue answers its own keys: the grid's tag and view keys wait
-        on_grid = annotating and not self.tagger.suggesting()
-        for action_id, action in self.actions.items():
-            if action_id == "tag.suggest":
-                action.setEnabled(annotating)
-            elif action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
-                action.setEnabled(on_grid)
+        self.tagger.set_active(annotating)
         self.counts_label.setVisible(annotating)  # glyph counts say nothing about puzzles
-        self._sync_value_keys()
         self.actions["lab.settle"].setEnabled(self.tabs.currentWidget() is self.lab)
         self.board.set_active(self.tabs.currentWidget() is self.board)
 
@@ -388,7 +343,6 @@ class MainWindow(QMainWindow):
             if key is not None:
                 tag_sets[key] = set(pairs)
         self.tagger.load(glyphs, tag_sets, self._font_sources())
-        self._update_status()
 
     def _font_sources(self) -> dict[str, FontSource]:
         out = {}
@@ -402,113 +356,16 @@ class MainWindow(QMainWindow):
     # ---- events from the studio --------------------------------------------------------------
     def _on_tags_changed(self, keys: list[GlyphKey]) -> None:
         self.tagger.tags_changed(keys, self._grid_tags_of)
-        self._update_status()
 
     def _on_schema_changed(self) -> None:
         self.tree.set_schema(self.studio.schema, self.studio.project.tag_counts())
         self.reload()
 
-    def _on_current_value(self, concept: str | None, value: str | None) -> None:
-        """After the page has shown the value: the Tag menu names the concept's values
-        ("1  round"), and the status bar counts the concept's glyphs."""
-        if hasattr(self, "actions"):
-            values = self.tree.values_of(concept)
-            labels = [value_label(n, d) for n, (_v, d) in enumerate(values, start=1)]
-            name_value_actions(self.actions, concept, labels)
-            self._sync_value_keys()
-        self._update_status()
-
-    # ---- tagging -----------------------------------------------------------------------------
-    def selected_keys(self) -> list[GlyphKey]:
-        return self.tagger.selected_keys()
-
+    # ---- messages, undo ------------------------------------------------------------------------
     def _say(self, message: str | None) -> None:
         """Show why a key did nothing (or what it did) in the status bar."""
         if message:
             self.statusBar().showMessage(message, 6000)
-
-    def _why_no_tag(self) -> str | None:
-        """Why a tagging key cannot act now, or None."""
-        concept, value = self.tree.current()
-        if concept is None:
-            return "No concept chosen: pick one on the left (or press ] for the next)"
-        if value is None:
-            return f"Concept '{concept}': choose a value first (left, or keys 1–9)"
-        if not self.selected_keys():
-            return "No glyph selected: click one, or press J/K to step, U for the next untagged"
-        return None
-
-    def tag_selected(self) -> None:
-        if (why := self._why_no_tag()) is not None:
-            self._say(why)
-            return
-        if not self.ensure_annotator():
-            return
-        concept, value = self.tree.current()
-        assert concept is not None and value is not None
-        keys = self.selected_keys()
-        n = self._lab_write("Not tagged", self.studio.tag, keys, concept, value)
-        if n is None:
-            return
-        said = self.studio.undo_stack.undo_label + f" ({n} new)"
-        if len(keys) == 1 and self.actions["tag.advance"].isChecked():
-            # one glyph tagged: on to the next one the concept still lacks (a selection of
-            # several is a batch; where to go after it is the annotator's to say)
-            moved = self.grid.step_untagged(+1)
-            if moved is not None:
-                said += f"; {moved[0].lower()}{moved[1:]}"
-        self.statusBar().showMessage(said, 5000)
-
-    def untag_selected(self) -> None:
-        if (why := self._why_no_tag()) is not None:
-            self._say(why)
-            return
-        concept, value = self.tree.current()
-        assert concept is not None and value is not None
-        n = self._lab_write("Not removed", self.studio.untag, self.selected_keys(), concept, value)
-        if n is None:
-            return
-        self.statusBar().showMessage(
-            f"Removed {concept} = {value or 'present'} from {n} glyphs"
-            if n
-            else f"None of the selected glyphs has {concept} = {value or 'present'}",
-            5000,
-        )
-
-    def suggest_glyphs(self) -> None:
-        """Tag ▸ Suggest…: the suggestion queue of the tree's concept, in the grid's place."""
-        self.show_annotator()
-        self.tagger.open_suggestions()
-
-    def _accept_suggestion(self, key: GlyphKey, concept: str, value: str) -> int | None:
-        """The queue's annotator accepted a suggestion: tag it through the lab's gate, as the
-        annotator (asked for once); None when refused."""
-        from studio.suggest.queue import accept
-
-        if not self.ensure_annotator():
-            return None
-        return self._lab_write("Not tagged", accept, self.studio, key, concept, value)
-
-    def _sync_value_keys(self) -> None:
-        """A number's own shortcut speaks only where its Tag-menu action is hidden (both on
-        one key would make Qt call the key ambiguous and run neither), and only while the
-        annotator is shown."""
-        spare = getattr(self, "_spare_value_keys", {})
-        annotating = self.tabs.currentWidget() is self.splitter and not self.tagger.suggesting()
-        for n, key in spare.items():
-            key.setEnabled(annotating and not self.actions[f"tag.value_{n}"].isVisible())
-
-    def tag_with_nth_value(self, n: int) -> None:
-        if (why := self.tree.nth_value_problem(n)) is not None:
-            self._say(why)
-            return
-        self.tree.nth_value(n)
-        self.tag_selected()
-
-    def _remove_tag_from_current(self, concept: str, value: str) -> None:
-        g = self.tagger.current_record()
-        if g is not None:
-            self._lab_write("Not removed", self.studio.untag, [g.key], concept, value)
 
     def undo(self) -> None:
         try:
@@ -564,7 +421,7 @@ class MainWindow(QMainWindow):
 
     def mark_selected_done(self) -> None:
         """Mark the selected glyphs of the user's assignment done (all done already: not done)."""
-        keys = self.selected_keys()
+        keys = self.tagger.selected_keys()
         if not keys:
             self._say("Select the glyphs you are done with first")
             return
@@ -587,20 +444,6 @@ class MainWindow(QMainWindow):
     def _flush_search(self) -> None:
         """Apply a search still waiting for its debounce (Down/Enter leave the field)."""
         self.tagger.flush_search()
-
-    def _update_status(self) -> None:
-        concept, _value = self.tree.current()
-        total = len(self.model.glyphs)
-        tagged = len(self.model.tags)
-        parts = [
-            f"{self.model.rowCount():,} shown of {total:,} glyphs",
-            f"{len(self.grid.selectionModel().selectedIndexes()):,} selected",
-            f"{tagged:,} glyphs tagged, {sum(len(t) for t in self.model.tags.values()):,} tags",
-        ]
-        if concept is not None:
-            in_concept = sum(1 for t in self.model.tags.values() if any(c == concept for c, _ in t))
-            parts.append(f"{concept}: {in_concept:,} glyphs tagged")
-        self.counts_label.setText("  ·  ".join(parts))
 
     # ---- background jobs ---------------------------------------------------------------------
     def run_job(
@@ -875,7 +718,7 @@ class MainWindow(QMainWindow):
         self.settings.set_hide_others(hide)
         if self.studio.project.is_database:  # the grid shows your own tags, or the consensus
             current = self.tagger.current_record()
-            selected = self.selected_keys()
+            selected = self.tagger.selected_keys()
             self.reload()
             self.grid.select_keys(selected)
             row = self.model.row_of(current.key) if current is not None else None
@@ -906,18 +749,6 @@ class MainWindow(QMainWindow):
             me = project.user
             return {(t.concept, t.value) for t in project.own_tags_of(key) if t.annotator == me}
         return {(t.concept, t.value) for t in project.tags_of(key)}
-
-    def _lab_write(self, title: str, fn: Callable[..., int], *args: object) -> int | None:
-        """Run a write; a refusal (a right the login lacks, a lock held elsewhere, a lost
-        connection) is shown as a message and gives None."""
-        try:
-            return fn(*args)
-        except Exception as e:
-            message = refusal(e)
-            if message is None:
-                raise
-            self.show_error(title, StudioError(message))
-            return None
 
     # ---- recent projects, a copy ----------------------------------------------------------------
     def _build_recent_menu(self) -> None:

@@ -285,7 +285,7 @@ def test_opening_another_project_resets_every_pane(
     # nothing of A: not in the inspector, the grid's selection, the search or the dashboard
     assert window.inspector.name.text() == "" and window.inspector.key.text() == ""
     assert window.inspector.image.text() == "Select a glyph"
-    assert window.selected_keys() == [] and not window.grid.currentIndex().isValid()
+    assert window.tagger.selected_keys() == [] and not window.grid.currentIndex().isValid()
     assert window.search.text() == ""
     assert window.model.row_of(BLACK_CIRCLE) is None and window.model.row_of(LEFT_ARROW) is not None
     assert window.dashboard.model.rowCount() == 0
