@@ -7,6 +7,8 @@ apart from the frame: the window builds every action from :data:`studio.gui.acti
 and asks the page what its own do (:meth:`TaggerPage.action_handlers`). What needs the window
 (the status bar, the annotator's name, its error box, the per-user filtering of a lab) is passed
 in explicitly or asked for by a signal: the page never reaches back into the window.
+The page reads the project itself: its glyphs, the tags the grid shows (on a lab database, the
+consensus or the login's own), the login's assignment.
 
 UA's method is to step through the concepts of the schema and select the glyphs in which each
 value is readily perceived; the layout follows it: pick a value on the left (or press 1–9),
@@ -23,7 +25,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -33,6 +35,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSplitter,
     QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -75,21 +78,23 @@ class TaggerPage(QSplitter):
     """The Annotate tab: the schema tree, the filter bar over the grid, the inspector, and what
     the Tag menu's keys do there.
 
-    ``settings`` keeps the Tag menu's "Advance after tagging"; ``show_message(text, ms)``
-    shows a message in the window's status bar; ``my_assignment`` gives the glyphs assigned to
-    the user (the View menu's "Only my assignment"); ``ensure_annotator()`` asks for the
-    annotator's name before a tag is written (False: none given, nothing written); ``jobs``
-    drives the project's background jobs (the window's job controller: the suggestion queue
-    trains its encoder there). The window's actions are given by :meth:`bind_actions` once
-    they exist, and the window says whether the page is shown by :meth:`set_active`.
+    ``settings`` keeps the Tag menu's "Advance after tagging" and the View menu's "Hide
+    others' tags"; ``show_message(text, ms)`` shows a message in the window's status bar;
+    ``ensure_annotator()`` asks for the annotator's name before a tag is written (False: none
+    given, nothing written); ``jobs`` drives the project's background jobs (the window's job
+    controller: the suggestion queue trains its encoder there). The window's actions are given
+    by :meth:`bind_actions` once they exist, and the window says whether the page is shown by
+    :meth:`set_active`.
 
     Signals (GUI thread): ``counts_changed(text)``: the glyphs shown, selected and tagged, for
-    the window's status bar; ``error(title, error)``: a write was refused, for the window's
-    error box.
+    the window's status bar; ``error(title, error)``: a write was refused or failed, for the
+    window's error box; ``marked_done()``: glyphs of the user's assignment were marked done (or
+    not done), which the Lab tab's view of the assignments shows.
     """
 
     counts_changed = Signal(str)
     error = Signal(str, object)
+    marked_done = Signal()
 
     def __init__(
         self,
@@ -97,7 +102,6 @@ class TaggerPage(QSplitter):
         model: GlyphGridModel,
         settings: StudioSettings,
         show_message: Callable[[str, int], None],
-        my_assignment: Callable[[], frozenset[GlyphKey]],
         ensure_annotator: Callable[[], bool],
         jobs: JobController | None = None,
         parent: QWidget | None = None,
@@ -107,8 +111,8 @@ class TaggerPage(QSplitter):
         self.model = model
         self.settings = settings
         self._show_message = show_message
-        self._my_assignment = my_assignment
         self._ensure_annotator = ensure_annotator
+        self._assignment_keys: frozenset[GlyphKey] | None = None  # see my_assignment
         self._jobs = jobs
         self._actions: Mapping[str, QAction] = {}
         self._active = False  # the window shows the page (set_active)
@@ -189,10 +193,10 @@ class TaggerPage(QSplitter):
         # action's key does nothing: these say why instead (enabled only for such numbers)
         self._spare_value_keys: dict[int, QShortcut] = {}
         for n in range(1, 10):
-            key = QShortcut(QKeySequence(str(n)), self)
-            key.activated.connect(partial(self.tag_with_nth_value, n))
-            key.setEnabled(False)
-            self._spare_value_keys[n] = key
+            shortcut = QShortcut(QKeySequence(str(n)), self)
+            shortcut.activated.connect(partial(self.tag_with_nth_value, n))
+            shortcut.setEnabled(False)
+            self._spare_value_keys[n] = shortcut
 
         centre = QWidget()
         lay = QVBoxLayout(centre)
@@ -200,7 +204,7 @@ class TaggerPage(QSplitter):
         lay.addLayout(bar)
         current = QHBoxLayout()
         current.addWidget(self.current_label, 1)
-        self.current_row = current  # the window's assignment buttons join it (its actions)
+        self.current_row = current  # the assignment buttons join it (bind_actions)
         lay.addLayout(current)
         lay.addWidget(self.grid_panel, 1)
 
@@ -248,10 +252,14 @@ class TaggerPage(QSplitter):
             "tag.prev_untagged": lambda: self._say(self.grid.step_untagged(-1)),
             "tag.next_glyph": lambda: self._say(self.grid.step_glyph(+1)),
             "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
+            "tag.mark_done": self.mark_selected_done,
             # enabled only while the page is shown (set_active): no need to show it first
             "tag.suggest": self.open_suggestions,
             "view.find": self.focus_search,
             "view.only_untagged": self.toggle_only_untagged,
+            "view.my_assignment": self.assignment_changed,
+            "view.held_out": self.apply_filter,
+            "view.hide_others": self.toggle_hide_others,
             "view.inspector": self.toggle_inspector,
         }
         for n in range(1, 10):
@@ -264,7 +272,18 @@ class TaggerPage(QSplitter):
         assignment, Held out, Inspector, Hide others' tags."""
         self._actions = actions
         self._actions["view.inspector"].setChecked(True)
+        self._actions["view.hide_others"].setChecked(self.settings.hide_others())
         self._actions["tag.advance"].setChecked(self.settings.advance_after_tagging())
+        # the grid says it is narrowed to an assignment, not only the View menu
+        self.mine_button = QToolButton(objectName="myAssignmentButton")
+        self.mine_button.setDefaultAction(actions["view.my_assignment"])
+        self.show_assignment_button()
+        self.current_row.addWidget(self.mine_button)
+        # and that it shows only the glyphs held out for val and test (the Needs column's ask)
+        self.held_out_button = QToolButton(objectName="heldOutButton")
+        actions["view.held_out"].setIconText("Held out")  # the row is full at 1280 px
+        self.held_out_button.setDefaultAction(actions["view.held_out"])
+        self.current_row.addWidget(self.held_out_button)
 
     def set_active(self, active: bool) -> None:
         """The window shows (True) or hides the page: the tagging keys act only while it is
@@ -324,14 +343,17 @@ class TaggerPage(QSplitter):
         return self._lab_write("Not tagged", accept, self.studio, key, concept, value)
 
     # ---- loading -----------------------------------------------------------------------------
-    def load(
-        self,
-        glyphs: list[GlyphRecord],
-        tag_sets: dict[GlyphKey, set[tuple[str, str]]],
-        fonts: dict[str, FontSource],
-    ) -> None:
-        """Show the project's glyphs (with the tags the grid shows) and its schema."""
+    def reload(self) -> None:
+        """Read the project: its glyphs (with the tags the grid shows), its fonts, its schema."""
         project = self.studio.project
+        glyphs = project.glyphs()
+        tag_sets: dict[GlyphKey, set[tuple[str, str]]] = {}
+        by_id = {g.id: g.key for g in glyphs}
+        for gid, pairs in self._grid_tag_map().items():
+            key = by_id.get(gid)
+            if key is not None:
+                tag_sets[key] = set(pairs)
+        fonts = self._font_sources()
         if len(glyphs) != len(self.model.glyphs):
             self.suggestions.glyphs_changed()  # its glyph space is built again when needed
         self.model.set_glyphs(glyphs, tag_sets, fonts)
@@ -343,21 +365,40 @@ class TaggerPage(QSplitter):
         self._needs_timer.start()
         self.update_counts()
 
-    def tags_changed(
-        self, keys: list[GlyphKey], tags_of: Callable[[GlyphKey], set[tuple[str, str]]]
-    ) -> None:
-        """Tags of ``keys`` changed: the grid shows ``tags_of(key)`` for each."""
+    def _font_sources(self) -> dict[str, FontSource]:
+        out = {}
+        for f in self.studio.project.fonts():
+            try:
+                out[f.id] = FontSource(self.studio._font_path(f.id), f.face_index, f.sha256)
+            except StudioError as e:
+                self._show_message(str(e), 10000)
+        return out
+
+    def schema_changed(self) -> None:
+        """The studio's schema changed (edited, undone): the tree and the grid show it."""
+        self.tree.set_schema(self.studio.schema, self.studio.project.tag_counts())
+        self.reload()
+
+    def tags_changed(self, keys: list[GlyphKey]) -> None:
+        """Tags of ``keys`` changed (the studio's event): the grid, the tree's counts, the
+        inspector, the suggestion queue and the Needs column follow."""
         for key in keys:
-            self.model.update_tags(key, tags_of(key))
+            self.model.update_tags(key, self._grid_tags_of(key))
         self.tree.update_counts(self.studio.project.tag_counts())
         self.update_inspector()
         self.suggestions.tags_changed(keys)
         self._needs_timer.start()
         self.update_counts()
 
+    def project_switched(self) -> None:
+        """Another project is open (the window has switched the studio to it): its assignment
+        is read anew, and nothing of the closed one stays on the page."""
+        self._assignment_keys = None
+        self.reset()
+
     def reset(self) -> None:
         """Nothing of the closed project stays on the page: selection, inspector, search,
-        filters."""
+        filters (also: every glyph shown again, for one a filter hid)."""
         self._needs_timer.stop()
         self._filter_timer.stop()
         self.suggestions.reset()
@@ -578,7 +619,7 @@ class TaggerPage(QSplitter):
                 text=self.search.text(),
                 tag_state=self.state_combo.currentData() or "all",
                 hide_missing=self.hide_missing.isChecked(),
-                keys=self._my_assignment()
+                keys=self.my_assignment()
                 if self._actions["view.my_assignment"].isChecked()
                 else None,
                 held_out=self._actions["view.held_out"].isChecked(),
@@ -606,6 +647,74 @@ class TaggerPage(QSplitter):
         if i >= 0:
             self.block_combo.setCurrentIndex(i)
 
+    def show_font(self, font_id: str) -> None:
+        """The grid shows the font's glyphs (a font just added), when the project has it."""
+        i = self.font_combo.findData(font_id)
+        if i >= 0:
+            self.font_combo.setCurrentIndex(i)
+
+    def go_to_glyph(self, key: GlyphKey) -> bool:
+        """Make the glyph current and selected, scrolled into view; False when the grid does
+        not show it (a filter hides it, or the project has no such glyph)."""
+        row = self.model.row_of(key)
+        if row is None:
+            return False
+        index = self.model.index(row)
+        self.grid.setCurrentIndex(index)
+        self.grid.scrollTo(index)
+        return True
+
+    def view_state(self) -> dict[str, str | bool]:
+        """What the page shows of the project, by name, for the window to store per project
+        and give back to :meth:`restore_view_state` when it opens again."""
+        concept, value = self.tree.current()
+        return {
+            "concept": concept or "",
+            "value": value if value is not None else "",
+            "has_value": value is not None,
+            "font": self.font_combo.currentData() or "",
+            "block": self.block_combo.currentData() or "",
+            "search": self.search.text(),
+            "tag_state": self.state_combo.currentData() or "all",
+            "hide_missing": self.hide_missing.isChecked(),
+        }
+
+    def restore_view_state(self, stored: Callable[[str], object]) -> None:
+        """Show again what :meth:`view_state` gave, read back by ``stored(name)`` (None where
+        nothing is stored; a flag may come back as text), where it still applies: a concept
+        the schema no longer has, or a font no longer in the project, is left alone."""
+
+        def text(name: str) -> str:
+            value = stored(name)
+            return value if isinstance(value, str) else ""
+
+        def flag(name: str) -> bool | None:
+            value = stored(name)
+            if isinstance(value, bool):
+                return value
+            return {"true": True, "false": False}.get(str(value).lower()) if value else None
+
+        concept = text("concept")
+        if concept and any(c.id == concept for c in self.studio.schema.concepts):
+            value = text("value") if flag("has_value") else None
+            values = {v for v, _d in self.tree.values_of(concept)}
+            self.tree.select(concept, value if value in values else None)
+        for combo, name in (
+            (self.font_combo, "font"),
+            (self.block_combo, "block"),
+            (self.state_combo, "tag_state"),
+        ):
+            i = combo.findData(text(name)) if text(name) else -1
+            if i >= 0:
+                combo.setCurrentIndex(i)
+        hide = flag("hide_missing")
+        if hide is not None:
+            self.hide_missing.setChecked(hide)
+        search = text("search")
+        if search:
+            self.search.setText(search)
+            self.flush_search()
+
     def focus_search(self) -> None:
         self.search.setFocus()
         self.search.selectAll()
@@ -615,6 +724,96 @@ class TaggerPage(QSplitter):
         self.state_combo.setCurrentIndex(
             self.state_combo.findData("untagged_concept" if want else "all")
         )
+
+    # ---- a lab: the login's assignment, others' tags -------------------------------------------
+    def _me(self) -> str:
+        """Who tags here: the login on a lab database, else the annotator of the settings."""
+        return self.studio.project.author_for(self.studio.author)
+
+    def my_assignment(self) -> frozenset[GlyphKey]:
+        """The user's assigned glyphs, read once per change of the assignment (the filter is
+        applied again at every search keystroke)."""
+        if self._assignment_keys is None:
+            try:
+                keys = self.studio.project.assigned(self._me())
+            except StudioError as e:
+                self._say(f"Cannot read your assignment: {e}")
+                return frozenset()
+            self._assignment_keys = frozenset(k for k, _ in keys)
+        return self._assignment_keys
+
+    def assignment_changed(self) -> None:
+        """Only my assignment toggled, or the assignment changed (another client's commit)."""
+        self._assignment_keys = None
+        self.apply_filter()
+
+    def show_assignment_button(self) -> None:
+        """The assignment button shows on a lab database (a file has no assignments), or
+        while its filter is on."""
+        self.mine_button.setVisible(
+            self.studio.project.is_database or self._actions["view.my_assignment"].isChecked()
+        )
+
+    def mark_selected_done(self) -> None:
+        """Mark the selected glyphs of the user's assignment done (all done already: not done)."""
+        keys = self.selected_keys()
+        if not keys:
+            self._say("Select the glyphs you are done with first")
+            return
+        project = self.studio.project
+        try:
+            done = dict(project.assigned(self._me()))
+            mine = [k for k in keys if k in done]
+            if not mine:
+                self._say("None of the selected glyphs is in your assignment (Lab ▸ Assignments)")
+                return
+            undo = all(done[k] is not None for k in mine)
+            n = self.studio.mark_done(mine, done=not undo)  # the views hear of it
+        except StudioError as e:
+            self.error.emit("Cannot mark glyphs done", e)
+            return
+        what = "not done any more" if undo else "done"
+        self._say(f"{n} of your glyphs marked {what}")
+        self.marked_done.emit()
+
+    def toggle_hide_others(self) -> None:
+        """View ▸ Hide others' tags: the inspector (and on a lab database, the grid) shows only
+        the user's own tags; the choice is kept for the next window."""
+        hide = self._actions["view.hide_others"].isChecked()
+        self.settings.set_hide_others(hide)
+        if self.studio.project.is_database:  # the grid shows your own tags, or the consensus
+            current = self.current_record()
+            selected = self.selected_keys()
+            self.reload()
+            self.grid.select_keys(selected)
+            row = self.model.row_of(current.key) if current is not None else None
+            if row is not None:
+                self.grid.selectionModel().setCurrentIndex(
+                    self.model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate
+                )
+        self.update_inspector()
+        self._say("Others' tags are hidden: you see only yours" if hide
+                  else "Others' tags are shown")  # fmt: skip
+
+    def _grid_tag_map(self) -> dict[int, list[tuple[str, str]]]:
+        """What the grid shows per glyph id: the consensus; on a lab database with others'
+        tags hidden, the login's own tags."""
+        project = self.studio.project
+        if not (project.is_database and self.settings.hide_others()):
+            return project.tag_map()
+        me = project.user
+        out: dict[int, list[tuple[str, str]]] = {}
+        for gid, who, concept, value in project.ratings()[0]:
+            if who == me:
+                out.setdefault(gid, []).append((concept, value))
+        return out
+
+    def _grid_tags_of(self, key: GlyphKey) -> set[tuple[str, str]]:
+        project = self.studio.project
+        if project.is_database and self.settings.hide_others():
+            me = project.user
+            return {(t.concept, t.value) for t in project.own_tags_of(key) if t.annotator == me}
+        return {(t.concept, t.value) for t in project.tags_of(key)}
 
     # ---- the inspector -----------------------------------------------------------------------
     def toggle_inspector(self) -> None:

@@ -273,7 +273,7 @@ def test_opening_another_project_resets_every_pane(
     click_glyph(qtbot, window, BLACK_CIRCLE)
     assert window.inspector.name.text() == "BLACK CIRCLE"
     qtbot.keyClicks(window.search, "circle")
-    window._flush_search()
+    window.tagger.flush_search()
     job_id = window.dashboard.submit(
         "diagnostic", {"action": "sleep", "seconds": 0.1, "steps": 2}, "A's job"
     )

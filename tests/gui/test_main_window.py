@@ -245,7 +245,7 @@ def test_only_held_out_glyphs_shows_the_val_test_side_and_the_needs_say_which_si
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     assert window.actions["view.held_out"].isChecked()
-    assert window.held_out_button.isChecked()  # the grid says it is narrowed
+    assert window.tagger.held_out_button.isChecked()  # the grid says it is narrowed
     shown = {window.model.index(r).data(KEY_ROLE) for r in range(window.model.rowCount())}
     assert 0 < len(shown) < total
     assert {glyph_side(k, 0.3) for k in shown} == {"eval"}

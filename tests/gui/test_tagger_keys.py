@@ -314,7 +314,7 @@ def test_u_says_when_every_glyph_shown_is_tagged(
     window = open_window(qtbot, shapes_path, catalog, render_cache)
     window.tree.select("closure", "circle")
     window.search.setText("U+25CB")
-    window._flush_search()
+    window.tagger.flush_search()
     assert [row_key(window, r) for r in range(window.model.rowCount())] == [WHITE_CIRCLE]
     qtbot.keyClick(window.grid, Qt.Key.Key_U)
     assert message(window) == "Every glyph shown is tagged for 'closure'"
