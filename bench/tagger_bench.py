@@ -67,7 +67,7 @@ def main() -> None:
         window.show()
         window.block_combo.setCurrentIndex(0)  # all blocks, in code-point order
         app.processEvents()
-        window._apply_filter()
+        window.tagger.apply_filter()
         model = window.model
         shown = [model.index(r).data(KEY_ROLE) for r in range(model.rowCount())][: args.glyphs]
         if not args.concept:

@@ -2,10 +2,11 @@
 jobs and the project's opening, switching and closing.
 
 The pages are tabs: Annotate (the glyph tagger, :mod:`studio.gui.tagger_page`), Puzzles (the
-curator's board), Preview, Baselines and Lab. The window keeps what needs it: the actions and
-their keys (tagging with the Tag menu's keys goes through the lab's gate on writes and asks for
-the annotator's name), the status bar, the settings, and a lab's per-user view of the tags.
-All state changes go through :class:`studio.app.Studio`; long work runs in worker threads.
+curator's board), Preview, Baselines and Lab. The window builds every action and menu from
+:data:`studio.gui.actions.ACTIONS` and asks each page what its own actions do; it keeps what
+is everyone's: the status bar, the settings, the annotator's name, undo and redo, the lab's
+connection and the rights of its login, and the routes from one page to another. All state
+changes go through :class:`studio.app.Studio`; long work runs in worker threads.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -27,27 +28,25 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTabWidget,
-    QToolButton,
 )
 
 from studio.app import Studio
 from studio.core.errors import StudioError
 from studio.core.keys import GlyphKey
 from studio.gui.about_dialog import AboutDialog
-from studio.gui.actions import build_actions, build_menus, name_value_actions
+from studio.gui.actions import build_actions, build_menus
 from studio.gui.add_font_dialog import AddFontDialog, FontChoice, add_glyphs_job
 from studio.gui.curator_board import CuratorBoard
 from studio.gui.dashboard import BaselineDashboard
 from studio.gui.export_dialog import ExportDialog
-from studio.gui.glyph_grid import FontSource, GlyphGridModel, ThumbnailLoader
+from studio.gui.glyph_grid import GlyphGridModel, ThumbnailLoader
 from studio.gui.jobs import ThreadJob
 from studio.gui.lab_dialog import OpenLabDialog
-from studio.gui.lab_panel import LabPanel, refusal
+from studio.gui.lab_panel import LabPanel
 from studio.gui.lab_session import LiveChanges, RightsGate, signed_in_text, window_title
 from studio.gui.pilot_dialog import PilotDialog
 from studio.gui.preferences_dialog import PreferencesDialog
 from studio.gui.preview import PreviewPanel
-from studio.gui.schema_tree import value_label
 from studio.gui.settings import StudioSettings, ask_annotator_name
 from studio.gui.tagger_page import TaggerPage
 from studio.gui.widgets import RefocusAfterDialogs
@@ -60,15 +59,6 @@ if TYPE_CHECKING:
 PROJECT_FILTER = "Analogy Studio projects (*.studio);;All files (*)"
 #: a dialog on a puzzle set (:meth:`MainWindow._open_set_dialog`)
 D = TypeVar("D", ExportDialog, PilotDialog)
-#: Actions that act on the glyph grid: active only while the annotator is shown.
-ANNOTATOR_ACTIONS = (
-    "edit.select_all",
-    "view.find",
-    "view.only_untagged",
-    "view.my_assignment",
-    "view.held_out",
-    "view.inspector",
-)
 #: The author :class:`~studio.app.Studio` records when it was given no name.
 UNKNOWN_AUTHOR = "unknown"
 
@@ -78,7 +68,6 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.studio = studio
         self.settings = settings or StudioSettings()
-        self._assignment_keys: frozenset[GlyphKey] | None = None  # see _my_assignment
         # the name stored with tags and decisions: the one in the preferences, else the one
         # the studio was started with; never "unknown" without saying so (see _annotator_text)
         stored_name = self.settings.annotator_name()
@@ -94,8 +83,8 @@ class MainWindow(QMainWindow):
         self.model = GlyphGridModel(self.loader, self)
         self._build_ui()
         self._build_actions()
-        studio.events.tags_changed.connect(self._on_tags_changed)
-        studio.events.schema_changed.connect(self._on_schema_changed)
+        studio.events.tags_changed.connect(self.tagger.tags_changed)
+        studio.events.schema_changed.connect(self.tagger.schema_changed)
         studio.events.glyphs_changed.connect(self.reload)
         studio.events.undo_changed.connect(self._update_undo_actions)
         self.reload()
@@ -115,12 +104,14 @@ class MainWindow(QMainWindow):
         self.tagger = TaggerPage(
             self.studio,
             self.model,
+            self.settings,
             lambda text, ms: self.statusBar().showMessage(text, ms),
-            self._my_assignment,
-            self._accept_suggestion,
+            self.ensure_annotator,
             self.dashboard.controller,
         )
-        # the window's names for the page's widgets (other modules and the tests use them)
+        self.tagger.error.connect(self.show_error)
+        # the window's names for the page's widgets: the tests, bench/ and scripts/ reach the
+        # page through them (about 190 places); the window itself uses grid_panel and splitter
         self.tree = self.tagger.tree
         self.font_combo = self.tagger.font_combo
         self.block_combo = self.tagger.block_combo
@@ -131,16 +122,10 @@ class MainWindow(QMainWindow):
         self.grid_panel = self.tagger.grid_panel
         self.grid = self.tagger.grid
         self.inspector = self.tagger.inspector
-        self.current_row = self.tagger.current_row  # the assignment button joins it later
         self.splitter = self.tagger  # the Annotate tab
-        # the Tag menu names the concept's values; the status bar counts (after the page)
-        self.tree.current_changed.connect(self._on_current_value)
+        # the grid's empty state offers the File menu's Add font… and Import annotations…
         self.grid_panel.add_font_requested.connect(lambda: self.add_font())
         self.grid_panel.import_requested.connect(lambda: self.import_annotations())
-        self.grid.selectionModel().selectionChanged.connect(lambda *_: self._update_status())
-        self.model.filtered.connect(self._update_status)
-        self.inspector.remove_tag.connect(self._remove_tag_from_current)
-        self.tagger.suggesting_changed.connect(lambda _on: self._on_mode_changed())
 
         # the annotator and the curator's board are the window's two modes, one tab each
         self.board = CuratorBoard(self.studio)
@@ -155,6 +140,7 @@ class MainWindow(QMainWindow):
         self.lab = LabPanel(self.studio)
         self.lab.go_to_glyph.connect(self.go_to_glyph)
         self.lab.error.connect(self.show_error)
+        self.tagger.marked_done.connect(self.lab.refresh)  # its view of the assignments
         self.tabs.addTab(self.lab, "Lab")
         self.live = LiveChanges(self)
         self.live.refresh.connect(self._on_live_changes)
@@ -163,7 +149,8 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
 
         sb = self.statusBar()
-        self.counts_label = QLabel(objectName="counts")
+        self.counts_label = QLabel(objectName="counts")  # the Annotate page's counts
+        self.tagger.counts_changed.connect(self.counts_label.setText)
         self.progress = QProgressBar(objectName="jobProgress", maximumWidth=220)
         self.progress.setVisible(False)
         self.cancel_button = QPushButton("Cancel", objectName="cancelJob")
@@ -200,25 +187,7 @@ class MainWindow(QMainWindow):
             "file.quit": self.close,
             "edit.undo": self.undo,
             "edit.redo": self.redo,
-            "edit.select_all": self.grid.selectAll,
             "edit.schema": self.edit_schema,
-            "tag.apply": self.tag_selected,
-            "tag.advance": lambda: self.settings.set_advance_after_tagging(
-                self.actions["tag.advance"].isChecked()
-            ),
-            "tag.remove": self.untag_selected,
-            "tag.next_concept": lambda: self.tree.step_concept(+1),
-            "tag.prev_concept": lambda: self.tree.step_concept(-1),
-            "tag.next_value": lambda: self.tree.step_value(+1),
-            "tag.prev_value": lambda: self.tree.step_value(-1),
-            "tag.next_untagged": lambda: self._say(self.grid.step_untagged(+1)),
-            "tag.prev_untagged": lambda: self._say(self.grid.step_untagged(-1)),
-            "tag.next_glyph": lambda: self._say(self.grid.step_glyph(+1)),
-            "tag.prev_glyph": lambda: self._say(self.grid.step_glyph(-1)),
-            "view.my_assignment": self._assignment_changed,
-            "view.held_out": self._apply_filter,
-            "tag.mark_done": self.mark_selected_done,
-            "tag.suggest": self.suggest_glyphs,
             "puzzle.board": self.show_board,
             "puzzle.generate": self.generate_split,
             "puzzle.export": self.export_benchmark,
@@ -228,41 +197,17 @@ class MainWindow(QMainWindow):
             "view.preview": self.show_preview,
             "view.baselines": self.show_baselines,
             "view.lab": self.show_lab,
-            "view.hide_others": self._toggle_hide_others,
             "lab.agreement": self.compute_agreement,
             "help.shortcuts": self.show_shortcuts,
             "help.about": self.show_about,
         }
-        for n in range(1, 10):
-            handlers[f"tag.value_{n}"] = lambda n=n: self.tag_with_nth_value(n)
         # the pages' own actions, each page saying what its ids do
         for page in (self.tagger, self.board, self.lab):
             handlers.update(page.action_handlers())
         self.actions = build_actions(self, handlers)
         self.tagger.bind_actions(self.actions)
         self.menus = build_menus(self.menuBar(), self.actions)
-        # a number the concept has no value for is hidden from the Tag menu, and a hidden
-        # action's key does nothing: these say why instead (enabled only for such numbers)
-        self._spare_value_keys: dict[int, QShortcut] = {}
-        for n in range(1, 10):
-            key = QShortcut(QKeySequence(str(n)), self)
-            key.activated.connect(lambda n=n: self.tag_with_nth_value(n))
-            key.setEnabled(False)
-            self._spare_value_keys[n] = key
         self._build_recent_menu()
-        self.actions["view.inspector"].setChecked(True)
-        self.actions["view.hide_others"].setChecked(self.settings.hide_others())
-        self.actions["tag.advance"].setChecked(self.settings.advance_after_tagging())
-        # the grid says it is narrowed to an assignment, not only the View menu
-        self.mine_button = QToolButton(objectName="myAssignmentButton")
-        self.mine_button.setDefaultAction(self.actions["view.my_assignment"])
-        self.mine_button.setVisible(self.studio.project.is_database)
-        self.current_row.addWidget(self.mine_button)
-        # and that it shows only the glyphs held out for val and test (the Needs column's ask)
-        self.held_out_button = QToolButton(objectName="heldOutButton")
-        self.actions["view.held_out"].setIconText("Held out")  # the row is full at 1280 px
-        self.held_out_button.setDefaultAction(self.actions["view.held_out"])
-        self.current_row.addWidget(self.held_out_button)
         self.rights = RightsGate(self.actions, self)
         self.board.bind_actions(self.actions)
         self._on_mode_changed()
@@ -363,152 +308,23 @@ class MainWindow(QMainWindow):
     def _on_mode_changed(self) -> None:
         """Keys act on what is shown: tagging keys in the annotator, puzzle keys on the board."""
         annotating = self.tabs.currentWidget() is self.splitter
-        # the suggestion queue answers its own keys: the grid's tag and view keys wait
-        on_grid = annotating and not self.tagger.suggesting()
-        for action_id, action in self.actions.items():
-            if action_id == "tag.suggest":
-                action.setEnabled(annotating)
-            elif action_id.startswith("tag.") or action_id in ANNOTATOR_ACTIONS:
-                action.setEnabled(on_grid)
+        self.tagger.set_active(annotating)
         self.counts_label.setVisible(annotating)  # glyph counts say nothing about puzzles
-        self._sync_value_keys()
         self.actions["lab.settle"].setEnabled(self.tabs.currentWidget() is self.lab)
         self.board.set_active(self.tabs.currentWidget() is self.board)
 
     # ---- loading -----------------------------------------------------------------------------
     def reload(self) -> None:
-        """Read the project into the views (glyphs, tags, schema)."""
-        project = self.studio.project
-        self.setWindowTitle(window_title(project))
-        glyphs = project.glyphs()
-        tag_sets: dict[GlyphKey, set[tuple[str, str]]] = {}
-        by_id = {g.id: g.key for g in glyphs}
-        for gid, pairs in self._grid_tag_map().items():
-            key = by_id.get(gid)
-            if key is not None:
-                tag_sets[key] = set(pairs)
-        self.tagger.load(glyphs, tag_sets, self._font_sources())
-        self._update_status()
+        """Read the project into the views: the title, and the Annotate page's glyphs, tags
+        and schema (the other pages read it themselves)."""
+        self.setWindowTitle(window_title(self.studio.project))
+        self.tagger.reload()
 
-    def _font_sources(self) -> dict[str, FontSource]:
-        out = {}
-        for f in self.studio.project.fonts():
-            try:
-                out[f.id] = FontSource(self.studio._font_path(f.id), f.face_index, f.sha256)
-            except StudioError as e:
-                self.statusBar().showMessage(str(e), 10000)
-        return out
-
-    # ---- events from the studio --------------------------------------------------------------
-    def _on_tags_changed(self, keys: list[GlyphKey]) -> None:
-        self.tagger.tags_changed(keys, self._grid_tags_of)
-        self._update_status()
-
-    def _on_schema_changed(self) -> None:
-        self.tree.set_schema(self.studio.schema, self.studio.project.tag_counts())
-        self.reload()
-
-    def _on_current_value(self, concept: str | None, value: str | None) -> None:
-        """After the page has shown the value: the Tag menu names the concept's values
-        ("1  round"), and the status bar counts the concept's glyphs."""
-        if hasattr(self, "actions"):
-            values = self.tree.values_of(concept)
-            labels = [value_label(n, d) for n, (_v, d) in enumerate(values, start=1)]
-            name_value_actions(self.actions, concept, labels)
-            self._sync_value_keys()
-        self._update_status()
-
-    # ---- tagging -----------------------------------------------------------------------------
-    def selected_keys(self) -> list[GlyphKey]:
-        return self.tagger.selected_keys()
-
+    # ---- messages, undo ------------------------------------------------------------------------
     def _say(self, message: str | None) -> None:
         """Show why a key did nothing (or what it did) in the status bar."""
         if message:
             self.statusBar().showMessage(message, 6000)
-
-    def _why_no_tag(self) -> str | None:
-        """Why a tagging key cannot act now, or None."""
-        concept, value = self.tree.current()
-        if concept is None:
-            return "No concept chosen: pick one on the left (or press ] for the next)"
-        if value is None:
-            return f"Concept '{concept}': choose a value first (left, or keys 1–9)"
-        if not self.selected_keys():
-            return "No glyph selected: click one, or press J/K to step, U for the next untagged"
-        return None
-
-    def tag_selected(self) -> None:
-        if (why := self._why_no_tag()) is not None:
-            self._say(why)
-            return
-        if not self.ensure_annotator():
-            return
-        concept, value = self.tree.current()
-        assert concept is not None and value is not None
-        keys = self.selected_keys()
-        n = self._lab_write("Not tagged", self.studio.tag, keys, concept, value)
-        if n is None:
-            return
-        said = self.studio.undo_stack.undo_label + f" ({n} new)"
-        if len(keys) == 1 and self.actions["tag.advance"].isChecked():
-            # one glyph tagged: on to the next one the concept still lacks (a selection of
-            # several is a batch; where to go after it is the annotator's to say)
-            moved = self.grid.step_untagged(+1)
-            if moved is not None:
-                said += f"; {moved[0].lower()}{moved[1:]}"
-        self.statusBar().showMessage(said, 5000)
-
-    def untag_selected(self) -> None:
-        if (why := self._why_no_tag()) is not None:
-            self._say(why)
-            return
-        concept, value = self.tree.current()
-        assert concept is not None and value is not None
-        n = self._lab_write("Not removed", self.studio.untag, self.selected_keys(), concept, value)
-        if n is None:
-            return
-        self.statusBar().showMessage(
-            f"Removed {concept} = {value or 'present'} from {n} glyphs"
-            if n
-            else f"None of the selected glyphs has {concept} = {value or 'present'}",
-            5000,
-        )
-
-    def suggest_glyphs(self) -> None:
-        """Tag ▸ Suggest…: the suggestion queue of the tree's concept, in the grid's place."""
-        self.show_annotator()
-        self.tagger.open_suggestions()
-
-    def _accept_suggestion(self, key: GlyphKey, concept: str, value: str) -> int | None:
-        """The queue's annotator accepted a suggestion: tag it through the lab's gate, as the
-        annotator (asked for once); None when refused."""
-        from studio.suggest.queue import accept
-
-        if not self.ensure_annotator():
-            return None
-        return self._lab_write("Not tagged", accept, self.studio, key, concept, value)
-
-    def _sync_value_keys(self) -> None:
-        """A number's own shortcut speaks only where its Tag-menu action is hidden (both on
-        one key would make Qt call the key ambiguous and run neither), and only while the
-        annotator is shown."""
-        spare = getattr(self, "_spare_value_keys", {})
-        annotating = self.tabs.currentWidget() is self.splitter and not self.tagger.suggesting()
-        for n, key in spare.items():
-            key.setEnabled(annotating and not self.actions[f"tag.value_{n}"].isVisible())
-
-    def tag_with_nth_value(self, n: int) -> None:
-        if (why := self.tree.nth_value_problem(n)) is not None:
-            self._say(why)
-            return
-        self.tree.nth_value(n)
-        self.tag_selected()
-
-    def _remove_tag_from_current(self, concept: str, value: str) -> None:
-        g = self.tagger.current_record()
-        if g is not None:
-            self._lab_write("Not removed", self.studio.untag, [g.key], concept, value)
 
     def undo(self) -> None:
         try:
@@ -536,71 +352,6 @@ class MainWindow(QMainWindow):
         self.actions["edit.undo"].setText(f"Undo {stack.undo_label}" if stack.can_undo else "Undo")
         self.actions["edit.redo"].setEnabled(stack.can_redo)
         self.actions["edit.redo"].setText(f"Redo {stack.redo_label}" if stack.can_redo else "Redo")
-
-    # ---- views -------------------------------------------------------------------------------
-    def _apply_filter(self) -> None:
-        self.tagger.apply_filter()
-
-    def _me(self) -> str:
-        """Who tags here: the login on a lab database, else the annotator of the settings."""
-        return self.studio.project.author_for(self.studio.author)
-
-    def _my_assignment(self) -> frozenset[GlyphKey]:
-        """The user's assigned glyphs, read once per change of the assignment (the filter is
-        applied again at every search keystroke)."""
-        if self._assignment_keys is None:
-            try:
-                keys = self.studio.project.assigned(self._me())
-            except StudioError as e:
-                self._say(f"Cannot read your assignment: {e}")
-                return frozenset()
-            self._assignment_keys = frozenset(k for k, _ in keys)
-        return self._assignment_keys
-
-    def _assignment_changed(self) -> None:
-        """Only my assignment toggled, the assignment changed, or another project opened."""
-        self._assignment_keys = None
-        self._apply_filter()
-
-    def mark_selected_done(self) -> None:
-        """Mark the selected glyphs of the user's assignment done (all done already: not done)."""
-        keys = self.selected_keys()
-        if not keys:
-            self._say("Select the glyphs you are done with first")
-            return
-        project = self.studio.project
-        try:
-            done = dict(project.assigned(self._me()))
-            mine = [k for k in keys if k in done]
-            if not mine:
-                self._say("None of the selected glyphs is in your assignment (Lab ▸ Assignments)")
-                return
-            undo = all(done[k] is not None for k in mine)
-            n = self.studio.mark_done(mine, done=not undo)  # the views hear of it
-        except StudioError as e:
-            self.show_error("Cannot mark glyphs done", e)
-            return
-        what = "not done any more" if undo else "done"
-        self._say(f"{n} of your glyphs marked {what}")
-        self.lab.refresh()
-
-    def _flush_search(self) -> None:
-        """Apply a search still waiting for its debounce (Down/Enter leave the field)."""
-        self.tagger.flush_search()
-
-    def _update_status(self) -> None:
-        concept, _value = self.tree.current()
-        total = len(self.model.glyphs)
-        tagged = len(self.model.tags)
-        parts = [
-            f"{self.model.rowCount():,} shown of {total:,} glyphs",
-            f"{len(self.grid.selectionModel().selectedIndexes()):,} selected",
-            f"{tagged:,} glyphs tagged, {sum(len(t) for t in self.model.tags.values()):,} tags",
-        ]
-        if concept is not None:
-            in_concept = sum(1 for t in self.model.tags.values() if any(c == concept for c, _ in t))
-            parts.append(f"{concept}: {in_concept:,} glyphs tagged")
-        self.counts_label.setText("  ·  ".join(parts))
 
     # ---- background jobs ---------------------------------------------------------------------
     def run_job(
@@ -730,9 +481,7 @@ class MainWindow(QMainWindow):
                 return
 
         def done() -> None:  # after glyphs_changed, on the GUI thread: the views reloaded
-            i = self.font_combo.findData(font_id)
-            if i >= 0:
-                self.font_combo.setCurrentIndex(i)
+            self.tagger.show_font(font_id)
 
         self.run_job(
             f"Adding {choice.glyph_count:,} glyphs of {choice.font.label}",
@@ -814,16 +563,11 @@ class MainWindow(QMainWindow):
         if not isinstance(key, GlyphKey):
             return
         self.show_annotator()
-        row = self.model.row_of(key)
-        if row is None:  # hidden by a filter: show every glyph
-            self._reset_panes()
-            row = self.model.row_of(key)
-        if row is None:
-            self._say(f"{key} is not in the grid")
+        if self.tagger.go_to_glyph(key):
             return
-        index = self.model.index(row)
-        self.grid.setCurrentIndex(index)
-        self.grid.scrollTo(index)
+        self._reset_panes()  # hidden by a filter: show every glyph
+        if not self.tagger.go_to_glyph(key):
+            self._say(f"{key} is not in the grid")
 
     def _start_lab(self) -> None:
         """After opening a project: who signs in, what their role allows, live changes."""
@@ -842,21 +586,20 @@ class MainWindow(QMainWindow):
                 self.studio.author = name
             role = "admin"
         self.lab_label.setVisible(project.is_database)
-        self.mine_button.setVisible(
-            project.is_database or self.actions["view.my_assignment"].isChecked()
-        )
+        self.tagger.show_assignment_button()
         self.rights.apply(role, self.studio.author)
         self._on_mode_changed()
         self._show_annotator()
 
     def _on_live_changes(self, glyph_ids: set[int], tables: set[str]) -> None:
         """Another client's commits (coalesced), on the GUI thread: the studio tells every
-        view (:meth:`Studio.external_change`); the window keeps only the assignment filter."""
+        view (:meth:`Studio.external_change`); the Annotate page's assignment filter is told
+        here (no studio event says an assignment changed)."""
         ids = set(glyph_ids)
         keys = [g.key for g in self.model.glyphs if g.id in ids] if ids else None
         self.studio.external_change(tables, keys)
         if "assignment_items" in tables and self.actions["view.my_assignment"].isChecked():
-            self._assignment_changed()  # a curator gave me more glyphs (or took some back)
+            self.tagger.assignment_changed()  # a curator gave me more glyphs (or took some back)
 
     def _on_live_state(self, text: str) -> None:
         """The listener lost its connection, or found it again: say so where it stays seen."""
@@ -869,55 +612,6 @@ class MainWindow(QMainWindow):
             else f"{project.location} · {signed_in_text(project)}"
         )
         self.statusBar().showMessage(text[0].upper() + text[1:], 0 if lost else 8000)
-
-    def _toggle_hide_others(self) -> None:
-        hide = self.actions["view.hide_others"].isChecked()
-        self.settings.set_hide_others(hide)
-        if self.studio.project.is_database:  # the grid shows your own tags, or the consensus
-            current = self.tagger.current_record()
-            selected = self.selected_keys()
-            self.reload()
-            self.grid.select_keys(selected)
-            row = self.model.row_of(current.key) if current is not None else None
-            if row is not None:
-                self.grid.selectionModel().setCurrentIndex(
-                    self.model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate
-                )
-        self.tagger.update_inspector()
-        self._say("Others' tags are hidden: you see only yours" if hide
-                  else "Others' tags are shown")  # fmt: skip
-
-    def _grid_tag_map(self) -> dict[int, list[tuple[str, str]]]:
-        """What the grid shows per glyph id: the consensus; on a lab database with others'
-        tags hidden, the login's own tags."""
-        project = self.studio.project
-        if not (project.is_database and self.settings.hide_others()):
-            return project.tag_map()
-        me = project.user
-        out: dict[int, list[tuple[str, str]]] = {}
-        for gid, who, concept, value in project.ratings()[0]:
-            if who == me:
-                out.setdefault(gid, []).append((concept, value))
-        return out
-
-    def _grid_tags_of(self, key: GlyphKey) -> set[tuple[str, str]]:
-        project = self.studio.project
-        if project.is_database and self.settings.hide_others():
-            me = project.user
-            return {(t.concept, t.value) for t in project.own_tags_of(key) if t.annotator == me}
-        return {(t.concept, t.value) for t in project.tags_of(key)}
-
-    def _lab_write(self, title: str, fn: Callable[..., int], *args: object) -> int | None:
-        """Run a write; a refusal (a right the login lacks, a lock held elsewhere, a lost
-        connection) is shown as a message and gives None."""
-        try:
-            return fn(*args)
-        except Exception as e:
-            message = refusal(e)
-            if message is None:
-                raise
-            self.show_error(title, StudioError(message))
-            return None
 
     # ---- recent projects, a copy ----------------------------------------------------------------
     def _build_recent_menu(self) -> None:
@@ -1013,9 +707,9 @@ class MainWindow(QMainWindow):
         self.studio.close()
         self.studio.project = project
         self.studio.undo_stack.clear()
-        self._assignment_keys = None
         self.settings.add_recent_project(project.location if project.is_database else project.path)
-        self._reset_panes()
+        self.tagger.project_switched()  # its assignment is read anew, nothing of the old shows
+        self.statusBar().clearMessage()
         self.reload()
         self.tagger.open_on_start_block()
         self._restore_state()
@@ -1025,8 +719,8 @@ class MainWindow(QMainWindow):
         self._start_lab()
 
     def _reset_panes(self) -> None:
-        """Nothing of the closed project stays on screen: selection, inspector, search,
-        filters, status messages (the board and the dashboard reset themselves)."""
+        """Every glyph shown again (a glyph the Lab tab asks for was hidden by a filter): no
+        selection, search or filter of the Annotate page stays, nor a status message."""
         self.tagger.reset()
         self.statusBar().clearMessage()
 
@@ -1042,34 +736,17 @@ class MainWindow(QMainWindow):
 
     def save_state(self) -> None:
         """Store the tab shown (for every project) and this project's concept, value and
-        filters, restored by :meth:`_restore_state` when it opens again."""
+        filters (the Annotate page's view state), restored by :meth:`_restore_state` when it
+        opens again."""
         s = self.settings
         s.set_value("state/tab", self.tabs.currentIndex())
-        concept, value = self.tree.current()
-        s.set_value(self._state_key("concept"), concept or "")
-        s.set_value(self._state_key("value"), value if value is not None else "")
-        s.set_value(self._state_key("has_value"), value is not None)
-        s.set_value(self._state_key("font"), self.font_combo.currentData() or "")
-        s.set_value(self._state_key("block"), self.block_combo.currentData() or "")
-        s.set_value(self._state_key("search"), self.search.text())
-        s.set_value(self._state_key("tag_state"), self.state_combo.currentData() or "all")
-        s.set_value(self._state_key("hide_missing"), self.hide_missing.isChecked())
+        for name, value in self.tagger.view_state().items():
+            s.set_value(self._state_key(name), value)
 
     def _restore_state(self) -> None:
-        """What :meth:`save_state` stored, where it still applies (a concept the schema no
-        longer has, or a font no longer in the project, is left alone)."""
+        """What :meth:`save_state` stored: the tab, and the Annotate page's view state where it
+        still applies (the page says where)."""
         s = self.settings
-
-        def text(name: str) -> str:
-            value = s.value(self._state_key(name))
-            return value if isinstance(value, str) else ""
-
-        def flag(name: str) -> bool | None:
-            value = s.value(self._state_key(name))
-            if isinstance(value, bool):
-                return value
-            return {"true": True, "false": False}.get(str(value).lower()) if value else None
-
         tab = s.value("state/tab")
         try:
             index = int(tab) if tab is not None else -1  # type: ignore[call-overload]
@@ -1077,26 +754,7 @@ class MainWindow(QMainWindow):
             index = -1
         if 0 <= index < self.tabs.count():
             self.tabs.setCurrentIndex(index)
-        concept = text("concept")
-        if concept and any(c.id == concept for c in self.studio.schema.concepts):
-            value = text("value") if flag("has_value") else None
-            values = {v for v, _d in self.tree.values_of(concept)}
-            self.tree.select(concept, value if value in values else None)
-        for combo, name in (
-            (self.font_combo, "font"),
-            (self.block_combo, "block"),
-            (self.state_combo, "tag_state"),
-        ):
-            i = combo.findData(text(name)) if text(name) else -1
-            if i >= 0:
-                combo.setCurrentIndex(i)
-        hide = flag("hide_missing")
-        if hide is not None:
-            self.hide_missing.setChecked(hide)
-        search = text("search")
-        if search:
-            self.search.setText(search)
-            self._flush_search()
+        self.tagger.restore_view_state(lambda name: s.value(self._state_key(name)))
 
     # ---- schema --------------------------------------------------------------------------------
     def edit_schema(self) -> None:

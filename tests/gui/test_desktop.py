@@ -273,7 +273,7 @@ def test_opening_another_project_resets_every_pane(
     click_glyph(qtbot, window, BLACK_CIRCLE)
     assert window.inspector.name.text() == "BLACK CIRCLE"
     qtbot.keyClicks(window.search, "circle")
-    window._flush_search()
+    window.tagger.flush_search()
     job_id = window.dashboard.submit(
         "diagnostic", {"action": "sleep", "seconds": 0.1, "steps": 2}, "A's job"
     )
@@ -285,7 +285,7 @@ def test_opening_another_project_resets_every_pane(
     # nothing of A: not in the inspector, the grid's selection, the search or the dashboard
     assert window.inspector.name.text() == "" and window.inspector.key.text() == ""
     assert window.inspector.image.text() == "Select a glyph"
-    assert window.selected_keys() == [] and not window.grid.currentIndex().isValid()
+    assert window.tagger.selected_keys() == [] and not window.grid.currentIndex().isValid()
     assert window.search.text() == ""
     assert window.model.row_of(BLACK_CIRCLE) is None and window.model.row_of(LEFT_ARROW) is not None
     assert window.dashboard.model.rowCount() == 0

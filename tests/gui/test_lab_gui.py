@@ -356,7 +356,8 @@ def test_an_annotator_works_through_her_assignment(
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     assert window.actions["view.my_assignment"].isChecked()
-    assert window.mine_button.isVisible() and window.mine_button.isChecked()  # said on screen
+    button = window.tagger.mine_button
+    assert button.isVisible() and button.isChecked()  # said on screen
     shown = {window.model.record(r).key for r in range(window.model.rowCount())}
     assert shown == mine
     window.grid.selectAll()

@@ -88,7 +88,7 @@ def test_tag_by_keyboard_undo_close_reopen(
     window.tree.select("closure", "circle")
     assert "closure" in window.current_label.text() and "circle" in window.current_label.text()
     click_glyph(qtbot, window, BLACK_CIRCLE)
-    assert window.selected_keys() == [BLACK_CIRCLE]
+    assert window.tagger.selected_keys() == [BLACK_CIRCLE]
     # the inspector shows the glyph
     assert window.inspector.name.text() == "BLACK CIRCLE"
     qtbot.keyClick(window.grid, Qt.Key.Key_Space)
@@ -108,7 +108,7 @@ def test_tag_by_keyboard_undo_close_reopen(
     assert len(window.studio.project.tags_of(BLACK_CIRCLE)) == 1
     # key 2 picks the concept's second value ("line") and tags with it; multi-select by Ctrl-click
     click_glyph(qtbot, window, WHITE_CIRCLE, Qt.KeyboardModifier.ControlModifier)
-    assert set(window.selected_keys()) == {BLACK_CIRCLE, WHITE_CIRCLE}
+    assert set(window.tagger.selected_keys()) == {BLACK_CIRCLE, WHITE_CIRCLE}
     qtbot.keyClick(window.grid, Qt.Key.Key_2)
     assert window.tree.current() == ("closure", "line")
     window.close()
@@ -245,7 +245,7 @@ def test_only_held_out_glyphs_shows_the_val_test_side_and_the_needs_say_which_si
         Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
     )
     assert window.actions["view.held_out"].isChecked()
-    assert window.held_out_button.isChecked()  # the grid says it is narrowed
+    assert window.tagger.held_out_button.isChecked()  # the grid says it is narrowed
     shown = {window.model.index(r).data(KEY_ROLE) for r in range(window.model.rowCount())}
     assert 0 < len(shown) < total
     assert {glyph_side(k, 0.3) for k in shown} == {"eval"}

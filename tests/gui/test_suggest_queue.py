@@ -282,7 +282,7 @@ def test_with_no_concept_chosen_the_queue_asks_for_one_and_says_when_none_is_tag
 ) -> None:
     window.tree.setCurrentItem(window.tree.topLevelItem(0))  # a category: no concept
     assert window.tree.current() == (None, None)
-    window.suggest_glyphs()
+    qtbot.keyClick(window.grid, Qt.Key.Key_G, CTRL_SHIFT)  # Tag ▸ Suggest…
     panel = panel_of(window)
     assert "Choose a concept" in panel.message.text()
     concepts = [panel.concept_combo.itemData(i) for i in range(panel.concept_combo.count())]

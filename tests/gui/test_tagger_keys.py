@@ -238,7 +238,7 @@ def test_j_and_k_step_through_the_glyphs_shown(
     qtbot.keyClick(window.grid, Qt.Key.Key_J)
     first = row_key(window, 0)
     assert current_key(window) == first
-    assert window.selected_keys() == [first]
+    assert window.tagger.selected_keys() == [first]
     assert window.inspector.name.text() == char_name(first.codepoint)
     qtbot.keyClick(window.grid, Qt.Key.Key_J)
     assert current_key(window) == row_key(window, 1)
@@ -301,10 +301,10 @@ def test_advance_after_tagging_makes_one_key_a_tag(
     # a selection of several is a batch: it is tagged and the selection stays
     window.grid.go_to_row(before_white + 3)
     qtbot.keyClick(window.grid, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
-    selected = set(window.selected_keys())
+    selected = set(window.tagger.selected_keys())
     assert len(selected) == 2
     qtbot.keyClick(window.grid, Qt.Key.Key_1)
-    assert set(window.selected_keys()) == selected
+    assert set(window.tagger.selected_keys()) == selected
     assert StudioSettings().advance_after_tagging()
 
 
@@ -314,7 +314,7 @@ def test_u_says_when_every_glyph_shown_is_tagged(
     window = open_window(qtbot, shapes_path, catalog, render_cache)
     window.tree.select("closure", "circle")
     window.search.setText("U+25CB")
-    window._flush_search()
+    window.tagger.flush_search()
     assert [row_key(window, r) for r in range(window.model.rowCount())] == [WHITE_CIRCLE]
     qtbot.keyClick(window.grid, Qt.Key.Key_U)
     assert message(window) == "Every glyph shown is tagged for 'closure'"
@@ -335,7 +335,7 @@ def test_down_or_enter_in_search_moves_into_the_grid(
     assert window.grid.hasFocus()
     first = row_key(window, 0)
     assert "BLACK CIRCLE" in char_name(first.codepoint)
-    assert current_key(window) == first and window.selected_keys() == [first]
+    assert current_key(window) == first and window.tagger.selected_keys() == [first]
     # and the keys act there at once: J steps on within the matches
     qtbot.keyClick(window.grid, Qt.Key.Key_J)
     assert current_key(window) == row_key(window, 1)
