@@ -666,12 +666,13 @@ def _note_in_split_report(split_dir: Path, entry: dict) -> None:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from studio.baselines import expand_models
+    from studio.baselines import expand_models, run_counts
     from studio.baselines.start import load_beside, warm_device
 
     split_dir = Path(args.split_dir)
     if not split_dir.is_dir():
         raise StudioError("not found, or not a split folder", split_dir)
+    run_counts(args.epochs, args.seeds)  # refused before the split is read
     # torch starts first, and the split's reading: the baselines' own modules load beside
     warm = warm_device(args.device, expand_models(args.models))
     loading = load_beside(split_dir)
@@ -686,6 +687,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     except BaseException:  # Ctrl+C (or an error) while the split loads: stop reading it
         loading.stop()
         raise
+    loaded = loading.seconds
     report = run_baselines(
         data,
         args.models,
@@ -699,6 +701,10 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         cuda_graphs=args.cuda_graphs,
         warm=warm,
     )
+    phases = report.get("compute", {}).get("phases")
+    if isinstance(phases, dict):  # the load ran before the runner's clock
+        phases.update(load=round(phases.get("load", 0.0) + loaded, 2))
+        phases.update(total=round(phases.get("total", 0.0) + loaded, 2))
     plots: dict[str, str] = {}
     if not args.no_plots:
         plot_dir = Path(args.plots) if args.plots else split_dir / "baselines"
@@ -1584,6 +1590,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"analogy-studio: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
+        print("analogy-studio: interrupted", file=sys.stderr)
+        return 130
+    except ImportError as e:
+        if not isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):
+            return _bug(e, debug, save_crash_log(e, f"argv: {args_list!r}"))
+        # Ctrl+C inside a compiled module's import reaches us as its failure to load
         print("analogy-studio: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

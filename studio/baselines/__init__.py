@@ -76,6 +76,27 @@ DEFAULT_MODELS: tuple[str, ...] = ("blind", "context", "similarity", "partial", 
 ALL_MODELS: tuple[str, ...] = tuple(m for ms in MODEL_GROUPS.values() for m in ms)
 
 
+#: Epochs a fit takes at most when none are asked for (early stopping ends most sooner).
+DEFAULT_EPOCHS = 10
+
+
+def run_counts(epochs: int | None, seeds: int | Sequence[int]) -> tuple[int, list[int]]:
+    """A run's epochs (the default for None) and seeds (a count: seeds 0..n-1), checked.
+    Here, not in the runner, so that the command line refuses a bad count before it reads
+    the split (it reads it while the runner's modules import)."""
+    epochs = DEFAULT_EPOCHS if epochs is None else int(epochs)
+    if epochs < 1:
+        raise StudioError(f"--epochs must be at least 1 (got {epochs})")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise StudioError(f"--seeds must be at least 1 (got {seeds})")
+        return epochs, list(range(seeds))
+    out = [int(s) for s in seeds]
+    if not out:
+        raise StudioError("no seeds given")
+    return epochs, out
+
+
 def expand_models(models: str | Sequence[str]) -> list[str]:
     """Model ids from ids and group names (``blind,context,similarity,partial``), in the
     order given, without repeats; StudioError for an unknown name."""
@@ -106,10 +127,12 @@ def expand_models(models: str | Sequence[str]) -> list[str]:
 
 __all__ = [
     "ALL_MODELS",
+    "DEFAULT_EPOCHS",
     "DEFAULT_MODELS",
     "MODEL_GROUPS",
     "BaselineCancelled",
     "Steps",
     "expand_models",
+    "run_counts",
     "run_steps",
 ]

@@ -789,6 +789,8 @@ def _read_glyph_fold(
             progress(len(puzzles), n)
 
     workers = min(len(tasks), cores)
+    if progress is not None:
+        progress(0, n)  # the caller may stop here, before any process starts
     if workers < 2:
         for task in tasks:  # no archive read once one is damaged; the records still are
             merge(_read_glyph_chunk(task, archives=held is None))

@@ -155,9 +155,13 @@ def run_job(ctx: Any) -> dict[str, Any]:
     # torch starts first, and the puzzles' reading: the baselines' own modules load beside
     warm = warm_device(device, expand_models(list(job.models)))
     loading = load_beside(source)
-    from studio.baselines.run import run_baselines
+    try:
+        from studio.baselines.run import run_baselines
 
-    data = loading.result()
+        data = loading.result()
+    except BaseException:
+        loading.stop()
+        raise
     loaded = time.perf_counter() - began
     fingerprint = data.fingerprint()
     saved = ctx.checkpoint() or {}

@@ -39,7 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from studio.baselines import BaselineCancelled, Steps, expand_models, run_steps
+from studio.baselines import (
+    DEFAULT_EPOCHS,
+    BaselineCancelled,
+    Steps,
+    expand_models,
+    run_counts,
+    run_steps,
+)
 from studio.baselines.data import GROUP_KEYS, PARTS, PuzzleArrays, load_source
 from studio.baselines.metrics import (
     accuracy_summary,
@@ -58,7 +65,6 @@ if TYPE_CHECKING:
 
 REPORT_FORMAT = "analogy-studio.baseline-report"
 REPORT_FORMAT_VERSION = 1
-DEFAULT_EPOCHS = 10
 
 Progress = Callable[[float, str], None]
 ShouldStop = Callable[[], bool]
@@ -89,17 +95,6 @@ NOTES = (
 
 
 # ---- model names --------------------------------------------------------------------------------
-def _seeds(seeds: int | Sequence[int]) -> list[int]:
-    if isinstance(seeds, int):
-        if seeds < 1:
-            raise StudioError(f"--seeds must be at least 1 (got {seeds})")
-        return list(range(seeds))
-    out = [int(s) for s in seeds]
-    if not out:
-        raise StudioError("no seeds given")
-    return out
-
-
 def unit_key(model: str, seed: int | None) -> str:
     return f"{model}/{'-' if seed is None else seed}"
 
@@ -635,12 +630,9 @@ def run_baselines(
         phases[phase] = round(phases.get(phase, 0.0) + now - since, 2)
         return now
 
-    epochs = DEFAULT_EPOCHS if epochs is None else int(epochs)
-    if epochs < 1:
-        raise StudioError(f"--epochs must be at least 1 (got {epochs})")
-    seed_list = _seeds(seeds)
+    epochs, seed_list = run_counts(epochs, seeds)
     ids = expand_models(models)
-    if progress is not None:
+    if progress is not None and not isinstance(source, PuzzleArrays):
         progress(0.0, "loading the puzzles")
     # torch and the GPU start while the puzzles load, for a job that trains a model at all
     reg = registry("baselines")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -62,6 +63,11 @@ class Loading:
     def __init__(self, source: Any) -> None:
         self._future: Future[Any] = Future()
         self._stop = threading.Event()
+        #: the last (puzzles read, puzzles in all) the loader reported
+        self.read: tuple[int, int] = (0, 0)
+        #: seconds from the start to the end of the reading (0 until it ends)
+        self.seconds = 0.0
+        self._began = time.perf_counter()
         self._thread = threading.Thread(
             target=self._load, args=(source,), name="baselines-load", daemon=True
         )
@@ -69,16 +75,24 @@ class Loading:
 
     def _load(self, source: Any) -> None:
         def progress(done: int, total: int) -> None:
-            if self._stop.is_set():  # between two chunks: the pool's other chunks are dropped
+            # asked before the pool starts and after each chunk: chunks not started are dropped
+            self.read = (done, total)
+            if self._stop.is_set():
                 raise LoadStopped()
 
         self._future.set_running_or_notify_cancel()
         try:
             from studio.baselines.data import load_source
 
-            self._future.set_result(load_source(source, progress))
+            if self._stop.is_set():
+                raise LoadStopped()
+            data = load_source(source, progress)
         except BaseException as e:  # handed to the caller, who raises it
+            self.seconds = time.perf_counter() - self._began
             self._future.set_exception(e)
+        else:
+            self.seconds = time.perf_counter() - self._began
+            self._future.set_result(data)
 
     def result(self, timeout: float | None = None) -> Any:
         """The :class:`~studio.baselines.data.PuzzleArrays`, or the loader's error."""

@@ -696,14 +696,15 @@ def test_a_models_seconds_leave_out_the_other_models_turns(
 ) -> None:
     """Taking turns, a model's training seconds are its own steps' (the time it waited while
     the other models took theirs is left out), so its throughput is not the others'. The
-    context model is made slow (0.3 s a forward pass); the blind model's seconds stay its
-    own, where before they took in the context model's steps and validation."""
+    context model is made slow (0.6 s a forward pass); the blind model's seconds stay its
+    own (within one such pass, for a busy machine's noise), where before they took in the
+    context model's steps and validation (two passes at least)."""
     import time
 
     original = ContextBaseline.head
 
     def slow(self: TorchBaseline, net: torch.nn.Module, emb: torch.Tensor) -> torch.Tensor:
-        time.sleep(0.3)
+        time.sleep(0.6)
         return original(self, net, emb)
 
     monkeypatch.setattr(ContextBaseline, "head", slow)
@@ -712,4 +713,4 @@ def test_a_models_seconds_leave_out_the_other_models_turns(
     together = run_baselines(data, ["blind", "context"], side_by_side=True, **job)
     a = alone["models"]["blind"]["per_seed"][0]["train_seconds"]
     t = together["models"]["blind"]["per_seed"][0]["train_seconds"]
-    assert t < a + 0.3, (a, t)
+    assert t < a + 0.6, (a, t)

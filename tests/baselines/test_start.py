@@ -10,6 +10,7 @@ import pytest
 from studio.baselines.data import load_source
 from studio.baselines.start import load_beside
 from studio.core.errors import StudioError
+from tests.baselines.conftest import SPLIT_N
 
 
 def test_load_beside_gives_what_load_source_gives(glyph_split: Path) -> None:
@@ -38,3 +39,4 @@ def test_a_stopped_load_ends_at_its_next_chunk(
     loading.stop()
     with pytest.raises(LoadStopped):
         loading.result(timeout=60)
+    assert loading.read[0] < SPLIT_N  # stopped before the last chunk was read

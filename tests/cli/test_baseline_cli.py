@@ -58,6 +58,9 @@ def test_baseline_writes_the_report_and_notes_it_in_the_split(
     assert report["source"]["puzzles"] == 150 and report["source"]["kind"] == "split-dir"
     assert len(report["predictions"]) == 150
     assert set(report["flags"]) == {"puzzles", "groups"}
+    # the split is read beside the runner's imports: its seconds are still the load's
+    phases = report["compute"]["phases"]
+    assert phases["load"] > 0 and phases["total"] >= phases["load"] + phases["trained"]
     blind = report["models"]["blind"]
     assert blind["recipe"] and blind["label"] == "Context-blind CNN"
     assert set(blind["groups"]) == {"rule", "concept", "layout", "family"}
@@ -119,3 +122,34 @@ def test_cuda_without_a_gpu_is_refused(split: Path, capsys: pytest.CaptureFixtur
         pytest.skip("this machine has a GPU")
     code, _, err = run(capsys, "baseline", str(split), "--models", "blind", "--device", "cuda")
     assert code == EXIT_USER_ERROR and "sees no GPU" in err
+
+
+def test_a_bad_count_is_refused_before_the_split_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The split is read while the runner imports: the counts are checked before it, so a
+    bad --epochs is what is said even of a folder that holds no split."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run(capsys, "baseline", str(empty), "--epochs", "0")
+    assert code == EXIT_USER_ERROR and "--epochs must be at least 1 (got 0)" in err
+    code, _, err = run(capsys, "baseline", str(empty), "--seeds", "0")
+    assert code == EXIT_USER_ERROR and "--seeds must be at least 1 (got 0)" in err
+
+
+def test_ctrl_c_inside_a_compiled_import_is_an_interruption(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+C while a compiled module imports reaches the command as that module's failure
+    to load (ImportError from KeyboardInterrupt): an interruption, not an internal error."""
+    import studio.cli as cli
+
+    def interrupted(args: object) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise ImportError("initialization failed") from e
+
+    monkeypatch.setattr(cli, "cmd_baseline", interrupted)
+    code, _, err = run(capsys, "baseline", str(tmp_path))
+    assert code == 130 and "analogy-studio: interrupted" in err and "bug" not in err
