@@ -20,6 +20,7 @@ import-linter contract keeps torch out of the core (``studio.suggest`` sits besi
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable
@@ -298,35 +299,51 @@ def train_encoder(
     losses: list[float] = []
     t0 = time.perf_counter()
     first = 0
-    with _Deterministic(params.threads):
+
+    def fresh() -> tuple[Any, Any, Any, Any]:
         torch.manual_seed(params.seed)
         gen = torch.Generator().manual_seed(params.seed)
         net = _net(params)
         opt = torch.optim.Adam(net.parameters(), lr=params.lr)
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, total))
+        return gen, net, opt, sched
+
+    with _Deterministic(params.threads):
+        gen, net, opt, sched = fresh()
         if resume is not None:
-            net.load_state_dict(resume["net"])
-            opt.load_state_dict(resume["opt"])
-            sched.load_state_dict(resume["sched"])
-            gen.set_state(resume["gen"])
-            first = int(resume["epoch"])
-            losses = [float(v) for v in resume["losses"]]
-            t0 -= float(resume.get("seconds", 0.0))
+            try:
+                net.load_state_dict(resume["net"])
+                opt.load_state_dict(resume["opt"])
+                sched.load_state_dict(resume["sched"])
+                gen.set_state(resume["gen"])
+                first = int(resume["epoch"])
+                losses = [float(v) for v in resume["losses"]]
+                t0 -= float(resume.get("seconds", 0.0))
+                if not 0 < first < params.epochs:
+                    raise ValueError(f"epoch {first} of {params.epochs}")
+            except (KeyError, RuntimeError, ValueError, TypeError):
+                # a state that reads but does not fit (another torch's generator, a key
+                # missing): afresh, as if there were none
+                gen, net, opt, sched = fresh()
+                first, losses, t0 = 0, [], time.perf_counter()
         net.train()
         done = first * per_epoch
         for epoch in range(first, params.epochs):
             if on_epoch is not None and epoch > first:  # the epochs before it are done
+                # copies: the live tensors go on training after the call returns
                 on_epoch(
-                    {
-                        "epoch": epoch,
-                        "fingerprint": fingerprint,
-                        "net": net.state_dict(),
-                        "opt": opt.state_dict(),
-                        "sched": sched.state_dict(),
-                        "gen": gen.get_state(),
-                        "losses": list(losses),
-                        "seconds": time.perf_counter() - t0,
-                    }
+                    copy.deepcopy(
+                        {
+                            "epoch": epoch,
+                            "fingerprint": fingerprint,
+                            "net": net.state_dict(),
+                            "opt": opt.state_dict(),
+                            "sched": sched.state_dict(),
+                            "gen": gen.get_state(),
+                            "losses": list(losses),
+                            "seconds": time.perf_counter() - t0,
+                        }
+                    )
                 )
             order = torch.randperm(n, generator=gen)
             for b in range(per_epoch):

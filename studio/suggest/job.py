@@ -126,10 +126,11 @@ def run_job(ctx: Any) -> dict[str, Any]:
         state_file = Path(ctx.work_dir) / RESUME_FILE
         saved = ctx.checkpoint().get("resume")
         resume = load_training_state(state_file) if saved else None
-        if resume is not None:
-            ctx.log(f"resuming the encoder's training after epoch {resume['epoch']}")
-        elif saved:
-            ctx.log("the interrupted training's state is gone: it starts afresh", "warning")
+        if saved and resume is None:
+            ctx.log(
+                "the interrupted training's state is missing or unreadable: it starts afresh",
+                "warning",
+            )
 
         def on_epoch(state: dict[str, Any]) -> None:
             save_training_state(state, state_file)
@@ -144,8 +145,15 @@ def run_job(ctx: Any) -> dict[str, Any]:
             on_epoch=on_epoch,
             resume=resume,
         )
-        if enc.meta.get("resumed_from_epoch") == 0 and resume is not None:
-            ctx.log("the saved state was of other glyphs or settings: trained afresh", "warning")
+        resumed = enc.meta.get("resumed_from_epoch", 0)
+        if resumed:
+            ctx.log(f"the encoder's training went on from epoch {resumed} of an earlier attempt")
+        elif resume is not None:
+            ctx.log(
+                "the interrupted training's state was of other glyphs or settings (or did "
+                "not fit): trained afresh",
+                "warning",
+            )
         state_file.unlink(missing_ok=True)
     ctx.set_device("cpu")
     ctx.log(

@@ -125,6 +125,27 @@ def test_an_interrupted_training_resumes_to_the_same_weights(
     # a state of other glyphs is not resumed: that training starts afresh
     other = train_encoder(stack[::-1].copy(), params, resume=state)
     assert other.resumed_from == 0
+    # the state handed over is a copy: kept in memory while the training goes on (two more
+    # batches here), it still resumes to the same weights
+    kept: list[dict[str, object]] = []
+    batches: list[int] = []
+    with pytest.raises(StudioError, match="cancelled"):
+        train_encoder(
+            stack,
+            params,
+            on_epoch=kept.append,
+            progress=lambda d, t: batches.append(d),
+            should_stop=lambda: bool(kept) and len(batches) >= 5,
+        )
+    again = train_encoder(stack, params, resume=kept[-1])
+    for name in whole.weights:
+        assert np.array_equal(whole.weights[name], again.weights[name]), name
+    # a state that reads but does not fit starts afresh (as an uninterrupted run)
+    broken = {**state, "gen": state["net"]}
+    afresh = train_encoder(stack, params, resume=broken)
+    assert afresh.resumed_from == 0
+    for name in whole.weights:
+        assert np.array_equal(whole.weights[name], afresh.weights[name]), name
     assert load_training_state(tmp_path / "missing.pt") is None
     (tmp_path / "bad.pt").write_bytes(b"not a state")
     assert load_training_state(tmp_path / "bad.pt") is None
@@ -277,7 +298,7 @@ def test_an_interrupted_encoder_job_goes_on_from_its_last_epoch(
     )
     result = run(second)
     assert result["resumed_from_epoch"] == 1
-    assert "resuming the encoder's training after epoch 1" in logs
+    assert "the encoder's training went on from epoch 1 of an earlier attempt" in logs
     assert not (job / RESUME_FILE).exists()
     # the same weights as a job that was never stopped (its own render cache)
     whole = run(LocalContext({**params, "cache": str(tmp_path / "other")}, work_dir=tmp_path / "w"))
@@ -300,7 +321,7 @@ def test_an_interrupted_encoder_job_goes_on_from_its_last_epoch(
         log=lambda line, lvl: logs.append(line),
     )
     assert run(again)["resumed_from_epoch"] == 0
-    assert any("starts afresh" in line for line in logs)
+    assert any("missing or unreadable: it starts afresh" in line for line in logs)
 
 
 def test_the_encoder_job_stores_in_the_render_cache_it_is_given(
