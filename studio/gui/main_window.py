@@ -566,7 +566,12 @@ class MainWindow(QMainWindow):
         if self.tagger.go_to_glyph(key):
             return
         self._reset_panes()  # hidden by a filter: show every glyph
-        if not self.tagger.go_to_glyph(key):
+        if self.tagger.go_to_glyph(key):
+            return
+        off = self.tagger.narrowing_off()  # hidden by Held out or Only my assignment
+        if off and self.tagger.go_to_glyph(key):
+            self._say(f"{' and '.join(off)} turned off to show {key}")
+        else:
             self._say(f"{key} is not in the grid")
 
     def _start_lab(self) -> None:

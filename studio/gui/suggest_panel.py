@@ -7,7 +7,7 @@ with one key.
   (Edit ▸ Undo) undoes an accepted tag, and the glyph is dealt again.
 - **No bias**: nothing is pre-chosen or highlighted; the model's guess is shown only after the
   answer, as feedback on the glyph just answered.
-- **Never a tag until accepted**: an accepted answer goes through the window's write
+- **Never a tag until accepted**: an accepted answer goes through the Annotate page's write
   (``write_tag``: the lab's gate, the annotator's name, :func:`studio.suggest.queue.accept`, one
   undoable command). "None of these" and skipped glyphs are not dealt again this session;
   "none" glyphs are the ranking's negatives.

@@ -398,7 +398,7 @@ class TaggerPage(QSplitter):
 
     def reset(self) -> None:
         """Nothing of the closed project stays on the page: selection, inspector, search,
-        filters (also: every glyph shown again, for one a filter hid)."""
+        font, block and state filters (the view toggles stay: :meth:`narrowing_off`)."""
         self._needs_timer.stop()
         self._filter_timer.stop()
         self.suggestions.reset()
@@ -745,7 +745,24 @@ class TaggerPage(QSplitter):
     def assignment_changed(self) -> None:
         """Only my assignment toggled, or the assignment changed (another client's commit)."""
         self._assignment_keys = None
+        self.show_assignment_button()  # on a file, the button shows while its filter is on
         self.apply_filter()
+
+    def narrowing_off(self) -> list[str]:
+        """Turn off the view toggles that narrow the grid (Held out, Only my assignment),
+        which :meth:`reset` keeps (they are the person's view, restored per project); the
+        names of those that were on. For a glyph asked for from another tab that they hid."""
+        off = []
+        for action_id in ("view.held_out", "view.my_assignment"):
+            action = self._actions[action_id]
+            if action.isChecked():
+                action.setChecked(False)
+                off.append(action.text().replace("&", ""))
+        if off:
+            self._assignment_keys = None
+            self.show_assignment_button()
+            self.apply_filter()
+        return off
 
     def show_assignment_button(self) -> None:
         """The assignment button shows on a lab database (a file has no assignments), or

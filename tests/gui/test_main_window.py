@@ -314,3 +314,40 @@ def test_the_tagger_shows_what_a_concept_and_value_mean(
     click_glyph(qtbot, window, GlyphKey(0x25CB, "symbola"))
     assert window.inspector.tags.rowCount() == 1
     assert html.escape(v.description) in window.inspector.tags.item(0, 1).toolTip()
+
+
+def test_a_glyph_asked_for_that_held_out_hides_is_shown(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    """Another tab asks for a glyph (the Lab tab's queue, the board) that Only held-out
+    glyphs hides: the toggle goes off and the glyph is shown, and the status bar says why
+    (it said the glyph was not in the grid)."""
+    from studio.families.glyph_pmp.split import glyph_side
+
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    keys = [window.model.index(r).data(KEY_ROLE) for r in range(window.model.rowCount())]
+    trained = next(k for k in keys if glyph_side(k, 0.3) != "eval")
+    window.actions["view.held_out"].trigger()
+    shown = {window.model.index(r).data(KEY_ROLE) for r in range(window.model.rowCount())}
+    assert trained not in shown
+    window.go_to_glyph(trained)
+    assert window.grid.currentIndex().data(KEY_ROLE) == trained
+    assert not window.actions["view.held_out"].isChecked()
+    assert not window.tagger.held_out_button.isChecked()
+    said = window.statusBar().currentMessage()
+    assert said == f"Only held-out glyphs turned off to show {trained}"
+
+
+def test_only_my_assignment_on_a_file_shows_its_button_while_on(
+    qtbot, project_path: Path, catalog, render_cache
+) -> None:
+    """A project file has no assignments, so the assignment button is hidden; turned on from
+    the View menu, the filter empties the grid, and its button shows (to say why, and to
+    turn it off)."""
+    window = open_window(qtbot, project_path, catalog, render_cache)
+    button = window.tagger.mine_button
+    assert not button.isVisible()
+    window.actions["view.my_assignment"].trigger()
+    assert window.model.rowCount() == 0 and button.isVisible() and button.isChecked()
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert window.model.rowCount() > 0 and not button.isVisible()
