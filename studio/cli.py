@@ -675,8 +675,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     run_counts(args.epochs, args.seeds)  # refused before the split is read
     # torch starts first, and the split's reading: the baselines' own modules load beside
     warm = warm_device(args.device, expand_models(args.models))
-    loading = load_beside(split_dir)
-    try:
+    with load_beside(split_dir) as loading:  # Ctrl+C meanwhile stops the reading
         from studio.baselines.job import try_plots, write_report
         from studio.baselines.run import accuracy_by_model, run_baselines
 
@@ -684,10 +683,6 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         progress = _reporter(args, "baseline")
         progress.fraction(0.0, "loading the puzzles")
         data = loading.result()
-    except BaseException:  # Ctrl+C (or an error) while the split loads: stop reading it
-        loading.stop()
-        raise
-    loaded = loading.seconds
     report = run_baselines(
         data,
         args.models,
@@ -700,11 +695,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         compile=args.compile,
         cuda_graphs=args.cuda_graphs,
         warm=warm,
+        loaded_seconds=loading.seconds,
     )
-    phases = report.get("compute", {}).get("phases")
-    if isinstance(phases, dict):  # the load ran before the runner's clock
-        phases.update(load=round(phases.get("load", 0.0) + loaded, 2))
-        phases.update(total=round(phases.get("total", 0.0) + loaded, 2))
     plots: dict[str, str] = {}
     if not args.no_plots:
         plot_dir = Path(args.plots) if args.plots else split_dir / "baselines"

@@ -154,15 +154,10 @@ def run_job(ctx: Any) -> dict[str, Any]:
     device = str(params.get("device") or ctx.device or "auto")
     # torch starts first, and the puzzles' reading: the baselines' own modules load beside
     warm = warm_device(device, expand_models(list(job.models)))
-    loading = load_beside(source)
-    try:
+    with load_beside(source) as loading:  # a failure meanwhile stops the reading
         from studio.baselines.run import run_baselines
 
         data = loading.result()
-    except BaseException:
-        loading.stop()
-        raise
-    loaded = time.perf_counter() - began
     fingerprint = data.fingerprint()
     saved = ctx.checkpoint() or {}
     units: dict[str, Any] = {}
@@ -225,6 +220,7 @@ def run_job(ctx: Any) -> dict[str, Any]:
             cuda_graphs=job.cuda_graphs,
             on_device=ctx.set_device,
             warm=warm,
+            loaded_seconds=loading.seconds,
         )
     except BaseException as e:
         if unsaved:
@@ -241,13 +237,9 @@ def run_job(ctx: Any) -> dict[str, Any]:
     plots = try_plots(report, work / "plots", ctx.log)
     report["plots"] = {k: str(Path(v).relative_to(work)) for k, v in plots.items()}
     phases = report.get("compute", {}).get("phases")
-    if isinstance(phases, dict):  # the job's whole time, its load and plots included
+    if isinstance(phases, dict):  # the job's whole time, its plots included
         now = time.perf_counter()
-        phases.update(
-            load=round(phases.get("load", 0.0) + loaded, 2),
-            plots=round(now - start, 2),
-            total=round(now - began, 2),
-        )
+        phases.update(plots=round(now - start, 2), total=round(now - began, 2))
     write_report(report, work / REPORT_NAME)
     if source.get("kind") == "project-set":
         # every flag as the report has it (the probes' ``reason`` included: the board shows

@@ -595,6 +595,7 @@ def run_baselines(
     cuda_graphs: bool = True,
     warm: threading.Thread | None = None,
     side_by_side: bool | None = None,
+    loaded_seconds: float = 0.0,
 ) -> dict[str, Any]:
     """Run ``models`` on ``source`` and return the report (module docstring).
 
@@ -618,11 +619,14 @@ def run_baselines(
     on a CUDA stream of its own (default: where the steps replay CUDA graphs;
     :meth:`_Runner.take_turns`); each model's results are those it gets alone. ``warm``:
     the thread of a :func:`warm_device` started earlier (by a caller that loaded the source
-    itself); without one, one starts here (before loading a source given by path)."""
+    itself); without one, one starts here (before loading a source given by path).
+    ``loaded_seconds``: what reading ``source`` took its caller (a split read beside the
+    imports, :func:`~studio.baselines.start.load_beside`), counted in the report's load and
+    total."""
     from studio.plugins import registry
 
     say = log or (lambda line: None)
-    began = time.perf_counter()
+    began = time.perf_counter() - loaded_seconds  # the caller's reading is this run's load
     phases: dict[str, float] = {}  # where the job's seconds went (the report's compute)
 
     def lap(phase: str, since: float) -> float:

@@ -98,6 +98,13 @@ class Loading:
         """The :class:`~studio.baselines.data.PuzzleArrays`, or the loader's error."""
         return self._future.result(timeout)
 
+    def __enter__(self) -> Loading:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:  # interrupted (Ctrl+C) or failed meanwhile: stop reading
+            self.stop()
+
     def stop(self, timeout: float = 30.0) -> None:
         """Stop reading at the next chunk and wait for the thread (the caller was
         interrupted: Ctrl+C must not wait for the whole split)."""
@@ -110,8 +117,8 @@ def load_beside(source: Any) -> Loading:
     thread. A split's records and archives are read by a process pool; this thread only
     waits for it and merges, so the pool works while the caller imports the runner's modules
     (numpy, scipy's statistics, the models: on the H200 server measured, 4.85 s with torch's
-    import beside them, before the load could start). A caller interrupted meanwhile calls
-    :meth:`Loading.stop`."""
+    import beside them, before the load could start). Used as a context manager, it stops
+    the reading when the block is left by an exception (:meth:`Loading.stop`)."""
     return Loading(source)
 
 

@@ -37,9 +37,8 @@ def warm_kinds(device: str) -> list[str]:
     starts what it needs itself, and says what is wrong then."""
     problems = []
     for kind, target in JOB_WARMERS.items():
-        module_name, _, attr = target.partition(":")
         try:
-            getattr(importlib.import_module(module_name), attr)(device)
+            _function(kind, target)(device)
         except Exception as e:
             problems.append(f"{kind}: {type(e).__name__}: {e}")
     return problems
@@ -61,6 +60,11 @@ def resolve_kind(kind: str) -> JobFunction:
     except KeyError:
         known = ", ".join(sorted(JOB_KINDS))
         raise StudioError(f"no job kind called {kind!r} (known: {known})") from None
+    return _function(kind, target)
+
+
+def _function(kind: str, target: str) -> Callable[..., Any]:
+    """The function ``"module:function"`` names (imported now); StudioError when broken."""
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
