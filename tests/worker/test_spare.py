@@ -8,6 +8,7 @@ import io
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -111,8 +112,10 @@ def test_output_to_sends_the_descriptors_to_the_log(tmp_path: Path) -> None:
         "print('job 12'); os.write(2, b'native stderr\\n'); "
         "import subprocess, sys; subprocess.run([sys.executable, '-c', 'print(1)'])"
     )
-    subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE, umask=0o002)
     assert log.read_text().splitlines() == ["job 12", "native stderr", "1"]
+    # the log follows the user's umask (a lab's group may read and write it)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o664
 
 
 def test_a_job_of_a_kind_the_spare_did_not_warm_for_starts_cold(project_path: Path) -> None:
