@@ -18,7 +18,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -308,11 +308,16 @@ class SplitStatsPanel(QScrollArea):
         lay.addWidget(self.foil_label)
         self.foil_table = _small_table(
             "foilTable",
-            ["Concept", "p", "Most frequent"],
+            ["Concept", "p", "Top value"],
             QAbstractItemView.SelectionMode.NoSelection,
         )
         self.foil_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.foil_table.header().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.foil_table.header().setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
+        # the viewport narrows when the scroll bar shows, the counts' column grows with them
+        self.foil_table.viewport().installEventFilter(self)
+        self.foil_table.header().sectionResized.connect(
+            lambda section, *_: section == 1 and self._fit_foil_columns()
+        )
         self.foil_table.setFixedHeight(150)
         lay.addWidget(self.foil_table)
         lay.addWidget(_heading("Puzzles per concept"))
@@ -486,6 +491,21 @@ class SplitStatsPanel(QScrollArea):
             if p is not None and p < LOW_P:
                 item.setForeground(1, QColor("#c62828"))
             self.foil_table.addTopLevelItem(item)
+        self._fit_foil_columns()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.foil_table.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_foil_columns()
+        return super().eventFilter(watched, event)
+
+    def _fit_foil_columns(self) -> None:
+        """The most frequent value fits its contents while the concept keeps room for its
+        header: fitted to its contents alone, a long value ("horizontal-and-vertical 100%")
+        squeezed the concept column under its header's width in a narrow panel. Both wrap."""
+        table, header = self.foil_table, self.foil_table.header()
+        room = table.viewport().width() - header.sectionSize(1) - header.sectionSizeHint(0)
+        fit = min(table.sizeHintForColumn(2), room)
+        table.setColumnWidth(2, max(header.sectionSizeHint(2), fit))
 
     def _show_coverage(self, cov: Mapping[str, Any] | None) -> None:
         if not cov:

@@ -310,7 +310,8 @@ def test_bank_scores_equal_every_frame_encoded(
             got = model.scores(data, np.arange(data.n))
             want = reference_scores(model, data)
             assert got.shape == want.shape == (data.n, data.n_answers)
-            assert np.allclose(got, want, rtol=0, atol=2e-6), (layout, model.id)
+            # float32 sums over a frame's 6,400 pixels in another order: a few ulps of 1
+            assert np.allclose(got, want, rtol=0, atol=5e-6), (layout, model.id)
             top2 = np.sort(want, axis=1)[:, -2:]
             clear = top2[:, 1] - top2[:, 0] > 1e-5
             assert (got.argmax(axis=1) == want.argmax(axis=1))[clear].all(), (layout, model.id)
@@ -328,7 +329,7 @@ def test_fixed_encoder_reads_its_bank_and_encodes_other_rows(glyph_data: PuzzleA
     assert np.allclose(enc.rows_encoded(half, half.answer_ids), ans, rtol=0, atol=1e-12)
     assert np.allclose(enc.rows_encoded(half, half.context_ids), ctx, rtol=0, atol=1e-12)
     assert glyph_data.frames_u8 is not None and glyph_data.answer_ids is not None
-    others = np.setdiff1d(glyph_data.answer_ids, used_rows(half))[:6]
+    others = np.setdiff1d(used_rows(glyph_data), used_rows(half))[:6]
     assert len(others)  # rows the half never names, in the bank it shares with the split
     ids = np.stack([others, used_rows(half)[: len(others)]])  # (2, k): new rows and kept ones
     want = enc(glyph_data.frames_u8[ids.ravel()]).reshape(*ids.shape, -1)
