@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from itertools import combinations
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -297,7 +298,51 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     f"only {len(keys)} value(s) of {concept} can be the key of {rule} on this "
                     f"side ({shown}); a symmetric answer set needs {least}"
                 )
+            if not shift and not self._some_set(rc, side_name, keys):
+                return (
+                    f"no {least} of the values of {concept} that can be the key of {rule} on "
+                    f"this side ({', '.join(keys)}) can each be it with the others as foils "
+                    f"(too few glyphs of a value for its rows and another's foil, or a value "
+                    f"that would complete another's rows); a symmetric answer set needs {least}"
+                )
         return None
+
+    def _some_set(self, rc: RuleContext, side_name: str, keys: Sequence[str]) -> bool:
+        """Is there a symmetric answer set of ``min_answers`` values at all — each the key of
+        rows that leave a glyph for every other's foil and that no other completes? Rows
+        without shift follow from their instantiation, so this is exact, and a tuple whose
+        draws could only fail is dry from the start, with why (on the shared UA set three
+        progression tuples failed every draw, never ran dry within a chunk of a sharded split
+        and were reported nowhere)."""
+        reading = self._strict_reading(False)
+        can: dict[tuple[str, tuple[str, ...]], bool] = {}
+
+        def keyed(u: str, values: tuple[str, ...]) -> bool:
+            others = tuple(w for w in values if w != u)
+            if (u, others) not in can:
+                can[(u, others)] = any(
+                    self._rows_admit(rc, side_name, self._plain_rows(rc, inst, u), others, reading)
+                    for inst in self._ending_in(rc, side_name, False, u)
+                )
+            return can[(u, others)]
+
+        return any(
+            all(keyed(u, values) for u in values)
+            for values in combinations(keys, self.params.min_answers)
+        )
+
+    def _plain_rows(
+        self, rc: RuleContext, inst: tuple[str, ...], key: str
+    ) -> list[tuple[str, ...]]:
+        """The rows of values, without shift, whose last row is ``inst`` ending in ``key``
+        (what :meth:`_rows_for_key` draws, but for a dist3 row's order, which no check reads)."""
+        n = self._nrows()
+        if rc.rule is Rule.DIST3:
+            last = (*(v for v in inst if v != key), key)
+            if self.params.layout == "matrix-3x3":
+                return [last[r:] + last[:r] for r in (1, 2, 0)]
+            return [last] * n
+        return [inst] * n
 
     @property
     def _symmetric(self) -> bool:

@@ -68,6 +68,9 @@ class SplitResult:
     produced: Counter[str] = field(default_factory=Counter)  # tuple name → puzzles
     tuples: dict[str, list[str]] = field(default_factory=dict)  # part → tuple names offered
     seconds: float = 0.0
+    #: part → tuple name → why its draws failed, counted (:func:`declare_unmade`)
+    failed: dict[str, dict[str, Counter[str]]] = field(default_factory=dict)
+    made_in: set[tuple[str, str]] = field(default_factory=set)  # (part, tuple name) made
 
     def summary(self, timing: bool = True) -> dict[str, Any]:
         """What happened, JSON-ready and in a fixed order; ``timing=False`` leaves out the
@@ -232,7 +235,28 @@ def fill_quotas(
             done += 1
             if done % 50 == 0 or done == total:
                 yield done, total
+    declare_unmade(result)
     result.seconds += time.perf_counter() - t0
+
+
+#: failed draws of a tuple, none made, past which :func:`declare_unmade` names it (fewer say
+#: little: in a small split a tuple is drawn a few times)
+UNMADE_DRAWS = 10
+
+
+def declare_unmade(result: SplitResult) -> None:
+    """A tuple whose every draw in a part failed, too few times in a row to run dry (a
+    chunk of a sharded split starts its count afresh), made nothing there and was reported
+    nowhere: it is named with the dry ones, with how many draws failed and most often why
+    (on the shared UA set, progression × intersection-quantity failed all its 54 draws in
+    train; the CLI said nothing of it)."""
+    for part, per in result.failed.items():
+        dry = result.dry.setdefault(part, {})
+        for t, whys in per.items():
+            if t in dry or (part, t) in result.made_in or whys.total() < UNMADE_DRAWS:
+                continue
+            why, _ = whys.most_common(1)[0]
+            dry[t] = f"none of its {whys.total()} draws made a puzzle (most often: {why})"
 
 
 def _fill_part(
@@ -259,12 +283,14 @@ def _fill_part(
         puzzle, reason, t = drawn
         if puzzle is None:
             result.rejections[reason] += 1
+            result.failed.setdefault(part, {}).setdefault(name(t), Counter())[reason] += 1
             fails[t] += 1
             if fails[t] >= max_fails:
                 dry[name(t)] = f"{max_fails} draws in a row failed (last: {reason})"
                 retire(t)
             continue
         fails[t] = 0
+        result.made_in.add((part, name(t)))
         result.puzzles.append(puzzle)
         result.produced[name(t)] += 1
         made += 1
@@ -380,7 +406,8 @@ class QuotaGenerator(Generic[T]):
 
 def merge_shards(base: SplitResult, parts: list[SplitResult]) -> SplitResult:
     """One fold's result from its chunks' results, in plan order: puzzles concatenated,
-    rejections and puzzles per tuple summed, dry tuples united (the first chunk's reason)."""
+    rejections and puzzles per tuple summed, dry tuples united (the first chunk's reason), and
+    a tuple no chunk made a puzzle of named with them (:func:`declare_unmade`)."""
     for r in parts:
         base.puzzles.extend(r.puzzles)
         base.rejections.update(r.rejections)
@@ -389,5 +416,10 @@ def merge_shards(base: SplitResult, parts: list[SplitResult]) -> SplitResult:
             into = base.dry.setdefault(part, {})
             for t, why in dry.items():
                 into.setdefault(t, why)
+        base.made_in |= r.made_in
+        for part, per in r.failed.items():
+            for t, whys in per.items():
+                base.failed.setdefault(part, {}).setdefault(t, Counter()).update(whys)
         base.seconds += r.seconds
+    declare_unmade(base)
     return base

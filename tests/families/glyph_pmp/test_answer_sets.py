@@ -81,8 +81,10 @@ def test_answer_values_are_distinct_keyable_and_the_key_is_not_the_odd_one(
         if n >= 20:
             assert on_key[(c, v)] > 0, (c, v, n)
     assert g_test_p(on_key, on_answer) > 0.001
-    # no (rule, concept) keeps a single key value (UA's constant intersection-quantity did)
-    assert all(len(vs) >= 2 for vs in keys_of.values()), keys_of
+    # no (rule, concept) keeps a single key value (UA's constant intersection-quantity did);
+    # a tuple that built a puzzle or two by luck has one key value whatever the design
+    made = Counter((p.rule, p.concept) for p in result.puzzles)
+    assert all(len(vs) >= 2 for t, vs in keys_of.items() if made[t] >= 5), keys_of
     # dist3 keys are not always the last value in schema order
     dist3 = [p for p in result.puzzles if p.rule == "dist3"]
     assert dist3 and len({tuple(sorted(p.values[0])) == p.values[0] for p in dist3}) == 2
