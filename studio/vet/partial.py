@@ -77,6 +77,8 @@ EXPLANATION = (
 NAMED_POINTS = 10.0
 
 Reading = tuple[str, str]  # (rule, concept)
+#: what an answer must carry to end an open row (:func:`first_row_needs`)
+Needs = list[tuple[str, frozenset[str]]]
 
 __all__ = [
     "ANALOGY_LAYOUT",
@@ -89,6 +91,9 @@ __all__ = [
     "PairView",
     "ProbeView",
     "RowView",
+    "first_row_needs",
+    "meets",
+    "open_row_fits",
     "partial_gap",
     "partial_lines",
     "partial_views",
@@ -119,38 +124,58 @@ class RowView:
         self.annotations = annotations
         #: per reading, what the answer must carry: ("all", values) every one of them, or
         #: ("any", values) one of them
-        self.needs: list[tuple[RuleContext, list[tuple[str, frozenset[str]]]]] = []
+        self.needs: list[tuple[RuleContext, Needs]] = []
         for concept in _shared_concepts(row, annotations):
             sets = [annotations.values(g, concept) for g in row]
             for rc in book.rules_of(concept):
                 insts = row_instantiations(rc, sets)
                 if not insts:
                     continue
-                if shift and rc.rule is not Rule.DIST3:
-                    self.needs.append((rc, _shifted_needs(rc, insts)))
-                    continue
-                if rc.rule is Rule.CONSTANT:  # a row of `none` repeated shows no value
-                    insts = frozenset(i for i in insts if i != NONE)
-                    if not insts:
-                        continue
-                cells = {c for i in insts for c in _last_cells(rc, i)}
-                self.needs.append((rc, [("all", c) for c in sorted(cells, key=sorted)]))
+                needs = first_row_needs(rc, insts, shift)
+                if needs:
+                    self.needs.append((rc, needs))
 
     def readings(self, answer: GlyphKey) -> frozenset[Reading]:
         mine = self.annotations.by_glyph.get(answer, {})
         out = set()
         for rc, needs in self.needs:
             vals = mine.get(rc.concept)
-            if not vals:
-                continue
-            for mode, need in needs:
-                if (need <= vals) if mode == "all" else bool(need & vals):
-                    out.add((rc.rule.value, rc.concept))
-                    break
+            if vals and meets(needs, vals):
+                out.add((rc.rule.value, rc.concept))
         return frozenset(out)
 
 
-def _shifted_needs(rc: RuleContext, insts: frozenset[Any]) -> list[tuple[str, frozenset[str]]]:
+def first_row_needs(rc: RuleContext, insts: frozenset[Any], shift: bool) -> Needs:
+    """What an answer must carry of ``rc``'s concept to end an open row under the reading
+    ``rc`` that a first row instantiating ``insts`` shows: ("all", values) every one of them,
+    or ("any", values) one of them; empty when the row shows no value. Shared with the
+    generator, which aims a first row at foils (:meth:`GlyphPMPGenerator._decoy_aims`)."""
+    if shift and rc.rule is not Rule.DIST3:
+        return _shifted_needs(rc, insts)
+    if rc.rule is Rule.CONSTANT:  # a row of `none` repeated shows no value
+        insts = frozenset(i for i in insts if i != NONE)
+    cells = {c for i in insts for c in _last_cells(rc, i)}
+    return [("all", c) for c in sorted(cells, key=sorted)]
+
+
+def meets(needs: Needs, values: frozenset[str]) -> bool:
+    """Do an answer's values of the concept meet one of :func:`first_row_needs`' needs?"""
+    return any((need <= values) if mode == "all" else bool(need & values) for mode, need in needs)
+
+
+def open_row_fits(
+    rc: RuleContext, visible: Sequence[frozenset[str]], values: frozenset[str], shift: bool
+) -> bool:
+    """Do an incomplete row's visible cells (their values of ``rc``'s concept) and an answer
+    carrying ``values`` instantiate ``rc``? (A row of `none` completes nothing, but for a
+    negated concept under shift, where the hidden rows may show a value.)"""
+    insts = row_instantiations(rc, [*visible, values])
+    if rc.rule is Rule.CONSTANT and not (shift and rc.negate):
+        insts = frozenset(i for i in insts if i != NONE)
+    return bool(insts)
+
+
+def _shifted_needs(rc: RuleContext, insts: frozenset[Any]) -> Needs:
     """With shift the hidden open row takes an instantiation of its own: a union's answer
     carries two values; a constant's any value, `none` too where the concept is negated and
     row 1 shows a value (only rows that are all `none` complete nothing); another rule's any
@@ -194,10 +219,7 @@ class OpenRowView:
             if not vals:
                 continue
             for rc in self.book.rules_of(concept):
-                insts = row_instantiations(rc, [*sets, vals])
-                if rc.rule is Rule.CONSTANT and not (self.shift and rc.negate):
-                    insts = frozenset(i for i in insts if i != NONE)
-                if insts:
+                if open_row_fits(rc, sets, vals, self.shift):
                     out.add((rc.rule.value, rc.concept))
         return frozenset(out)
 

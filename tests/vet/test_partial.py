@@ -197,3 +197,34 @@ def test_a_negated_row_of_none_is_seen_with_shift(ua_schema: Schema) -> None:
     views = partial_views([p], ann, book)["views"]
     assert views["row2"]["accuracy"] == 1.0 and views["row2"]["decoyed"] == 0.0
     assert views["row1"]["accuracy"] == 0.25  # row 1 alone: any closure value could follow
+
+
+def test_one_context_makes_several_foils_decoys_and_is_judged_with_the_foils_it_keeps(
+    ua_schema: Schema,
+) -> None:
+    """A context draw once aimed one row at one foil, and was chosen before its foils were
+    vetted: a decoy that completed a rule under the whole context was swapped for another
+    glyph afterwards, and the first row alone found the key 56 % of the time on this set,
+    the incomplete row alone 47 % (chance 25 %). Now a row's aims name as many foils as its
+    glyphs can carry readings for, both partial rows are aimed in one draw, and each context
+    is judged with the foils it would keep; the answers alone stay balanced."""
+    ann = polysemic()
+    params = SplitParams(
+        n=600, seed=1, sampling="balanced", holdout="basic", holdout_fraction=0.01,
+        rules=("constant", "progression", "arithmetic"),
+        concepts=(DOTS, SIDES, "components-solid"), ratios=(1, 0, 0),
+    )  # fmt: skip
+    result = generate_split(params, ann, ua_schema)
+    book = RuleBook(ua_schema)
+    assert all(vet_puzzle(p, ann, book, strict=True).valid for p in result.puzzles)
+    views = partial_views(result.puzzles, ann, book)["views"]
+    assert views["row1"]["accuracy"] < 0.47 and views["row2"]["accuracy"] < 0.45
+    several = 0
+    for p in result.puzzles:
+        per = puzzle_views(p, ann, book)["row1"]
+        key_score = len(per[p.key])
+        several += sum(len(r) >= key_score for i, r in enumerate(per) if i != p.key) >= 2
+    assert several > len(result.puzzles) / 2  # two foils or more tie with the key (was 32 %)
+    audit = audit_puzzles(result.puzzles, ann)
+    assert audit["key_rates"]["intended"]["verdict"] == "balanced"
+    assert audit["sharing"]["intended"]["verdict"] == "balanced"

@@ -36,7 +36,7 @@ and generation continues with the others; if none is left before the count is re
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -58,7 +58,7 @@ from studio.families.glyph_pmp.split import (
 )
 from studio.generate.params import SplitParams
 from studio.vet.emergent import OpenRow, completions, completions_by_reading, key_completes
-from studio.vet.partial import partial_gap
+from studio.vet.partial import first_row_needs, meets, open_row_fits, partial_gap
 from studio.vet.rules import (
     CARDINAL_CELLS,
     LAYOUT_RULES,
@@ -74,23 +74,51 @@ ANSWERS = FOILS + 1
 POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
+MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
 DECOY_DRAWS = 8  # contexts drawn per symmetric puzzle; the one nearest chance in every view is kept
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
 
 Tuple = tuple[str, str, bool]  # (rule, concept, shift)
+Context = tuple[tuple[GlyphKey, ...], ...]  # the rows, the incomplete one without its key
 ROW_REDRAWS = 4  # draws of the other partial row while it instantiates an aimed reading
 
 
 class Aim(NamedTuple):
-    """A context draw aimed at a decoy (:meth:`GlyphPMPGenerator._decoy_aim`): the row (0, the
+    """A context draw aimed at decoys (:meth:`GlyphPMPGenerator._decoy_plan`): the row (0, the
     first; -1, the incomplete one) whose cells should carry ``cells``' (concept, value) so
-    that the row instantiates ``rc``'s reading, which ``foil`` ends."""
+    that the row instantiates ``rc``'s reading, which each of ``foils`` ends."""
 
     row: int
     cells: list[tuple[str, str]]
     rc: RuleContext
-    foil: GlyphKey
+    foils: tuple[GlyphKey, ...]
+
+
+def _cell_aims(aims: Sequence[Aim]) -> list[list[tuple[str, str]]]:
+    """Per cell of a row, the (concept, value) pairs its aims ask of its glyph."""
+    width = max(len(a.cells) for a in aims)
+    return [[a.cells[j] for a in aims if j < len(a.cells)] for j in range(width)]
+
+
+def _cell_aims(aims: Sequence[Aim]) -> list[list[tuple[str, str]]]:
+    """Per cell of a row, the (concept, value) pairs its aims ask of its glyph."""
+    width = max(len(a.cells) for a in aims)
+    return [[a.cells[j] for a in aims if j < len(a.cells)] for j in range(width)]
+
+
+def _dist3_floor(inst: tuple[str, ...], key: str, values: Sequence[str]) -> float:
+    """How well the partial views' solvers would find the key of a dist3 puzzle whose rows
+    hold ``inst``'s values, by its own reading alone: the first row alone fits every answer
+    carrying one of the three (any may end a row), the incomplete row alone every answer
+    carrying none of its two visible ones. Foils taking values the rows show tie with the key
+    in the first (issue 24: "in dist3 the foils take values row 1 never shows, so the answer
+    whose value is in row 1 is the key"); two of them would leave the incomplete row with two
+    candidates, so the larger of the two views is what a row choice lowers."""
+    shown = set(inst)
+    first = sum(v in shown for v in values)
+    second = sum(v not in shown - {key} for v in values)
+    return 1.0 / max(1, min(first, second))
 
 
 def tuple_name(t: Tuple) -> str:
@@ -555,18 +583,19 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         side: GlyphSide,
         key: GlyphKey | None = None,
         taken: set[GlyphKey] | None = None,
-        aim: Aim | None = None,
+        aims: Sequence[Aim] = (),
     ) -> list[list[GlyphKey]] | None:
         """Glyphs for the rows; the last cell is ``key`` when given (drawn with the other
-        answers), and no cell is one of ``taken``. ``aim`` (:meth:`_decoy_aim`): one row's
-        glyphs should also carry given values of another concept where some do, and the
-        other partial row should not instantiate that reading (it is redrawn a few times)."""
+        answers), and no cell is one of ``taken``. ``aims`` (:meth:`_decoy_plan`): a row's
+        glyphs should also carry given values of another concept where some do, and the other
+        partial row should not instantiate that reading (it is redrawn a few times)."""
         taken = set() if taken is None else set(taken)
         n = len(rows)
-        aim_row = guard_row = -1
-        if aim is not None:
-            aim_row = aim.row % n
-            guard_row = n - 1 if aim_row == 0 else 0
+        aimed: dict[int, list[Aim]] = {}
+        for a in aims:
+            aimed.setdefault(a.row % n, []).append(a)
+        # the aims each partial row must not read: those made for the other one
+        guards = {r: [a for q, got in aimed.items() if q != r for a in got] for r in {0, n - 1}}
         out = []
         c = rc.concept
         for r, values in enumerate(rows):
@@ -592,18 +621,19 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 taken.add(gc)
                 out.append([ga, gb, gc])
                 continue
-            for _ in range(ROW_REDRAWS if r == guard_row else 1):
+            against = guards.get(r, [])
+            for _ in range(ROW_REDRAWS if against else 1):
                 row = self._row_glyphs(
                     rc,
                     values,
                     side,
                     taken,
                     key if last_row else None,
-                    aim.cells if aim is not None and r == aim_row else None,
+                    _cell_aims(aimed[r]) if r in aimed else None,
                 )
                 if row is None:
                     return None
-                if r != guard_row or aim is None or not self._row_reads(aim, row, last_row):
+                if not any(self._row_reads(a, row, last_row) for a in against):
                     break
             taken.update(row)
             out.append(row)
@@ -616,7 +646,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         side: GlyphSide,
         taken: set[GlyphKey],
         key: GlyphKey | None,
-        aimed: Sequence[tuple[str, str]] | None,
+        aimed: Sequence[Sequence[tuple[str, str]]] | None,
     ) -> list[GlyphKey] | None:
         """One row's glyphs (``key`` in its last cell when given), none of ``taken``."""
         c = rc.concept
@@ -633,7 +663,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             excl = others - side.folder_sets.get((c, v), frozenset())
             g = None
             if aimed is not None and j < len(aimed):
-                g = self._draw(self._both(side, (c, v), aimed[j]), mine, excl)
+                # every aim's value where some glyph carries them all, else the first aim's
+                for wanted in (aimed[j], aimed[j][:1]):
+                    g = self._draw(self._carrying(side, [(c, v), *wanted]), mine, excl)
+                    if g is not None:
+                        break
             if g is None:
                 g = self._draw(side.folder(c, v), mine, excl)
             if g is None:
@@ -651,7 +685,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         sets = [self.ann.values(g, concept) for g in row]
         if not last_row:
             return bool(row_instantiations(aim.rc, sets))
-        tails = [sets[-1], self.ann.values(aim.foil, concept)]
+        tails = [sets[-1], *(self.ann.values(f, concept) for f in aim.foils)]
         return any(t and row_instantiations(aim.rc, [*sets[:-1], t]) for t in tails)
 
     def _build(self, t: Tuple, part: str, side_name: str, index: int) -> tuple[Puzzle | None, str]:
@@ -892,18 +926,24 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         key_glyph = answers[key_value]
         if self._seen_before(t, rows, key_glyph):
             return None, "duplicate-instantiation"
-        foils = [answers[v] for v in answer_values if v != key_value]
+        first = [answers[v] for v in answer_values if v != key_value]
         tested = self._tested()
-        drawn: list[tuple[tuple[float, float], int, tuple[tuple[GlyphKey, ...], ...]]] = []
+        plan: dict[int, list[tuple[int, Aim]]] = {0: [], -1: []}
+        if len(rows) > 1 and DECOY_DRAWS > 1:  # a sequence's one row is its whole context
+            plan = self._decoy_plan(rc, rows, side, key_glyph, first, tested, shift)
+        clean: list[tuple[tuple[float, float], int, Context]] = []
+        mend: list[tuple[tuple[float, float], int, Context, list[str | None]]] = []
         reason = "no-glyphs"
         for j in range(DECOY_DRAWS):
-            # the first draw is plain; the others aim one view's row at a foil (a decoy)
-            aim = self._decoy_aim(rc, side, foils, tested, j) if j else None
-            if j and aim is None:
+            # the first draw is plain; the others aim one partial row, or both, at foils
+            aims = self._pick_aims(plan, j, rc, rows, side) if j else []
+            if j and not aims:
                 continue  # no foil carries another tested concept: nothing to aim at
-            cells = self._cells(rc, rows, side, key=key_glyph, taken=set(answers.values()), aim=aim)
+            cells = self._cells(
+                rc, rows, side, key=key_glyph, taken=set(answers.values()), aims=aims
+            )
             if cells is None:
-                if not drawn and j >= 1:
+                if not (clean or mend) and j >= 1:
                     break  # the folders are short of glyphs, not of luck
                 continue
             full_rows = [list(r) for r in cells]
@@ -916,28 +956,68 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 reason = "key-completes-another"
                 continue
             context = (*tuple(tuple(r) for r in cells[:-1]), tuple(cells[-1][:-1]))
-            gap = partial_gap(context, key_glyph, foils, shift, self.ann, self.book, tested)
-            drawn.append((gap, j, context))
+            open_row = OpenRow(context, self.ann, self.book)
+            whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in first]
+            gap = partial_gap(context, key_glyph, first, shift, self.ann, self.book, tested)
+            if any(whys):
+                mend.append((gap, j, context, whys))
+                continue
+            clean.append((gap, j, context))
             if gap == (0.0, 0.0):
                 break
-        if not drawn:
-            return None, reason
-        drawn.sort()
-        for _, _, context in drawn:
-            open_row = OpenRow(context, self.ann, self.book)
-            whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in foils]
-            if all(w is None for w in whys):
-                break
-        else:  # the best context, its invalid foils replaced
-            context = drawn[0][2]
-            open_row = OpenRow(context, self.ann, self.book)
-            whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in foils]
-            banned = {g for r in context for g in r} | set(answers.values())
-            others = [v for v in answer_values if v != key_value]
-            for i, (v, why) in enumerate(zip(others, whys, strict=True)):
-                if why is None:
+        # the context kept for its partial views: one whose foils are the glyphs drawn with
+        # the answers if any (replacement picks glyphs completing nothing, so glyphs with fewer
+        # tags; kept for their decoys, they set the foils' tags apart from the key's: the
+        # answers-only probe rose from 0.25 to 0.28 on the image-feature set), else one judged
+        # with the glyphs that would replace its invalid foils
+        if clean:
+            _, _, context = min(clean)
+            foils = list(first)
+        else:
+            mended = []
+            # mending scans a value's glyphs for valid ones: the two contexts that were best
+            # with the foils drawn are mended, and judged again with the foils they get
+            for _, j, context, whys in sorted(mend, key=lambda m: m[:2])[:MEND_TRIES]:
+                counts: Counter[str] = Counter(w for w in whys if w is not None)
+                valid = self._mended(rc, side, shift, context, answers, answer_values, key_value,
+                                     whys, counts)  # fmt: skip
+                if valid is None:
+                    reason = "too-few-valid-foils"
                     continue
-                self.result.rejections[why] += 1
+                gap = partial_gap(context, key_glyph, valid, shift, self.ann, self.book, tested)
+                mended.append((gap, j, context, valid, counts))
+            if not mended:
+                return None, reason
+            _, _, context, foils, counts = min(mended, key=lambda d: d[:2])
+            self.result.rejections.update(counts)  # those of the context kept
+        # the foils come one per answer value, in the set's sorted order: left so, the key is
+        # the one answer out of order (found 66 % of the time with four answers, 55 % with
+        # three; review of issue 24), so they are shuffled before the key goes in
+        foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
+        return self._puzzle(t, part, index, rows, context, key_glyph, foils)
+
+    def _mended(
+        self,
+        rc: RuleContext,
+        side: GlyphSide,
+        shift: bool,
+        context: Context,
+        answers: Mapping[str, GlyphKey],
+        answer_values: Sequence[str],
+        key_value: str,
+        whys: Sequence[str | None],
+        counts: Counter[str],
+    ) -> list[GlyphKey] | None:
+        """The foils of ``answers`` (in ``answer_values``' order, the key's left out) for this
+        context, each one ``whys`` refuses replaced by a valid glyph of its value, vetted under
+        the whole context exactly as ever (each glyph refused on the way counted in
+        ``counts``); None when a value has none."""
+        open_row = OpenRow(context, self.ann, self.book)
+        banned = {g for r in context for g in r} | set(answers.values())
+        out: list[GlyphKey] = []
+        for v, why in zip((u for u in answer_values if u != key_value), whys, strict=True):
+            g = answers[v]
+            if why is not None:
                 found = self._valid_foils(
                     self._sorted_glyphs(rc.concept, v, side),
                     banned | self._rivals(rc.concept, side, answer_values, v),
@@ -945,59 +1025,136 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     shift,
                     rc,
                     open_row,
+                    counts,
                 )
-                g = next(found, None)
-                if g is None:
-                    return None, "too-few-valid-foils"
-                banned.add(g)
-                foils[i] = g
-        # the foils come one per answer value, in the set's sorted order: left so, the key is
-        # the one answer out of order (found 66 % of the time with four answers, 55 % with
-        # three; review of issue 24), so they are shuffled before the key goes in
-        foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
-        return self._puzzle(t, part, index, rows, context, key_glyph, foils)
+                got = next(found, None)
+                if got is None:
+                    return None
+                banned.add(got)
+                g = got
+            out.append(g)
+        return out
 
-    def _decoy_aim(
+    def _decoy_plan(
         self,
         rc: RuleContext,
+        rows: list[tuple[str, ...]],
         side: GlyphSide,
+        key: GlyphKey,
         foils: Sequence[GlyphKey],
         tested: frozenset[tuple[str, str]],
+        shift: bool,
+    ) -> dict[int, list[tuple[int, Aim]]]:
+        """Where context draws should look to make foils decoys, per partial row (0, the
+        first; -1, the incomplete row's visible cells): every aim, with the answers it makes
+        fit (a bit per answer, the key's first). An aim gives each cell of the row a (concept,
+        value) of another tested reading, so that the row instantiates it and, seen alone, the
+        foils it names end it as well as the key ends the puzzle's own. An aim that the key
+        would end too is no aim (the key would then score two readings to the decoys' one), nor
+        one the side has no glyphs for (a glyph per cell carrying both its value of the
+        intended concept and the aimed one). Computed once per answer set; the rows' own values
+        of the intended concept are drawn as always, and the whole context is vetted as
+        always."""
+        answers = [key, *foils]
+        plan: dict[int, list[tuple[int, Aim]]] = {0: [], -1: []}
+        for rule, concept in sorted(tested):
+            if concept == rc.concept or rule == Rule.UNION.value:
+                continue
+            other = self.book.get(concept, rule)
+            held = [self.ann.values(a, concept) for a in answers]
+            if other is None or not any(held[1:]):
+                continue
+            wanted = frozenset().union(*held[1:]) - {NONE}
+            for row, cells in self._aimed_rows(other, rows, wanted):
+                fit = self._aim_fits(other, row, cells, shift, held)
+                if fit[0] or not any(fit):
+                    continue
+                pairs = [(concept, v) for v in cells]
+                if not all(
+                    self._carrying(side, [(rc.concept, u), p])
+                    for u, p in zip(rows[row], pairs, strict=False)
+                ):
+                    continue
+                mask = sum(1 << i for i, f in enumerate(fit) if f)
+                named = tuple(a for a, f in zip(answers, fit, strict=True) if f)
+                plan[row].append((mask, Aim(row, pairs, other, named)))
+        return plan
+
+    def _pick_aims(
+        self,
+        plan: dict[int, list[tuple[int, Aim]]],
         draw: int,
-    ) -> Aim | None:
-        """Where a context draw should look to make a foil a decoy: a row (0, the first, on
-        odd draws; -1, the incomplete row's visible cells, on even ones) and, per cell, a
-        (concept, value) its glyph should carry so that the row instantiates another tested
-        reading — one that a foil, by its own value, would end. The row's own values of the
-        intended concept are drawn as always; the whole context is vetted as always."""
-        rng = self.rng
-        f = foils[int(rng.integers(len(foils)))]
-        mine = self.ann.by_glyph.get(f, {})
-        readings = sorted(
-            (r, c) for r, c in tested if c != rc.concept and c in mine and r != Rule.UNION.value
-        )
-        if not readings:
-            return None
-        rule, concept = readings[int(rng.integers(len(readings)))]
-        other = self.book.get(concept, rule)
-        if other is None:
-            return None
-        wanted = sorted(mine[concept] - {NONE})
-        insts = [
-            i
-            for i in self.candidate_instantiations(other)
-            if any(v in wanted for v in (i if other.rule is Rule.DIST3 else i[-1:]))
-        ]
-        if not insts:
-            return None
-        inst = list(insts[int(rng.integers(len(insts)))])
-        if other.rule is Rule.DIST3:  # the foil's value last, the others in a random order
-            last = next(v for v in inst if v in wanted)
-            rest = [v for v in inst if v != last]
-            inst = [rest[int(i)] for i in rng.permutation(len(rest))] + [last]
-        if draw % 2:
-            return Aim(0, [(concept, v) for v in inst], other, f)
-        return Aim(-1, [(concept, v) for v in inst[:-1]], other, f)
+        rc: RuleContext,
+        rows: list[tuple[str, ...]],
+        side: GlyphSide,
+    ) -> list[Aim]:
+        """The aims of one context draw after the first, plain one: the first row, the
+        incomplete row and both in turn (a row without aims leaves the other's alone). A row
+        takes one aim drawn uniformly, then, while some glyph per cell can carry them all,
+        aims over other concepts naming foils none of its aims names yet — each foil a decoy
+        by one reading, as the key is the key by one. (Preferring the aims that name the most
+        foils at once, foils sharing the aimed value, let the incomplete row's logit find the
+        key: 0.26 → 0.40 on the image-feature set, chance 0.25.)"""
+        rows_aimed = [r for r in ((0,), (-1,), (0, -1))[(draw - 1) % 3] if plan[r]]
+        if not rows_aimed:
+            rows_aimed = [r for r in (0, -1) if plan[r]]
+        out: list[Aim] = []
+        for r in rows_aimed:
+            options = plan[r]
+            mask, first = options[int(self.rng.integers(len(options)))]
+            chosen = [first]
+            for i in self.rng.permutation(len(options)):
+                m, aim = options[int(i)]
+                if m & mask or any(a.rc.concept == aim.rc.concept for a in chosen):
+                    continue
+                trial = [*chosen, aim]
+                cells = _cell_aims(trial)
+                if all(
+                    self._carrying(side, [(rc.concept, u), *want])
+                    for u, want in zip(rows[r], cells, strict=False)
+                ):
+                    chosen, mask = trial, mask | m
+            out += chosen
+        return out
+
+    def _aimed_rows(
+        self, other: RuleContext, rows: list[tuple[str, ...]], wanted: frozenset[str]
+    ) -> list[tuple[int, tuple[str, ...]]]:
+        """Values of ``other``'s concept for the first row's cells and the incomplete row's
+        visible ones that some foil value in ``wanted`` would end; cached."""
+        width = (len(rows[0]), len(rows[-1]) - 1)
+        cache_key = ("aimed", other.concept, other.rule.value, width, wanted)
+        got = self._runs.get(cache_key)
+        if got is None:
+            got = []
+            for inst in self.candidate_instantiations(other):
+                if not wanted & set(self.key_value(other, inst)):
+                    continue
+                if len(inst) == width[0]:
+                    got.append((0, inst))
+                if other.rule is Rule.DIST3:  # any order: the foil's value ends it
+                    ends = [(*(u for u in inst if u != v), v) for v in inst if v in wanted]
+                else:
+                    ends = [inst]
+                got += [(-1, e[: width[1]]) for e in ends if len(e) == width[1] + 1]
+            self._runs[cache_key] = got = sorted(set(got))
+        return got  # type: ignore[no-any-return]
+
+    def _aim_fits(
+        self,
+        other: RuleContext,
+        row: int,
+        cells: tuple[str, ...],
+        shift: bool,
+        held: Sequence[frozenset[str]],
+    ) -> list[bool]:
+        """Which answers (their values of ``other``'s concept, ``held``) a row whose cells
+        carry ``cells`` would make fit ``other``, seen alone (:mod:`studio.vet.partial`)."""
+        sets = [frozenset((v,)) for v in cells]
+        if row == 0:
+            needs = first_row_needs(other, row_instantiations(other, sets), shift)
+            return [bool(h) and meets(needs, h) for h in held]
+        return [bool(h) and open_row_fits(other, sets, h, shift) for h in held]
 
     def _answer_glyphs(
         self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str]
@@ -1025,16 +1182,13 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             *(self._value_glyphs(concept, u, side) - mine for u in answer_values if u != value)
         )
 
-    def _both(
-        self, side: GlyphSide, first: tuple[str, str], second: tuple[str, str]
-    ) -> list[GlyphKey]:
-        """The glyphs of this side carrying both (concept, value) pairs, sorted; cached."""
-        cache_key = ("both", id(side), first, second)
+    def _carrying(self, side: GlyphSide, pairs: Sequence[tuple[str, str]]) -> list[GlyphKey]:
+        """The glyphs of this side carrying every (concept, value) pair, sorted; cached."""
+        cache_key = ("carrying", id(side), tuple(pairs))
         got = self._runs.get(cache_key)
         if got is None:
-            got = self._runs[cache_key] = sorted(
-                side.folder_sets.get(first, frozenset()) & side.folder_sets.get(second, frozenset())
-            )
+            sets = [side.folder_sets.get(cv, frozenset()) for cv in pairs]
+            got = self._runs[cache_key] = sorted(frozenset.intersection(*sets))
         return got  # type: ignore[no-any-return]
 
     def _sorted_glyphs(self, concept: str, value: str, side: GlyphSide) -> list[GlyphKey]:
@@ -1152,9 +1306,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         shift: bool,
         rc: RuleContext,
         open_row: OpenRow,
+        counts: Counter[str] | None = None,
     ) -> Iterator[GlyphKey]:
         """The glyphs of ``pool`` that may be foils, from a random start (wrapping round),
-        never one in ``skip``; each refused candidate is counted by reason."""
+        never one in ``skip``; each refused candidate is counted by reason (in ``counts``,
+        else the split's rejections)."""
+        counts = self.result.rejections if counts is None else counts
         n = len(pool)
         if not n:
             return
@@ -1165,7 +1322,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 continue
             why = self.foil_rejection(context, g, shift, rc, open_row)
             if why is not None:
-                self.result.rejections[why] += 1
+                counts[why] += 1
                 continue
             yield g
 
