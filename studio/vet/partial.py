@@ -149,7 +149,7 @@ def first_row_needs(rc: RuleContext, insts: frozenset[Any], shift: bool) -> Need
     """What an answer must carry of ``rc``'s concept to end an open row under the reading
     ``rc`` that a first row instantiating ``insts`` shows: ("all", values) every one of them,
     or ("any", values) one of them; empty when the row shows no value. Shared with the
-    generator, which aims a first row at foils (:meth:`GlyphPMPGenerator._decoy_aims`)."""
+    generator, which aims a first row at foils (:meth:`GlyphPMPGenerator._decoy_plan`)."""
     if shift and rc.rule is not Rule.DIST3:
         return _shifted_needs(rc, insts)
     if rc.rule is Rule.CONSTANT:  # a row of `none` repeated shows no value

@@ -162,6 +162,7 @@ class AnalogyGenerator(QuotaGenerator[Change]):
 
     name = staticmethod(change_name)
     max_fails = MAX_TUPLE_FAILS
+    names_unmade = False  # a concept's failed draw is charged to one of its changes at random
 
     def __init__(
         self,
@@ -182,7 +183,7 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         self.fold = fold
         self.questions = questions
         self.rng = np.random.default_rng(np.random.SeedSequence([params.seed, fold]))
-        self.result = SplitResult(params, fold)
+        self.result = SplitResult(params, fold, names_unmade=self.names_unmade)
         self._tags = {g: annotations.tags_of(g) for g in annotations.by_glyph}
         self._concepts = {g: frozenset(cs) for g, cs in annotations.by_glyph.items()}
         by_tags: dict[frozenset, list[GlyphKey]] = {}

@@ -101,26 +101,6 @@ def _cell_aims(aims: Sequence[Aim]) -> list[list[tuple[str, str]]]:
     return [[a.cells[j] for a in aims if j < len(a.cells)] for j in range(width)]
 
 
-def _cell_aims(aims: Sequence[Aim]) -> list[list[tuple[str, str]]]:
-    """Per cell of a row, the (concept, value) pairs its aims ask of its glyph."""
-    width = max(len(a.cells) for a in aims)
-    return [[a.cells[j] for a in aims if j < len(a.cells)] for j in range(width)]
-
-
-def _dist3_floor(inst: tuple[str, ...], key: str, values: Sequence[str]) -> float:
-    """How well the partial views' solvers would find the key of a dist3 puzzle whose rows
-    hold ``inst``'s values, by its own reading alone: the first row alone fits every answer
-    carrying one of the three (any may end a row), the incomplete row alone every answer
-    carrying none of its two visible ones. Foils taking values the rows show tie with the key
-    in the first (issue 24: "in dist3 the foils take values row 1 never shows, so the answer
-    whose value is in row 1 is the key"); two of them would leave the incomplete row with two
-    candidates, so the larger of the two views is what a row choice lowers."""
-    shown = set(inst)
-    first = sum(v in shown for v in values)
-    second = sum(v not in shown - {key} for v in values)
-    return 1.0 / max(1, min(first, second))
-
-
 def tuple_name(t: Tuple) -> str:
     return f"{t[0]}/{t[1]}/{'shift' if t[2] else 'noshift'}"
 
@@ -358,6 +338,41 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             all(keyed(u, values) for u in values)
             for values in combinations(keys, self.params.min_answers)
         )
+
+    def set_shortfall(
+        self, rc: RuleContext, side_name: str, keys: Sequence[str]
+    ) -> Counter[str] | None:
+        """What the cheapest symmetric set of ``min_answers`` of these key-able values lacks on
+        this side, without shift: glyphs per value (empty when a set exists), or None when no
+        count of glyphs mends it (every choice has a value completing another's rows). For
+        the annotation-needs report: such a tuple has values enough, and one more glyph of
+        the right value may be all it needs (a held-out 5 for progression × components-solid
+        on the shared UA set)."""
+        reading = self._strict_reading(False)
+        best: Counter[str] | None = None
+        for values in combinations(keys, self.params.min_answers):
+            need: Counter[str] = Counter()
+            for u in values:
+                others = tuple(w for w in values if w != u)
+                cheapest: Counter[str] | None = None
+                for inst in self._ending_in(rc, side_name, False, u):
+                    rows = self._plain_rows(rc, inst, u)
+                    if any(self._value_completes(rc, rows, w, reading) for w in others):
+                        continue
+                    used = Counter(v for row in rows for v in row)
+                    short = +Counter(
+                        {w: used[w] + 1 - self._carriers(rc, side_name, w) for w in others}
+                    )
+                    if cheapest is None or short.total() < cheapest.total():
+                        cheapest = short
+                if cheapest is None:
+                    break
+                for w, n in cheapest.items():
+                    need[w] = max(need[w], n)
+            else:
+                if best is None or need.total() < best.total():
+                    best = need
+        return best
 
     def _plain_rows(
         self, rc: RuleContext, inst: tuple[str, ...], key: str
@@ -974,7 +989,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             _, _, context = min(clean)
             foils = list(first)
         else:
-            mended = []
+            mended, refused = [], Counter()
             # mending scans a value's glyphs for valid ones: the two contexts that were best
             # with the foils drawn are mended, and judged again with the foils they get
             for _, j, context, whys in sorted(mend, key=lambda m: m[:2])[:MEND_TRIES]:
@@ -983,10 +998,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                                      whys, counts)  # fmt: skip
                 if valid is None:
                     reason = "too-few-valid-foils"
+                    refused.update(counts)
                     continue
                 gap = partial_gap(context, key_glyph, valid, shift, self.ann, self.book, tested)
                 mended.append((gap, j, context, valid, counts))
-            if not mended:
+            if not mended:  # why the foils were refused, as the split's rejections say
+                self.result.rejections.update(refused)
                 return None, reason
             _, _, context, foils, counts = min(mended, key=lambda d: d[:2])
             self.result.rejections.update(counts)  # those of the context kept
@@ -1184,7 +1201,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
 
     def _carrying(self, side: GlyphSide, pairs: Sequence[tuple[str, str]]) -> list[GlyphKey]:
         """The glyphs of this side carrying every (concept, value) pair, sorted; cached."""
-        cache_key = ("carrying", id(side), tuple(pairs))
+        if len(pairs) > 2:  # combined aims: too many combinations to keep (review)
+            sets = [side.folder_sets.get(cv, frozenset()) for cv in pairs]
+            return sorted(frozenset.intersection(*sets))
+        cache_key = ("carrying", id(side), tuple(sorted(pairs)))
         got = self._runs.get(cache_key)
         if got is None:
             sets = [side.folder_sets.get(cv, frozenset()) for cv in pairs]

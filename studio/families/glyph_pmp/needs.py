@@ -21,8 +21,11 @@ split on its own) a count is of glyphs to tag anywhere, enough that the folder's
 side its share.
 A union needs glyphs carrying both values; such a value reads ``a+b``.
 
-Tuples that fail for other reasons (every candidate foil completes a rule, asymmetric values
-that glyph counts cannot mend) are not listed: more glyphs of the same kind would not help.
+A tuple with values enough that no symmetric set can build (without shift: the rows of one
+value use the glyphs another's foil needs) is listed with the glyphs the cheapest set lacks
+(:meth:`GlyphPMPGenerator.set_shortfall`). Tuples that fail for other reasons (every candidate
+foil completes a rule, a value that completes another's rows in every set, values asymmetric
+under shift) are not listed: more glyphs of the same kind would not help.
 """
 
 from __future__ import annotations
@@ -68,6 +71,11 @@ class TupleNeed:
     def message(self) -> str:
         n = self.answers
         have = f"{self.tuple} ({self.side}): {len(self.keyable)} of {n} key-able values"
+        if len(self.keyable) >= n:  # values enough, but no set leaves a glyph for each foil
+            have = (
+                f"{self.tuple} ({self.side}): {len(self.keyable)} key-able values, but the rows "
+                f"of one use glyphs another's foil needs"
+            )
         if not self.mendable:
             return f"{have}; the schema's values cannot give {n}, whatever is tagged"
         asks = ", ".join(f"{_shown(v.value)} +{v.more}" for v in self.values)
@@ -197,6 +205,14 @@ def annotation_needs(
             keyable = gen.key_values(rc, side_name, shift)
             least = params.min_answers
             if len(keyable) >= least:
+                if shift or rule == Rule.UNION.value:
+                    continue
+                lacks = gen.set_shortfall(rc, side_name, keyable)
+                if lacks:  # None: a value completes another's rows, which glyphs do not mend
+                    asked = _asks(params, annotations, side, side_name, concept, lacks)
+                    report.tuples.append(
+                        TupleNeed(name, side_name, tuple(keyable), asked, answers=least)
+                    )
                 continue
             deficits: dict[str, tuple[int, Counter[str]]] = {}
             for inst in gen.candidate_instantiations(rc):
@@ -232,23 +248,31 @@ def annotation_needs(
             for _kv, (_total, short) in best:
                 for v, n in short.items():
                     asks[v] = max(asks[v], n)
-            values = tuple(
-                ValueNeed(
-                    concept,
-                    v,
-                    have=_have(annotations, concept, v),
-                    more=_project_wide(
-                        params,
-                        side_name,
-                        _have(annotations, concept, v),
-                        _on_side(side, concept, v),
-                        n,
-                    ),
-                )
-                for v, n in sorted(asks.items())
-            )
+            values = _asks(params, annotations, side, side_name, concept, asks)
             report.tuples.append(TupleNeed(name, side_name, tuple(keyable), values, answers=least))
     return report
+
+
+def _asks(
+    params: SplitParams,
+    annotations: TagIndex,
+    side: Any,
+    side_name: str,
+    concept: str,
+    asks: Mapping[str, int],
+) -> tuple[ValueNeed, ...]:
+    """The values to ask for, from the glyphs of the side each lacks, as counts to tag."""
+    return tuple(
+        ValueNeed(
+            concept,
+            v,
+            have=_have(annotations, concept, v),
+            more=_project_wide(
+                params, side_name, _have(annotations, concept, v), _on_side(side, concept, v), n
+            ),
+        )
+        for v, n in sorted(asks.items())
+    )
 
 
 def _on_side(side: Any, concept: str, value: str) -> int:

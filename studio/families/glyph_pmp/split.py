@@ -71,6 +71,9 @@ class SplitResult:
     #: part → tuple name → why its draws failed, counted (:func:`declare_unmade`)
     failed: dict[str, dict[str, Counter[str]]] = field(default_factory=dict)
     made_in: set[tuple[str, str]] = field(default_factory=set)  # (part, tuple name) made
+    #: whether a failed draw is the tuple's own (an analogy charges a concept's failed draw to
+    #: one of its changes at random, so its unmade changes are not named)
+    names_unmade: bool = True
 
     def summary(self, timing: bool = True) -> dict[str, Any]:
         """What happened, JSON-ready and in a fixed order; ``timing=False`` leaves out the
@@ -250,10 +253,16 @@ def declare_unmade(result: SplitResult) -> None:
     nowhere: it is named with the dry ones, with how many draws failed and most often why
     (on the shared UA set, progression × intersection-quantity failed all its 54 draws in
     train; the CLI said nothing of it)."""
+    if not result.names_unmade:
+        return
     for part, per in result.failed.items():
         dry = result.dry.setdefault(part, {})
+        # val and test draw from the same glyphs: made in one, the other was unlucky
+        siblings = ("val", "test") if part in ("val", "test") else (part,)
         for t, whys in per.items():
-            if t in dry or (part, t) in result.made_in or whys.total() < UNMADE_DRAWS:
+            if t in dry or whys.total() < UNMADE_DRAWS:
+                continue
+            if any((q, t) in result.made_in for q in siblings):
                 continue
             why, _ = whys.most_common(1)[0]
             dry[t] = f"none of its {whys.total()} draws made a puzzle (most often: {why})"
@@ -376,6 +385,8 @@ class QuotaGenerator(Generic[T]):
     rng: np.random.Generator
     _seen: set[Any]
     max_fails: int
+    #: :attr:`SplitResult.names_unmade` of the results it makes
+    names_unmade = True
 
     @staticmethod
     def name(t: Any) -> str:
@@ -396,7 +407,7 @@ class QuotaGenerator(Generic[T]):
         from the chunk's own random stream; yields (done, count) after each puzzle. The
         generator may make several chunks in turn: its caches hold value-level work only."""
         self.rng = shard_rng(self.params.seed, self.fold, shard.part, shard.chunk)
-        self.result = SplitResult(self.params, self.fold)
+        self.result = SplitResult(self.params, self.fold, names_unmade=self.names_unmade)
         self._seen = set()
         self._fresh_stream()
         made = fill_shard(self.result, self._open_part, self.name, self.max_fails, shard)

@@ -225,3 +225,16 @@ def test_polysemic_foils_that_would_complete_are_never_chosen(
             assert carries == (role == "changed")
     again = generate_analogies(p, ann, ua_schema)
     assert write_jsonl(again.puzzles) == write_jsonl(result.puzzles)
+
+
+def test_changes_are_not_named_unmade_by_draws_charged_at_random(ua_schema: Schema) -> None:
+    """Review of issue 24: an analogy draws per concept and charges a failed draw to one of
+    the concept's changes at random, so 'none of its 13 draws made a puzzle' named changes by
+    chance (5->3 named, 5->4 not, both unmade; 5->3 made in train)."""
+    from tests.vet.test_partial import polysemic
+
+    params = SplitParams(n=3000, seed=4, sampling="balanced", layout="analogy")
+    result = generate_analogies(params, polysemic(), ua_schema)
+    assert result.failed  # failed draws were counted …
+    named = [t for d in result.dry.values() for t, why in d.items() if why.startswith("none of")]
+    assert named == []  # … and no change is named for them

@@ -366,3 +366,36 @@ def test_the_answers_order_does_not_point_at_the_key(
         chance += 1 / len(values)
     n = len(puzzles)
     assert n > 500 and right / n < chance / n + 0.05, (right / n, chance / n)
+
+
+def test_needs_ask_for_the_glyph_a_set_of_keyable_values_lacks(
+    ua_index: TagIndex, ua_csv: Path, ua_schema: Schema
+) -> None:
+    """Review of issue 24: progression × components-solid has two values that can each be the
+    key on the held-out side (1 and 5) and no set of them, since 1's rows use the glyphs of 5
+    its foil would need. The split calls it dry; the Needs report listed nothing. It now asks
+    for one more held-out 5, and that one glyph mends the tuple."""
+    from studio.families.glyph_pmp.split import glyph_side
+
+    params = SplitParams(n=600, seed=5, sampling="balanced", min_answers=2)
+    name = "progression/components-solid/noshift"
+    [need] = [
+        t for t in annotation_needs(params, ua_index, ua_schema).tuples
+        if t.tuple == name and t.side == "eval"
+    ]  # fmt: skip
+    assert need.keyable == ("1", "5") and need.mendable
+    assert [(v.value, v.more) for v in need.values] == [("5", 1)]
+    assert "but the rows of one use glyphs another's foil needs; tag 5 +1" in need.message()
+    assert name in generate_split(params, ua_index, ua_schema).dry["test"]
+    cp = 0xE000  # an untagged code point the hold-out puts on the held-out side
+    while glyph_side(GlyphKey(cp, "symbola"), params.holdout_fraction, 0) != "eval":
+        cp += 1
+    rows = read_annotation_csv(ua_csv, ua_schema)
+    tags = [(r.key, r.concept, r.value) for r in rows]
+    mended = TagIndex.from_tags([*tags, (GlyphKey(cp, "symbola"), "components-solid", "5")])
+    result = generate_split(params, mended, ua_schema)
+    assert name not in result.dry["test"]
+    assert any(p.split == "test" and (p.rule, p.concept) == ("progression", "components-solid")
+               for p in result.puzzles)  # fmt: skip
+    assert not [t for t in annotation_needs(params, mended, ua_schema).tuples
+                if t.tuple == name and t.side == "eval"]  # fmt: skip
