@@ -306,7 +306,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     f"only {len(keys)} value(s) of {concept} can be the key of {rule} on this "
                     f"side ({shown}); a symmetric answer set needs {least}"
                 )
-            if not shift and not self._some_set(rc, side_name, keys):
+            if not shift and self.set_shortfall(rc, side_name, keys) != Counter():
                 return (
                     f"no {least} of the values of {concept} that can be the key of {rule} on "
                     f"this side ({', '.join(keys)}) can each be it with the others as foils "
@@ -314,30 +314,6 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     f"that would complete another's rows); a symmetric answer set needs {least}"
                 )
         return None
-
-    def _some_set(self, rc: RuleContext, side_name: str, keys: Sequence[str]) -> bool:
-        """Is there a symmetric answer set of ``min_answers`` values at all — each the key of
-        rows that leave a glyph for every other's foil and that no other completes? Rows
-        without shift follow from their instantiation, so this is exact, and a tuple whose
-        draws could only fail is dry from the start, with why (on the shared UA set three
-        progression tuples failed every draw, never ran dry within a chunk of a sharded split
-        and were reported nowhere)."""
-        reading = self._strict_reading(False)
-        can: dict[tuple[str, tuple[str, ...]], bool] = {}
-
-        def keyed(u: str, values: tuple[str, ...]) -> bool:
-            others = tuple(w for w in values if w != u)
-            if (u, others) not in can:
-                can[(u, others)] = any(
-                    self._rows_admit(rc, side_name, self._plain_rows(rc, inst, u), others, reading)
-                    for inst in self._ending_in(rc, side_name, False, u)
-                )
-            return can[(u, others)]
-
-        return any(
-            all(keyed(u, values) for u in values)
-            for values in combinations(keys, self.params.min_answers)
-        )
 
     def set_shortfall(
         self, rc: RuleContext, side_name: str, keys: Sequence[str]
@@ -347,7 +323,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         count of glyphs mends it (every choice has a value completing another's rows). For
         the annotation-needs report: such a tuple has values enough, and one more glyph of
         the right value may be all it needs (a held-out 5 for progression × components-solid
-        on the shared UA set)."""
+        on the shared UA set); and :meth:`_tuple_impossible`'s exact test that a set exists
+        (on the shared UA set three progression tuples failed every draw, never ran dry within
+        a chunk of a sharded split and were reported nowhere)."""
         reading = self._strict_reading(False)
         best: Counter[str] | None = None
         for values in combinations(keys, self.params.min_answers):
@@ -370,6 +348,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 for w, n in cheapest.items():
                     need[w] = max(need[w], n)
             else:
+                if not need:
+                    return need  # a set exists
                 if best is None or need.total() < best.total():
                     best = need
         return best
