@@ -60,7 +60,7 @@ import psutil
 
 from studio.store.dbfile import is_database_url, safe_location
 from studio.store.jobs import JobQueue, JobRecord, machine_name, worker_machine, worker_name
-from studio.worker.limits import MB, default_memory_limit, mb, tree_rss
+from studio.worker.limits import MB, default_memory_limit, mb, tree_rss, usage_text
 
 __all__ = [
     "DEFAULT_STALL_AFTER",
@@ -612,7 +612,7 @@ class WorkerHost:
                 self.queue.record_peak_memory(child.job_id, rss)
         if rss > child.memory_limit:
             child.oom_error = (
-                f"out of memory: used {mb(rss)} MB, limit {mb(child.memory_limit)} MB "
+                f"out of memory: {usage_text(rss, child.memory_limit)} "
                 "(the job's memory_limit_mb, else the studio's limit per job)"
             )
             child.killed = True

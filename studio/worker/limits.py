@@ -45,6 +45,13 @@ def mb(n_bytes: int | float) -> int:
     return round(n_bytes / MB)
 
 
+def usage_text(used: int | float, limit: int | float) -> str:
+    """ "used X MB, limit Y MB", in whole megabytes unless the use would read as the limit
+    itself ("used 200 MB, limit 200 MB" for 200.4 MB, as the suite once met it)."""
+    shown = str(mb(used)) if mb(used) != mb(limit) else f"{used / MB:.1f}"
+    return f"used {shown} MB, limit {mb(limit)} MB"
+
+
 def tree_rss(pid: int) -> int:
     """Resident bytes of process ``pid`` and all its descendants (0 when it is gone). A process
     that vanishes while it is read counts as 0."""

@@ -29,6 +29,7 @@ from studio.worker.limits import (
     die_with_parent,
     out_of_memory_text,
     tree_rss,
+    usage_text,
 )
 
 from .conftest import poll_until, until_final, wait_gone
@@ -127,11 +128,16 @@ def test_a_job_over_its_memory_limit_is_killed_and_fails(host: WorkerHost) -> No
     assert job.status == "failed"
     assert job.error.startswith("out of memory: used ")
     assert "limit 200 MB" in job.error
-    used = int(job.error.split("used ")[1].split(" MB")[0])
+    used = float(job.error.split("used ")[1].split(" MB")[0])
     assert used > 200
     assert job.memory_limit == 200 * MB
     assert job.peak_rss is not None and job.peak_rss > 200 * MB
     wait_gone(job.pid)
+
+
+def test_a_use_just_over_the_limit_never_reads_as_the_limit() -> None:
+    assert usage_text(200.4 * MB, 200 * MB) == "used 200.4 MB, limit 200 MB"
+    assert usage_text(250 * MB, 200 * MB) == "used 250 MB, limit 200 MB"
 
 
 def test_the_host_limit_applies_when_the_job_names_none(project_path: Path) -> None:
