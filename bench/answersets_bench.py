@@ -24,7 +24,8 @@ Then each answers-only probe (``studio.baselines.probes.fit_answers_only_probe``
 logit over each answer's features, never the context; fitted on the train part, val and test
 predicted held out) and each partial-view probe (the same over the tags plus how each answer
 relates to ONE context row: ``probe-row1``, the first; ``probe-row2``, the incomplete one) is
-scored on the held-out puzzles, with a Wilson 95% interval:
+scored on the held-out puzzles, with a Wilson 95% interval (``hybrid-row1`` / ``hybrid-row2``:
+the exact solver of that view with its ties broken by that probe, the strongest of them):
 
 - ``probe-tags``: over the annotation set's tags of each answer glyph (the TagIndex);
 - ``probe-image``: over the image pseudo-tags of each answer's 80×80 UA frame (what the worker's
@@ -146,15 +147,18 @@ def score(
     *,
     sharing: bool = True,
     rows: Sequence[Sequence[Mapping[str, frozenset[str]]]] | None = None,
+    keep: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Fit one probe and score it on the held-out puzzles (val and test); ``rows``: the one
-    context row a partial-view probe sees, per puzzle."""
+    context row a partial-view probe sees, per puzzle; ``keep`` gets the fit."""
     from studio.baselines.metrics import binomial_p_value, wilson_interval
     from studio.baselines.probes import fit_answers_only_probe
 
     t0 = time.perf_counter()
     found = fit_answers_only_probe(attrs, keys, parts, seed, sharing=sharing, rows=rows)
     fit_s = time.perf_counter() - t0
+    if keep is not None:
+        keep.append(found)
     held = np.flatnonzero(parts != "train")
     # each puzzle's own chance (a ``symmetric:k`` design's sets hold 2 to 4 answers)
     chance = float(np.mean([1.0 / len(attrs[i]) for i in held])) if len(held) else 0.0
@@ -321,10 +325,54 @@ def glyph_run(
     if all(len(p.context) >= 2 for p in puzzles):  # the partial views (issue 24)
         for name, r in (("probe-row1", 0), ("probe-row2", -1)):
             rows = [[dict(annotations.by_glyph.get(k, {})) for k in p.context[r]] for p in puzzles]
+            fits: list[Any] = []
             out["probes"].append(
-                score(name, tag_attrs, keys, parts, seed, sharing=sharing, rows=rows)
+                score(name, tag_attrs, keys, parts, seed, sharing=sharing, rows=rows, keep=fits)
+            )
+            view = "row1" if r == 0 else "row2"
+            out["probes"].append(
+                hybrid_score(view, puzzles, fits[0].probs, annotations, RuleBook(schema), tested)
             )
     return out
+
+
+def hybrid_score(
+    view: str,
+    puzzles: Sequence[Any],
+    probs: np.ndarray,
+    annotations: Any,
+    book: Any,
+    tested: set[tuple[str, str]],
+) -> dict[str, Any]:
+    """The strongest partial-view attacker we have: the exact solver of ``view``
+    (:mod:`studio.vet.partial`, the tested readings each answer fits), its ties broken by the
+    probe of the same row (``probs``). A decoy that the solver finds as good as the key but
+    that the tags tell apart shows here and not in either alone. Held-out puzzles only."""
+    from studio.baselines.metrics import wilson_interval
+    from studio.vet.partial import puzzle_views
+    from studio.vet.partial import score as fitted
+
+    focus = frozenset(tested)
+    hits, chance = [], []
+    for i, p in enumerate(puzzles):
+        if p.split == "train":
+            continue
+        per = puzzle_views(p, annotations, book)[view]
+        scores = [fitted(readings, focus) for readings in per]
+        best = max(scores)
+        tied = [j for j, sc in enumerate(scores) if sc == best]
+        hits.append(max(tied, key=lambda j: probs[i, j]) == p.key)
+        chance.append(1.0 / len(p.answers))
+    acc = float(np.mean(hits)) if hits else 0.0
+    lo, hi = wilson_interval(acc, len(hits))
+    return {
+        "probe": f"hybrid-{view}",
+        "held_out": len(hits),
+        "accuracy": round(acc, 4),
+        "ci95": [round(lo, 4), round(hi, 4)],
+        "chance": round(float(np.mean(chance)) if chance else 0.0, 4),
+        "points_over_chance": round(100 * (acc - float(np.mean(chance or [0.0]))), 2),
+    }
 
 
 def frame_tags(images: Mapping[Any, np.ndarray]) -> dict[Any, dict[str, frozenset[str]]]:

@@ -135,7 +135,22 @@ def test_the_generators_decoys_bring_both_views_towards_chance(
         assert audit["key_rates"]["intended"]["verdict"] == "balanced"
         assert audit["sharing"]["intended"]["verdict"] == "balanced"
         got[draws] = partial_views(result.puzzles, ann, book)["views"]
+        puzzles = result.puzzles
     plain, aimed = got[1], got[glyph_generator.DECOY_DRAWS]
+    # decoys come by each rule about as often as keys do: how often an answer fitting a
+    # reading of rule R in the first row alone is the key does not depend on R (decoys drawn
+    # uniformly among aims came by sums, keys by each rule alike, so "it fits a constant
+    # reading" picked the key half the time and "a sum" a third: 0.50 against 0.32)
+    key_share = {}
+    for rule in params.rules:
+        fits = [
+            j == p.key
+            for p in puzzles
+            for j, readings in enumerate(puzzle_views(p, ann, book)["row1"])
+            if any(r[0] == rule for r in readings)
+        ]
+        key_share[rule] = sum(fits) / len(fits)
+    assert max(key_share.values()) - min(key_share.values()) < 0.1, key_share
     assert plain["row1"]["accuracy"] > 0.85  # the first row alone all but names the key
     assert aimed["row1"]["accuracy"] < plain["row1"]["accuracy"] - 0.25
     assert aimed["row2"]["accuracy"] < plain["row2"]["accuracy"] - 0.1

@@ -1087,9 +1087,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     ) -> list[Aim]:
         """The aims of one context draw after the first, plain one: the first row, the
         incomplete row and both in turn (a row without aims leaves the other's alone). A row
-        takes one aim drawn uniformly, then, while some glyph per cell can carry them all,
-        aims over other concepts naming foils none of its aims names yet — each foil a decoy
-        by one reading, as the key is the key by one. (Preferring the aims that name the most
+        takes one aim (a rule drawn uniformly among those aimed at, then an aim of it, so that
+        decoys come by each rule as keys do), then, while some glyph per cell can carry them
+        all, aims over other concepts naming foils none of its aims names yet — each foil a
+        decoy by one reading, as the key is the key by one. (Preferring the aims that name the most
         foils at once, foils sharing the aimed value, let the incomplete row's logit find the
         key: 0.26 → 0.40 on the image-feature set, chance 0.25.)"""
         rows_aimed = [r for r in ((0,), (-1,), (0, -1))[(draw - 1) % 3] if plan[r]]
@@ -1098,7 +1099,13 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         out: list[Aim] = []
         for r in rows_aimed:
             options = plan[r]
-            mask, first = options[int(self.rng.integers(len(options)))]
+            # the first aim's rule uniformly among the rules aimed at, then an aim of it: drawn
+            # uniformly among aims, decoys came by the rule with the most cells to aim (sums)
+            # while keys come by each rule alike, and "fits a constant reading" told the key
+            rules = sorted({o[1].rc.rule.value for o in options})
+            rule = rules[int(self.rng.integers(len(rules)))]
+            ruled = [o for o in options if o[1].rc.rule.value == rule]
+            mask, first = ruled[int(self.rng.integers(len(ruled)))]
             chosen = [first]
             for i in self.rng.permutation(len(options)):
                 m, aim = options[int(i)]
