@@ -79,6 +79,8 @@ import numpy as np
 from common import ua_csv
 
 DESIGNS = ("ua", "symmetric")
+#: an analogy's rows seen alone: its example pair (A, A′) and B
+ANALOGY_VIEWS = {"row1": "pair", "row2": "probe"}
 #: the aim of issue 11: every probe within this many points of chance
 WITHIN_POINTS = 3.0
 
@@ -347,7 +349,10 @@ def hybrid_score(
     """The strongest partial-view attacker we have: the exact solver of ``view``
     (:mod:`studio.vet.partial`, the tested readings each answer fits), its ties broken by the
     probe of the same row (``probs``). A decoy that the solver finds as good as the key but
-    that the tags tell apart shows here and not in either alone. Held-out puzzles only."""
+    that the tags tell apart shows here and not in either alone. Held-out puzzles only. An
+    analogy's first row is its example pair and its last is B: their views are VASR's
+    (``pair``, ``probe``). Not bound to beat the solver: the solver's figure is an expectation
+    over its ties, and answers the probe scores alike go to the first of them."""
     from studio.baselines.metrics import wilson_interval
     from studio.vet.partial import puzzle_views
     from studio.vet.partial import score as fitted
@@ -357,7 +362,10 @@ def hybrid_score(
     for i, p in enumerate(puzzles):
         if p.split == "train":
             continue
-        per = puzzle_views(p, annotations, book)[view]
+        views = puzzle_views(p, annotations, book)
+        per = views.get(view) or views.get(ANALOGY_VIEWS[view])
+        if per is None:
+            continue  # a layout without this partial view
         scores = [fitted(readings, focus) for readings in per]
         best = max(scores)
         tied = [j for j, sc in enumerate(scores) if sc == best]

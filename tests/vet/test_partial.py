@@ -140,7 +140,7 @@ def test_the_generators_decoys_bring_both_views_towards_chance(
     # decoys come by each rule about as often as keys do: how often an answer fitting a
     # reading of rule R in the first row alone is the key does not depend on R (decoys drawn
     # uniformly among aims came by sums, keys by each rule alike, so "it fits a constant
-    # reading" picked the key half the time and "a sum" a third: 0.50 against 0.32)
+    # reading" picked the key half the time and "a sum" a third: 0.50 against 0.31)
     key_share = {}
     for rule in params.rules:
         fits = [
