@@ -75,7 +75,7 @@ POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
-DECOY_DRAWS = 8  # contexts drawn per symmetric puzzle; the one nearest chance in every view is kept
+DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one nearest chance in every view is kept
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
 
