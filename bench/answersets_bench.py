@@ -283,7 +283,8 @@ def glyph_run(
         glyph_generator.DECOY_DRAWS = draws
         analogy_generator.VARIANT_SETS = True
     g1 = time.perf_counter()
-    verdicts = vet(result.puzzles, annotations, RuleBook(schema), features, params.strict)
+    book = RuleBook(schema)
+    verdicts = vet(result.puzzles, annotations, book, features, params.strict)
     g2 = time.perf_counter()
     puzzles = result.puzzles
     pipeline = (g1 - g0) + (g2 - g1) + features_s
@@ -312,7 +313,7 @@ def glyph_run(
 
     tested = {(p.rule, p.concept) for p in result.puzzles}
     held_out = [p for p in result.puzzles if p.split != "train"]
-    views = partial_views(held_out, annotations, RuleBook(schema), tested)
+    views = partial_views(held_out, annotations, book, tested)
     out["partial_views"] = views["views"]
     out["partial_lines"] = partial_lines(views)
     keys = np.array([p.key for p in puzzles], dtype=np.int64)
@@ -333,7 +334,7 @@ def glyph_run(
             )
             view = "row1" if r == 0 else "row2"
             out["probes"].append(
-                hybrid_score(view, puzzles, fits[0].probs, annotations, RuleBook(schema), tested)
+                hybrid_score(view, puzzles, fits[0].probs, annotations, book, tested)
             )
     return out
 
