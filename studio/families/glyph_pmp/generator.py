@@ -338,9 +338,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     if any(self._value_completes(rc, rows, w, reading) for w in others):
                         continue
                     used = Counter(v for row in rows for v in row)
-                    short = +Counter(
-                        {w: used[w] + 1 - self._carriers(rc, side_name, w) for w in others}
-                    )
+                    # a foil's glyph carries its value and none of the set's others
+                    short = +Counter({
+                        w: max(used[w] + 1 - self._carriers(rc, side_name, w),
+                               1 - self._carriers(rc, side_name, w, values))
+                        for w in others
+                    })  # fmt: skip
                     if cheapest is None or short.total() < cheapest.total():
                         cheapest = short
                 if cheapest is None:
@@ -823,13 +826,19 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             ]
         return got
 
-    def _carriers(self, rc: RuleContext, side_name: str, value: str) -> int:
-        """How many glyphs of this side carry an answer value; cached."""
-        cache_key = ("carriers", rc.concept, side_name, value)
+    def _carriers(
+        self, rc: RuleContext, side_name: str, value: str, answer_values: Sequence[str] = ()
+    ) -> int:
+        """How many glyphs of this side carry an answer value (and none of ``answer_values``'
+        others: :meth:`_rivals`); cached."""
+        cache_key = ("carriers", rc.concept, side_name, value, tuple(answer_values))
         got = self._runs.get(cache_key)
         if got is None:
             side = self._sides[side_name]
-            got = self._runs[cache_key] = len(self._value_glyphs(rc.concept, value, side))
+            mine = self._value_glyphs(rc.concept, value, side)
+            if answer_values:
+                mine -= self._rivals(rc.concept, side, answer_values, value)
+            got = self._runs[cache_key] = len(mine)
         return got  # type: ignore[return-value]
 
     def _value_completes(
@@ -1179,11 +1188,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     def _rivals(
         self, concept: str, side: GlyphSide, answer_values: Sequence[str], value: str
     ) -> frozenset[GlyphKey]:
-        """The glyphs that carry another answer value and not ``value``: never the glyph of
-        ``value``'s answer (it would carry two of the set's values)."""
-        mine = self._value_glyphs(concept, value, side)
+        """The glyphs that carry another answer value: never the glyph of ``value``'s answer.
+        A glyph carrying two of the set's values could only ever be the key (as a foil it
+        would carry the key's value and complete the rows), so its two values would name the
+        key to a model that sees the answers alone."""
         return frozenset().union(
-            *(self._value_glyphs(concept, u, side) - mine for u in answer_values if u != value)
+            *(self._value_glyphs(concept, u, side) for u in answer_values if u != value)
         )
 
     def _carrying(self, side: GlyphSide, pairs: Sequence[tuple[str, str]]) -> list[GlyphKey]:

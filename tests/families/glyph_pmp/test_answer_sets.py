@@ -195,6 +195,28 @@ def test_key_rates_stay_within_noise_on_polysemic_sets(
         assert binomtest(on_key[cv], n, 1 / ANSWERS).pvalue > 1e-3 / len(on_answer), (cv, n)
 
 
+def test_a_glyph_carrying_two_of_the_sets_values_is_never_an_answer(ua_schema: Schema) -> None:
+    """Such a glyph could only be the key (as a foil it carries the key's value and completes
+    the rows), so its second value named the key to the answers alone: on the image-feature
+    set, two-answer mirror puzzles were solved 80 % of the time (issue 24)."""
+    tags = []
+    for i in range(90):  # a third carry one dot, a third two, a third both
+        tags += [(g(i), "stroke-dot-quantity", v) for v in (["1"], ["2"], ["1", "2"])[i % 3]]
+        tags.append((g(i), "shape-sides", str(1 + i % 5)))
+    ann = TagIndex.from_tags(tags)
+    params = SplitParams(n=120, seed=4, sampling="balanced", holdout="basic",
+                         holdout_fraction=0.01, rules=("constant",),
+                         concepts=("stroke-dot-quantity",), ratios=(1, 0, 0),
+                         min_answers=2)  # fmt: skip
+    puzzles = generate_split(params, ann, ua_schema).puzzles
+    assert len(puzzles) == 120
+    book = RuleBook(ua_schema)
+    for p in puzzles:
+        values = [ann.values(x, p.concept) for x in p.answers]
+        assert all(len(v) == 1 for v in values), (p.id, values, p.key)
+        assert vet_puzzle(p, ann, book, strict=True).valid
+
+
 # ---- strict vetting ----------------------------------------------------------------------------
 def shifted_puzzle() -> tuple[Puzzle, TagIndex]:
     """Constant over dots (3) without shift; foil 1 carries 1 dot like nothing else, but row 2's
