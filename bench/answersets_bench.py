@@ -45,7 +45,9 @@ Each glyph split also reports its ``partial_views`` (issue 24): the exact symbol
 ``studio.vet.partial`` (the answers and the first row alone, ``solver-row1``; the answers and
 the incomplete row's visible cells alone, ``solver-row2``), scored on the held-out puzzles
 knowing the split's tested (rule, concept) readings, with the share of puzzles that hold a
-decoy — the floors the generator reached on those annotations. A design ending in ``/plain``
+decoy — the floors the generator reached on those annotations — and the weighted solver's
+(``weighted-row1`` / ``weighted-row2``: each reading weighed by how often an answer fitting it
+was the key in the other half of the held-out puzzles). A design ending in ``/plain``
 (``symmetric/plain``) is the same generator with one context draw per puzzle, i.e. no decoys:
 the same-run reference for both the partial views and the speed; ``/values`` (analogies,
 ``--layout analogy``) draws symmetric sets as before issue 24's variant sets — foils carrying
@@ -608,6 +610,11 @@ def table(result: Mapping[str, Any]) -> list[str]:
                 f"{'decoys ' + format(v['decoyed'], '.0%'):<15} {v['chance']:>6.3f} "
                 f"{speed if speed is not None else '-':>7} {g.get('invalid', '-'):>7}"
             )
+            if "weighted" in v:
+                lines.append(
+                    f"{label:<30} {'weighted-' + view:<12} {v['puzzles']:>5} "
+                    f"{v['weighted']:>6.3f}  {'':<15} {v['chance']:>6.3f}"
+                )
         for p in g.get("probes", []):
             ci = f"[{p['ci95'][0]:.3f}, {p['ci95'][1]:.3f}]"
             lines.append(

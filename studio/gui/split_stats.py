@@ -526,14 +526,14 @@ class SplitStatsPanel(QScrollArea):
         )
 
     def _show_partial(self, report: Mapping[str, Any] | None) -> None:
-        from studio.vet.partial import NAMED_POINTS, partial_lines
+        from studio.vet.partial import NAMED_POINTS, floor_points, partial_lines
 
         lines = partial_lines(report or {})
         if not lines:
             self.partial_label.setText("No partial rows (one-row layouts and other families).")
             return
         views = (report or {}).get("views", {})
-        over = any(v["points_over_chance"] > NAMED_POINTS for v in views.values())
+        over = any(floor_points(v) > NAMED_POINTS for v in views.values())
         head = html.escape(lines[0])
         if over:
             head = f"<span style='color:#b26a00'>⚠ {head}</span>"

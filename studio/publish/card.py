@@ -78,14 +78,20 @@ def _partial_section(stats: Mapping[str, Any]) -> list[str]:
     out = [
         "## Partial views",
         "",
-        f"The accuracy of the partial views' solver. {EXPLANATION}",
+        f"The accuracy of the partial views' solvers. {EXPLANATION}",
         "",
         "| part | chance | " + " | ".join(VIEW_NAMES[v] for v in shown) + " |",
         "|---|---|" + "---|" * len(shown),
     ]
     for part, views in rows:
         cells = [
-            f"{views[v]['accuracy']:.2f} (decoys {views[v]['decoyed']:.0%})" if v in views else "—"
+            (
+                f"{views[v]['accuracy']:.2f}"
+                + (f" · {views[v]['weighted']:.2f} weighted" if "weighted" in views[v] else "")
+                + f" (decoys {views[v]['decoyed']:.0%})"
+            )
+            if v in views
+            else "—"
             for v in shown
         ]
         chance = next(iter(views.values()))["chance"]

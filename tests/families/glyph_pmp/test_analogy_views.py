@@ -180,7 +180,10 @@ def test_the_card_shows_an_analogys_own_views(ua_schema: Schema) -> None:
     report = partial_views([p], ann, RuleBook(ua_schema))
     text = "\n".join(_partial_section({"test": {"partial_views": report}}))
     assert "| part | chance | the example pair alone | B alone |" in text
-    assert "| test | 0.25 | 1.00 (decoys 0%) | 0.25 (decoys 100%) |" in text
+    assert (
+        "| test | 0.25 | 1.00 · 1.00 weighted (decoys 0%) | 0.25 · 0.25 weighted (decoys 100%) |"
+        in text
+    )
     assert "first row" not in text.split("|", 1)[1]
 
 
