@@ -784,7 +784,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         """Rows whose key is ``key`` and whose last row no other answer value completes (by
         the values alone; under a shifted reading too when the split is strict), leaving a
         glyph of every other value for its foil: the answer set can then hold every one of
-        ``values``. None when none of the instantiations ending in ``key`` does."""
+        ``values``. None when none of the instantiations ending in ``key`` does, or when some
+        value of the set has no glyph carrying it alone (its answer's glyph may carry no other
+        value of the set: :meth:`_rivals`)."""
+        if any(self._carriers(rc, side_name, w, values) < 1 for w in values):
+            return None
         reading = shift or self._strict_reading(shift)
         others = tuple(w for w in values if w != key)
         mine = self._ending_in(rc, side_name, shift, key)

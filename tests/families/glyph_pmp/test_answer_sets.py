@@ -217,6 +217,27 @@ def test_a_glyph_carrying_two_of_the_sets_values_is_never_an_answer(ua_schema: S
         assert vet_puzzle(p, ann, book, strict=True).valid
 
 
+def test_a_value_whose_every_glyph_carries_another_of_the_set_is_left_out_of_it(
+    ua_schema: Schema,
+) -> None:
+    """Every glyph of 3 dots also carries 1: a set holding 1 and 3 has no answer glyph for one
+    of them, so sets are drawn without that pair instead of failing every draw until the
+    tuple runs dry (an outside review: 480 draws of {1, 2, 3, 4} keyed 1, then "ran dry")."""
+    cycle = (["1"], ["2"], ["1", "3"], ["4"])
+    tags = [(g(i), "stroke-dot-quantity", v) for i in range(160) for v in cycle[i % 4]]
+    ann = TagIndex.from_tags(tags)
+    for seed in (1, 2, 3):
+        params = SplitParams(n=120, seed=seed, sampling="balanced", holdout="basic",
+                             holdout_fraction=0.01, rules=("constant",),
+                             concepts=("stroke-dot-quantity",), ratios=(1, 0, 0),
+                             min_answers=2)  # fmt: skip
+        puzzles = generate_split(params, ann, ua_schema).puzzles
+        assert len(puzzles) == 120
+        for p in puzzles:  # a glyph of 1 and 3 may answer 3 in a set without 1
+            values = [ann.values(x, p.concept) for x in p.answers]
+            assert sum(map(len, values)) == len(frozenset().union(*values)), (p.id, values)
+
+
 # ---- strict vetting ----------------------------------------------------------------------------
 def shifted_puzzle() -> tuple[Puzzle, TagIndex]:
     """Constant over dots (3) without shift; foil 1 carries 1 dot like nothing else, but row 2's
