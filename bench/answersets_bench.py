@@ -349,7 +349,7 @@ def hybrid_score(
     book: Any,
     tested: set[tuple[str, str]],
 ) -> dict[str, Any]:
-    """The strongest partial-view attacker we have: the exact solver of ``view``
+    """The strongest partial-view attacker fitted on train: the exact solver of ``view``
     (:mod:`studio.vet.partial`, the tested readings each answer fits), its ties broken by the
     probe of the same row (``probs``). A decoy that the solver finds as good as the key but
     that the tags tell apart shows here and not in either alone. Held-out puzzles only. An

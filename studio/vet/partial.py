@@ -86,6 +86,8 @@ EXPLANATION = (
 )
 #: points over chance past which a tuple's view is named in the reports' lines
 NAMED_POINTS = 10.0
+#: points by which the weighted solver must beat the counting one for its reason to be given
+WEAK_POINTS = 5.0
 
 Reading = tuple[str, str]  # (rule, concept)
 #: what an answer must carry to end an open row (:func:`first_row_needs`)
@@ -454,8 +456,9 @@ def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:
     names = {**VIEW_NAMES, **(report.get("names") or {})}
     hints = report.get("hints")
     chance = next(iter(views.values()))["chance"]
+    two = any("weighted" in row for row in views.values())
     out = [
-        f"partial views (exact solver; chance {chance:.0%}): "
+        f"partial views (exact solver{'s' if two else ''}; chance {chance:.0%}): "
         + "; ".join(
             f"{names.get(v, v)} finds the key {row['accuracy']:.0%}"
             + (f", {row['weighted']:.0%} weighing readings" if "weighted" in row else "")
@@ -475,11 +478,16 @@ def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:
         said = ", ".join(f"{names.get(v, v)} {floor_of(row):.0%}" for v, row in over)
         lacking = [v for v, row in over if row["decoyed"] < 0.5]
         bare.update(lacking)
-        why = (
-            "no decoy in most puzzles"
-            if lacking
-            else "decoys tie with the key, fewer than all its foils"
-        )
+        weak = [v for v, row in over if floor_of(row) > row["accuracy"] + WEAK_POINTS / 100]
+        if lacking:
+            why = "no decoy in most puzzles"
+        elif weak:
+            why = (
+                "decoys tie with the key by count, but the readings the key fits are keys "
+                "more often in this split than its decoys' (decoys by chance fits, sums most)"
+            )
+        else:
+            why = "decoys tie with the key, fewer than all its foils"
         out.append(f"{rule} × {concept}: {said} (chance {over[0][1]['chance']:.0%}; {why})")
     if len(worst) > most:
         out.append(f"… and {len(worst) - most} more tuples over chance by a partial view")

@@ -269,7 +269,7 @@ def test_generate_says_what_each_part_covers_and_warns_when_test_is_narrow(
     assert "covered:" in out and "\n  test: " in out and "/60 puzzles," in out
     assert "union" not in err  # not asked for by default: it cannot be built from UA's tags
     # and how far one row alone finds the key, with the tuples furthest over chance
-    assert "\n  partial views (exact solver; chance 25%): the first row alone finds" in out
+    assert "\n  partial views (exact solvers; chance 25%): the first row alone finds" in out
     code, vetted, _ = run(capsys, "vet", str(tmp_path / "s"))
     assert code == 0 and "partial views (exact solver" in vetted
     code, doc, _ = run(capsys, "vet", str(tmp_path / "s"), "--json")

@@ -185,6 +185,21 @@ def test_the_weighted_solver_knows_which_readings_name_the_key() -> None:
     assert weighted_accuracies(seen[:1]) == [0.5]
 
 
+def test_a_tuple_named_by_the_weighted_floor_says_its_decoys_are_weak() -> None:
+    """The counting solver at chance with a decoy in every puzzle, the weighted one at 70 %:
+    the line names the tuple by its floor and says why — not "fewer than all its foils"."""
+    row = {
+        "accuracy": 0.25, "weighted": 0.7, "floor": 0.7, "chance": 0.25,
+        "points_over_chance": 0.0, "floor_points_over_chance": 45.0, "puzzles": 400,
+        "decoyed": 1.0,
+    }  # fmt: skip
+    lines = partial_lines({"views": {"row2": row}, "tuples": {f"arithmetic/{DOTS}": {"row2": row}}})
+    assert lines[0].startswith("partial views (exact solvers; chance 25%)")
+    assert "finds the key 25%, 70% weighing readings" in lines[0]
+    assert lines[1].startswith(f"arithmetic × {DOTS}: the incomplete row alone 70%")
+    assert "the readings the key fits are keys more often in this split" in lines[1]
+
+
 @st.composite
 def tagged_sets(draw: st.DrawFn) -> TagIndex:
     """120–220 glyphs, each carrying each of three integer concepts with one probability."""
@@ -246,7 +261,6 @@ def test_learned_partial_probes_stay_within_noise_of_the_reported_floors(
         found = fit_answers_only_probe(attrs, keys, parts, seed, rows=rows)
         probe = float(np.mean(found.choices == keys))
         floor = views[view]["floor"]
-        assert floor >= views[view]["accuracy"]
         noise = 2 * np.sqrt(floor * (1 - floor) / len(puzzles))
         assert probe <= floor + noise, (view, probe, views[view])
 

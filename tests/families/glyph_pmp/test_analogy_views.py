@@ -85,7 +85,7 @@ def test_the_pair_alone_names_the_key_and_b_alone_does_not(ua_schema: Schema) ->
     assert report["views"]["probe"]["accuracy"] == 0.25
     assert report["views"]["probe"]["decoyed"] == 1.0
     lines = partial_lines(report)
-    assert lines[0].startswith("partial views (exact solver; chance 25%): the example pair alone")
+    assert lines[0].startswith("partial views (exact solvers; chance 25%): the example pair alone")
     assert any(line.startswith(f"change × {SIDES}: the example pair alone 100%") for line in lines)
     assert lines[-1].startswith("no decoy for the example pair: it names the key's value")
 
