@@ -101,37 +101,45 @@ def test_a_decoy_is_as_good_as_the_key_to_the_first_row_alone(ua_schema: Schema)
     assert partial_views([p], ann, book)["views"]["row1"]["accuracy"] == 1.0
 
 
-def polysemic(n: int = 200, seed: int = 3) -> TagIndex:
-    """Glyphs carrying each of three integer concepts with probability 0.8."""
-    concepts = {
-        DOTS: ["1", "2", "3", "4", "5"],
-        SIDES: ["1", "2", "3", "4", "5"],
-        "components-solid": ["1", "2", "3", "4"],
-    }
+#: three integer concepts of the UA schema, with their values
+CONCEPTS = {
+    DOTS: ["1", "2", "3", "4", "5"],
+    SIDES: ["1", "2", "3", "4", "5"],
+    "components-solid": ["1", "2", "3", "4"],
+}
+
+
+def polysemic(n: int = 200, seed: int = 3, p: float = 0.8) -> TagIndex:
+    """Glyphs carrying each of :data:`CONCEPTS` with probability ``p``."""
     rnd = random.Random(seed)
     tags = [
         (g(i), c, rnd.choice(vs))
         for i in range(n)
-        for c, vs in sorted(concepts.items())
-        if rnd.random() < 0.8
+        for c, vs in sorted(CONCEPTS.items())
+        if rnd.random() < p
     ]
     return TagIndex.from_tags(tags)
+
+
+def three_concept_params(n: int, seed: int) -> SplitParams:
+    """A split over :data:`CONCEPTS`, every glyph on the train side, every puzzle in train."""
+    return SplitParams(
+        n=n,
+        seed=seed,
+        sampling="balanced",
+        holdout="basic",
+        holdout_fraction=0.01,
+        rules=("constant", "progression", "arithmetic"),
+        concepts=tuple(CONCEPTS),
+        ratios=(1, 0, 0),
+    )
 
 
 def test_the_generators_decoys_bring_both_views_towards_chance(
     ua_schema: Schema, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ann = polysemic()
-    params = SplitParams(
-        n=600,
-        seed=1,
-        sampling="balanced",
-        holdout="basic",
-        holdout_fraction=0.01,
-        rules=("constant", "progression", "arithmetic"),
-        concepts=(DOTS, SIDES, "components-solid"),
-        ratios=(1, 0, 0),
-    )
+    params = three_concept_params(600, 1)
     book = RuleBook(ua_schema)
     got = {}
     for draws in (1, glyph_generator.DECOY_DRAWS):
@@ -202,22 +210,10 @@ def test_a_tuple_named_by_the_weighted_floor_says_its_decoys_are_weak() -> None:
 
 @st.composite
 def tagged_sets(draw: st.DrawFn) -> TagIndex:
-    """120–220 glyphs, each carrying each of three integer concepts with one probability."""
-    concepts = {
-        DOTS: ["1", "2", "3", "4", "5"],
-        SIDES: ["1", "2", "3", "4", "5"],
-        "components-solid": ["1", "2", "3", "4"],
-    }
-    n = draw(st.integers(120, 220))
-    p = draw(st.floats(0.5, 0.95))
-    rnd = random.Random(draw(st.integers(0, 10_000)))
-    tags = [
-        (g(i), c, rnd.choice(vs))
-        for i in range(n)
-        for c, vs in sorted(concepts.items())
-        if rnd.random() < p
-    ]
-    return TagIndex.from_tags(tags)
+    """120–220 glyphs, each carrying each of :data:`CONCEPTS` with one probability."""
+    return polysemic(
+        draw(st.integers(120, 220)), draw(st.integers(0, 10_000)), draw(st.floats(0.5, 0.95))
+    )
 
 
 @settings(
@@ -233,16 +229,7 @@ def test_learned_partial_probes_stay_within_noise_of_the_reported_floors(
     answers' tags and one row (the studio's partial probe) does not beat them past noise. (It
     beat the counting solver alone by 2 to 7 points in the incomplete row on such sets, 2–7
     standard errors at 2,000 puzzles: what the weighted solver now measures.)"""
-    params = SplitParams(
-        n=1500,
-        seed=seed,
-        sampling="balanced",
-        holdout="basic",
-        holdout_fraction=0.01,
-        rules=("constant", "progression", "arithmetic"),
-        concepts=(DOTS, SIDES, "components-solid"),
-        ratios=(1, 0, 0),
-    )
+    params = three_concept_params(1500, seed)
     try:
         puzzles = generate_split(params, ann, ua_schema).puzzles
     except GenerationShortfall:
