@@ -74,7 +74,8 @@ class TupleNeed:
         if len(self.keyable) >= n:  # values enough, but no set leaves a glyph for each foil
             have = (
                 f"{self.tuple} ({self.side}): {len(self.keyable)} key-able values, but the rows "
-                f"of one use glyphs another's foil needs"
+                f"of one use glyphs another's foil needs, or every glyph of a value carries "
+                f"another of the set (an answer's glyph carries its value alone)"
             )
         if not self.mendable:
             return f"{have}; the schema's values cannot give {n}, whatever is tagged"

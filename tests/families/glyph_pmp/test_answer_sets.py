@@ -238,6 +238,23 @@ def test_a_value_whose_every_glyph_carries_another_of_the_set_is_left_out_of_it(
             assert sum(map(len, values)) == len(frozenset().union(*values)), (p.id, values)
 
 
+def test_a_value_whose_glyphs_all_carry_another_asks_for_a_glyph_of_it_alone(
+    ua_schema: Schema,
+) -> None:
+    """Every glyph of 3 dots carries 1 as well: {1, 3} is no set (3's answer would carry 1),
+    so the tuple is dry and the report asks for one glyph of 3."""
+    tags = [(g(i), "stroke-dot-quantity", v) for i in range(60) for v in (["1"], ["1", "3"])[i % 2]]
+    ann = TagIndex.from_tags(tags)
+    params = SplitParams(n=20, seed=1, sampling="balanced", holdout="basic",
+                         holdout_fraction=0.01, rules=("constant",),
+                         concepts=("stroke-dot-quantity",), ratios=(1, 0, 0),
+                         min_answers=2)  # fmt: skip
+    with pytest.raises(GenerationShortfall, match="can each be it with the others as foils"):
+        generate_split(params, ann, ua_schema)
+    [need] = [n for n in annotation_needs(params, ann, ua_schema).tuples if n.side == "train"]
+    assert need.message().endswith("; tag 3 +1"), need.message()
+
+
 # ---- strict vetting ----------------------------------------------------------------------------
 def shifted_puzzle() -> tuple[Puzzle, TagIndex]:
     """Constant over dots (3) without shift; foil 1 carries 1 dot like nothing else, but row 2's
@@ -428,7 +445,8 @@ def test_needs_ask_for_the_glyph_a_set_of_keyable_values_lacks(
     ]  # fmt: skip
     assert need.keyable == ("1", "5") and need.mendable
     assert [(v.value, v.more) for v in need.values] == [("5", 1)]
-    assert "but the rows of one use glyphs another's foil needs; tag 5 +1" in need.message()
+    assert "but the rows of one use glyphs another's foil needs" in need.message()
+    assert need.message().endswith("; tag 5 +1")
     assert name in generate_split(params, ua_index, ua_schema).dry["test"]
     cp = 0xE000  # an untagged code point the hold-out puts on the held-out side
     while glyph_side(GlyphKey(cp, "symbola"), params.holdout_fraction, 0) != "eval":
