@@ -174,6 +174,9 @@ def test_the_generators_decoys_bring_both_views_towards_chance(
     assert aimed["row1"]["accuracy"] < plain["row1"]["accuracy"] - 0.25
     assert aimed["row2"]["accuracy"] < plain["row2"]["accuracy"] - 0.1
     assert aimed["row1"]["decoyed"] > 0.6 and aimed["row2"]["decoyed"] > 0.6
+    # contexts are judged by the weighted solver too, with the shares of the puzzles made so
+    # far: its incomplete row reads 0.32 (0.50 when contexts were judged by counting alone)
+    assert aimed["row2"]["weighted"] < 0.42, aimed["row2"]
 
 
 def test_the_weighted_solver_knows_which_readings_name_the_key() -> None:

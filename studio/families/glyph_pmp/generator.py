@@ -58,7 +58,14 @@ from studio.families.glyph_pmp.split import (
 )
 from studio.generate.params import SplitParams
 from studio.vet.emergent import OpenRow, completions, completions_by_reading, key_completes
-from studio.vet.partial import first_row_needs, meets, open_row_fits, partial_gap
+from studio.vet.partial import (
+    RunningShares,
+    first_row_needs,
+    meets,
+    open_row_fits,
+    partial_gap,
+    partial_signatures,
+)
 from studio.vet.rules import (
     CARDINAL_CELLS,
     LAYOUT_RULES,
@@ -75,7 +82,7 @@ POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
-DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one nearest chance in every view is kept
+DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one least over chance in the views is kept
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
 
@@ -138,6 +145,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         # a symmetric draw that failed: its (answer values, key) wait for the tuple's next draw
         # on that side, so a key that is harder to build is not drawn less often (_build)
         self._pending: dict[tuple[Tuple, str], tuple[list[str], str]] = {}
+        # per part, the weighted partial solver's shares over the puzzles made so far in this
+        # random stream: each drawn context is judged against them (partial_gap)
+        self._shares: dict[str, RunningShares] = {}
 
     # ---- set-up ----------------------------------------------------------------------------
     def _hold_out(self) -> dict[str, GlyphSide]:
@@ -243,6 +253,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
 
     def _fresh_stream(self) -> None:
         self._pending.clear()
+        self._shares.clear()
 
     def generate(self) -> SplitResult:
         for _ in self.run():
@@ -924,9 +935,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         answers alone say nothing of which is the key; the context comes last, and of
         ``DECOY_DRAWS`` contexts that the key completes, the one whose partial views
         (:mod:`studio.vet.partial`: the first row alone, the incomplete row alone) stay
-        closest to chance is kept: its rows make foils *decoys*, as good as the key to a solver
-        that sees part of the context. Foils are then vetted under the whole context exactly as
-        before; one the kept context makes invalid is replaced by a valid glyph of its value."""
+        least over chance is kept, by the counting solver and by the weighted one with the
+        shares of the part's puzzles made so far: its rows make foils *decoys*, as good as the
+        key to a solver that sees part of the context. Foils are then vetted under the whole
+        context exactly as before; one the kept context makes invalid is replaced by a valid
+        glyph of its value."""
         shift = t[2]
         answers = self._answer_glyphs(rc, side, answer_values)
         if answers is None:
@@ -936,6 +949,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             return None, "duplicate-instantiation"
         first = [answers[v] for v in answer_values if v != key_value]
         tested = self._tested()
+        shares = self._shares.setdefault(part, RunningShares())
         plan: dict[int, list[tuple[int, Aim]]] = {0: [], -1: []}
         if len(rows) > 1 and DECOY_DRAWS > 1:  # a sequence's one row is its whole context
             plan = self._decoy_plan(rc, rows, side, key_glyph, first, tested, shift)
@@ -966,13 +980,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             context = (*tuple(tuple(r) for r in cells[:-1]), tuple(cells[-1][:-1]))
             open_row = OpenRow(context, self.ann, self.book)
             whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in first]
-            gap = partial_gap(context, key_glyph, first, shift, self.ann, self.book, tested)
+            gap = partial_gap(context, key_glyph, first, shift, self.ann, self.book, tested,
+                              shares)  # fmt: skip
             if any(whys):
                 mend.append((gap, j, context, whys))
                 continue
             clean.append((gap, j, context))
-            if gap == (0.0, 0.0):
-                break
         # the context kept for its partial views: one whose foils are the glyphs drawn with
         # the answers if any (replacement picks glyphs completing nothing, so glyphs with fewer
         # tags; kept for their decoys, they set the foils' tags apart from the key's: the
@@ -993,7 +1006,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     reason = "too-few-valid-foils"
                     refused.update(counts)
                     continue
-                gap = partial_gap(context, key_glyph, valid, shift, self.ann, self.book, tested)
+                gap = partial_gap(context, key_glyph, valid, shift, self.ann, self.book,
+                                  tested, shares)  # fmt: skip
                 mended.append((gap, j, context, valid, counts))
             if not mended:  # why the foils were refused, as the split's rejections say
                 self.result.rejections.update(refused)
@@ -1003,8 +1017,14 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         # the foils come one per answer value, in the set's sorted order: left so, the key is
         # the one answer out of order (found 66 % of the time with four answers, 55 % with
         # three; review of issue 24), so they are shuffled before the key goes in
+        signatures = partial_signatures(
+            context, [key_glyph, *foils], shift, self.ann, self.book, tested
+        ) if len(context) > 1 else []  # fmt: skip
         foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
-        return self._puzzle(t, part, index, rows, context, key_glyph, foils)
+        made = self._puzzle(t, part, index, rows, context, key_glyph, foils)
+        if made[0] is not None and signatures:
+            shares.add(signatures)  # what the weighted solver will learn from this puzzle
+        return made
 
     def _mended(
         self,
