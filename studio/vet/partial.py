@@ -348,6 +348,12 @@ def _row(acc: float, chance: float, n: int, decoyed: int, weighted: float) -> di
     }
 
 
+def _score(keys: int, fits: int, readings: frozenset[Reading]) -> tuple[float, int]:
+    """The weighted solver's score of an answer: the share of keys among the answers with its
+    signature (smoothed towards one half), then how many readings it fits."""
+    return ((keys + 0.5) / (fits + 1.0), len(readings))
+
+
 def weighted_accuracies(
     seen: Sequence[tuple[str, Sequence[frozenset[Reading]], int]],
 ) -> list[float]:
@@ -367,7 +373,7 @@ def weighted_accuracies(
     for h, (_, per_answer, key) in zip(half, seen, strict=True):
         other = 1 - h
         # the share first, then the readings' count (what an unseen signature falls back on)
-        shares = [((keys[other][r] + 0.5) / (fits[other][r] + 1.0), len(r)) for r in per_answer]
+        shares = [_score(keys[other].get(r, 0), fits[other].get(r, 0), r) for r in per_answer]
         best = max(shares)
         ties = [j for j, x in enumerate(shares) if x == best]
         out.append(1.0 / len(ties) if key in ties else 0.0)
@@ -551,7 +557,7 @@ class RunningShares:
         """The weighted solver's expected accuracy on one puzzle by these shares (the same
         score as :func:`weighted_accuracies`)."""
         fits, keys = self.fits[view], self.keys[view]
-        scores = [((keys[r] + 0.5) / (fits[r] + 1.0), len(r)) for r in per_answer]
+        scores = [_score(keys.get(r, 0), fits.get(r, 0), r) for r in per_answer]
         best = max(scores)
         ties = [j for j, x in enumerate(scores) if x == best]
         return 1.0 / len(ties) if key in ties else 0.0
@@ -573,11 +579,13 @@ def partial_gap(
     Without ``shares``: (the largest view's distance from chance, the sum over views), the
     counting solver's. With ``shares`` (the weighted solver's so far in this split): the sum
     over views and both solvers of their accuracy *over* chance, signed, then the largest.
-    Signed, a context in which the weighted solver would pick a decoy is preferred: it makes
-    the decoy's readings less of a foil's and the key's less of a key's, so the shares even
-    out as the split is drawn. (Distances instead — a context below chance as bad as one above
-    it — and the largest view first held the incomplete row's weighted solver down but raised
-    the first row's by 5–13 points on random three-concept sets.)"""
+    Signed, a context in which the weighted solver would pick a decoy is preferred: counted,
+    it makes the decoy's readings more of a foil's and the key's more of a key's, so the
+    shares even out as the split is drawn. (Distances instead — a context below chance as bad
+    as one above it — and the largest view first held the incomplete row's weighted solver
+    down but raised the first row's by 5–13 points on random three-concept sets.) The
+    controller optimises against the very solver the reports use: a solver that also reads
+    whether an answer fits the most readings recovers part of the gain (docs/benchmarks.md)."""
     if len(context) < 2:
         return (0.0, 0.0)
     chance = 1.0 / (1 + len(foils))

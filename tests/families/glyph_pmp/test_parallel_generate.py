@@ -98,6 +98,32 @@ def test_pooled_results_merge_like_one_process(ua_index: TagIndex, ua_schema: Sc
     assert one[0].puzzles != one[1].puzzles  # each fold its own streams
 
 
+def test_a_polysemic_split_is_the_same_for_one_and_two_workers(ua_schema: Schema) -> None:
+    """Where glyphs carry several tested concepts the contexts are chosen against the shares
+    of the puzzles made before (the weighted partial solver, issue 24): each chunk must start
+    them afresh, or a pool worker's chunk would differ from this process's (UA draws one
+    context per puzzle, so its split cannot tell)."""
+    import random
+
+    from studio.core.keys import GlyphKey
+
+    rnd = random.Random(3)
+    concepts = {"stroke-dot-quantity": "12345", "shape-sides": "12345", "components-solid": "1234"}
+    tags = [
+        (GlyphKey(0x4E00 + i, "han"), c, rnd.choice(vs))
+        for i in range(200)
+        for c, vs in sorted(concepts.items())
+        if rnd.random() < 0.8
+    ]
+    ann = TagIndex.from_tags(tags)
+    params = SplitParams(n=SHARD_MIN, seed=2, sampling="balanced", holdout="basic",
+                         holdout_fraction=0.01, rules=("constant", "progression", "arithmetic"),
+                         concepts=tuple(concepts), ratios=(1, 0, 0))  # fmt: skip
+    [one] = splits.generate_from(ann, ua_schema, params, workers=1)
+    [two] = splits.generate_from(ann, ua_schema, params, workers=2)
+    assert len(one.puzzles) == SHARD_MIN and one.puzzles == two.puzzles
+
+
 def test_a_shortfall_in_a_worker_is_raised(ua_index: TagIndex, ua_schema: Schema) -> None:
     params = SplitParams(n=SHARD_MIN, sampling="balanced", rules=("union",))
     with pytest.raises(GenerationShortfall, match="union"):
