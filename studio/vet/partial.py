@@ -564,17 +564,13 @@ class RunningShares:
 
 
 def partial_gap(
-    context: Sequence[Sequence[GlyphKey]],
-    key: GlyphKey,
-    foils: Sequence[GlyphKey],
-    shift: bool,
-    annotations: TagIndex,
-    book: RuleBook,
-    tested: frozenset[Reading],
+    signatures: Sequence[Sequence[frozenset[Reading]]],
     shares: RunningShares | None = None,
 ) -> tuple[float, float]:
-    """How far from chance the views' solvers would be on a puzzle with this context and
-    these answers. A generator keeps the context with the smallest (issue 24).
+    """How far from chance the views' solvers would be on a puzzle whose answers (the key
+    first) fit these readings in each view (:func:`partial_signatures`; empty for a context of
+    one row, which has no partial view). A generator keeps the context with the smallest
+    (issue 24).
 
     Without ``shares``: (the largest view's distance from chance, the sum over views), the
     counting solver's. With ``shares`` (the weighted solver's so far in this split): the sum
@@ -586,10 +582,9 @@ def partial_gap(
     down but raised the first row's by 5–13 points on random three-concept sets.) The
     controller optimises against the very solver the reports use: a solver that also reads
     whether an answer fits the most readings recovers part of the gain (docs/benchmarks.md)."""
-    if len(context) < 2:
+    if not signatures:
         return (0.0, 0.0)
-    chance = 1.0 / (1 + len(foils))
-    signatures = partial_signatures(context, [key, *foils], shift, annotations, book, tested)
+    chance = 1.0 / len(signatures[0])
     if shares is None:
         gaps = [abs(solver_accuracy(per, 0) - chance) for per in signatures]
         return (max(gaps), sum(gaps))

@@ -980,19 +980,19 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             context = (*tuple(tuple(r) for r in cells[:-1]), tuple(cells[-1][:-1]))
             open_row = OpenRow(context, self.ann, self.book)
             whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in first]
-            gap = partial_gap(context, key_glyph, first, shift, self.ann, self.book, tested,
-                              shares)  # fmt: skip
+            seen = self._signatures(context, key_glyph, first, shift, tested)
+            gap = partial_gap(seen, shares)
             if any(whys):
                 mend.append((gap, j, context, whys))
                 continue
-            clean.append((gap, j, context))
+            clean.append((gap, j, context, seen))
         # the context kept for its partial views: one whose foils are the glyphs drawn with
         # the answers if any (replacement picks glyphs completing nothing, so glyphs with fewer
         # tags; kept for their decoys, they set the foils' tags apart from the key's: the
         # answers-only probe rose from 0.25 to 0.28 on the image-feature set), else one judged
         # with the glyphs that would replace its invalid foils
         if clean:
-            _, _, context = min(clean)
+            _, _, context, seen = min(clean, key=lambda c: c[:2])
             foils = list(first)
         else:
             mended, refused = [], Counter()
@@ -1006,25 +1006,36 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     reason = "too-few-valid-foils"
                     refused.update(counts)
                     continue
-                gap = partial_gap(context, key_glyph, valid, shift, self.ann, self.book,
-                                  tested, shares)  # fmt: skip
-                mended.append((gap, j, context, valid, counts))
+                seen = self._signatures(context, key_glyph, valid, shift, tested)
+                mended.append((partial_gap(seen, shares), j, context, valid, counts, seen))
             if not mended:  # why the foils were refused, as the split's rejections say
                 self.result.rejections.update(refused)
                 return None, reason
-            _, _, context, foils, counts = min(mended, key=lambda d: d[:2])
+            _, _, context, foils, counts, seen = min(mended, key=lambda d: d[:2])
             self.result.rejections.update(counts)  # those of the context kept
         # the foils come one per answer value, in the set's sorted order: left so, the key is
         # the one answer out of order (found 66 % of the time with four answers, 55 % with
         # three; review of issue 24), so they are shuffled before the key goes in
-        signatures = partial_signatures(
-            context, [key_glyph, *foils], shift, self.ann, self.book, tested
-        ) if len(context) > 1 else []  # fmt: skip
         foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
         made = self._puzzle(t, part, index, rows, context, key_glyph, foils)
-        if made[0] is not None and signatures:
-            shares.add(signatures)  # what the weighted solver will learn from this puzzle
+        if made[0] is not None and seen:
+            shares.add(seen)  # what the weighted solver will learn from this puzzle
         return made
+
+    def _signatures(
+        self,
+        context: Context,
+        key: GlyphKey,
+        foils: Sequence[GlyphKey],
+        shift: bool,
+        tested: frozenset[tuple[str, str]],
+    ) -> list[list[frozenset[tuple[str, str]]]]:
+        """What the partial views read of a drawn context's answers (the key first), computed
+        once: the context is judged by it and, if kept, the split's shares learn from it. A
+        one-row context (a sequence) has no partial view."""
+        if len(context) < 2:
+            return []
+        return partial_signatures(context, [key, *foils], shift, self.ann, self.book, tested)
 
     def _mended(
         self,
