@@ -40,10 +40,12 @@ the first the side's glyphs allow for the concept:
   concepts (the image-feature set; not the shared UA set).
 - **variants**: one class and ``FOILS + 1`` values (fewer, down to ``min_answers``, where the
   class holds fewer that a change leads into), the answers B after each change (roles ``key``,
-  ``variant``). B alone is at chance (B's own value is left out of the set where the
-  class allows, else its twin is the one answer B alone rules out); the example pair alone
-  names the key's value — on single-tag annotations nothing can hide it (a second glyph with
-  v2 is a second B′), which the reports say.
+  ``variant``). B alone is at chance: B's own value stays out of the set (its twin would be
+  the one answer B alone rules out), so the class holds one value more than the set, except
+  where ``min_answers`` of three or four leaves no other way (B alone then reads 1/3 or 1/2);
+  never in a set of two. The example pair alone names the key's value — on single-tag
+  annotations nothing can hide it (a second glyph with v2 is a second B′), which the reports
+  say.
 
 Concepts whose side allows neither design are dry from the start, with the reason.
 ``VARIANT_SETS = False`` draws the design before issue 24 (foils carrying the set's other
@@ -311,10 +313,11 @@ class AnalogyGenerator(QuotaGenerator[Change]):
                 elif VARIANT_SETS and not self._symmetric_possible(side_name, c, by_concept[c]):
                     for t in by_concept.pop(c):
                         dry[change_name(t)] = (
-                            f"no {least} glyphs of this side that differ from each other in {c} "
-                            "alone carry values a change leads into, nor do two classes of "
-                            "such glyphs cross (B and its answers must: tag glyphs alike in "
-                            "every other concept)"
+                            f"no {max(least, 3)} glyphs of this side that differ from each "
+                            f"other in {c} alone carry values a change leads into ({least} "
+                            "answers, and a B whose own value is none of a set of two), nor do "
+                            "two classes of such glyphs cross (B and its answers must: tag "
+                            "glyphs alike in every other concept)"
                         )
 
         def draw(made: int) -> tuple[Puzzle | None, str, Change] | None:
@@ -435,17 +438,15 @@ class AnalogyGenerator(QuotaGenerator[Change]):
             return self._build_crossed(c, options, crossed, part, side_name, index)
         least = self.params.min_answers
         sets = [
-            (sig, by, k) for sig, by, k in self._keyable(side_name, c, options) if len(k) >= least
+            (sig, by, k)
+            for sig, by, k in self._keyable(side_name, c, options)
+            if _variant_count(by, k, least) >= least
         ]
         if not sets:
             return None, "no-variant-set", options[int(self.rng.integers(len(options)))]
         rng = self.rng
         sig, by, keyable = sets[int(rng.integers(len(sets)))]
-        # as many answers as the class allows, at most four — one fewer where that keeps B's
-        # own value out of the set (B after no change is the one answer B alone rules out)
-        k = min(FOILS + 1, len(keyable))
-        if k >= len(by) and k - 1 >= least:
-            k -= 1
+        k = _variant_count(by, keyable, least)
         values = sorted(keyable[int(i)] for i in rng.permutation(len(keyable))[:k])
         cells = [((sig, by), w) for w in values]
         return self._build_exchangeable(c, options, cells, values, (), part, side_name, index)
@@ -504,7 +505,8 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         """Can this side build either design of :meth:`_build_symmetric` for ``c``?"""
         least = self.params.min_answers
         return bool(self._crossed_choices(side_name, c, options)) or any(
-            len(k) >= least for _, _, k in self._keyable(side_name, c, options)
+            _variant_count(by, k, least) >= least
+            for _, by, k in self._keyable(side_name, c, options)
         )
 
     def _build_exchangeable(
@@ -574,14 +576,16 @@ class AnalogyGenerator(QuotaGenerator[Change]):
         side_name: str,
     ) -> list[tuple[str, list[GlyphKey], list[tuple[GlyphKey, GlyphKey]]]]:
         """The ways the answer of ``member``'s class with value ``u`` could be the key: per
-        B's value v1 (none of ``values`` where any is possible), the free Bs and the free
+        B's value v1 (none of ``values`` where any is possible, and never in a set of two: B's
+        twin would be the one answer B alone rules out), the free Bs and the free
         example pairs of the change v1 → u. Bounded: a few pairs per group are enough to
         say it can and to draw one."""
         _sig, by = member
         froms = sorted(v for v in into.get(u, ()) if v in by and v != u)
         outside = [v for v in froms if v not in values]
         out = []
-        for v1 in outside or froms:
+        # B's twin among the answers only where the set cannot avoid it (_variant_count)
+        for v1 in outside or (froms if len(values) >= 3 else []):
             bs = [g for g in by[v1] if g not in used]
             if not bs:
                 continue
@@ -845,3 +849,20 @@ def generate_analogies(
 
 
 __all__ = ["AnalogyGenerator", "change_name", "generate_analogies", "rejection_reason"]
+
+
+def _variant_count(by: Mapping[str, Any], keyable: Sequence[str], least: int) -> int:
+    """How many answers a variants set of this class holds: as many values as a change leads
+    into, at most four, and fewer than the class holds where that leaves ``least`` or more,
+    so that B's own value stays out of the set. Were it in, B after no change (B's twin)
+    would be the one answer B alone rules out: B alone then reads 1/3 with four answers, 1/2
+    with three, and with two it gives the key away (on the UA set, B alone read 0.65 against
+    0.50 once sets of two were allowed). So a twin is let in only where the minimum asked for
+    (three or four) leaves no other way, and never into a set of two: such a class holds no
+    set (0 here)."""
+    k = min(FOILS + 1, len(keyable))
+    if k < len(by):
+        return k
+    if k - 1 >= least:
+        return k - 1
+    return k if k >= 3 else 0
