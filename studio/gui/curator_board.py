@@ -310,7 +310,9 @@ class CuratorBoard(QWidget):
 
         top = QHBoxLayout()
         top.addWidget(QLabel("Set"))
-        top.addWidget(self.set_combo, 2)
+        # the bar's spare width goes to the concept filter as much as to the set's name: a
+        # set of many tuples lists concepts of 30 characters (stroke-line-straight-quantity)
+        top.addWidget(self.set_combo, 1)
         top.addWidget(self.generate_button)
         top.addSpacing(12)
         top.addWidget(self.rule_combo)

@@ -32,9 +32,12 @@ def ua_project(tmp_path_factory: pytest.TempPathFactory, ua_csv: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def glyph_split(ua_project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A vetted two-row glyph split, as `analogy-studio generate` writes it."""
+    """A vetted two-row glyph split, as `analogy-studio generate` writes it, with UA's four
+    answers throughout (chance 0.25, which these tests read; sets of two to four, the
+    default, are the baselines' case in tests/families/glyph_pmp/test_min_answers.py)."""
     out = tmp_path_factory.mktemp("baselines-split") / "vetted"
     args = ["--n", str(SPLIT_N), "--seed", str(SPLIT_SEED), "--sampling", "balanced"]
+    args += ["--min-answers", "4"]
     assert main(["-q", "generate", str(ua_project), str(out), *args]) == 0
     return out
 

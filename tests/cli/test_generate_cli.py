@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -246,7 +247,7 @@ def test_needs_lists_what_to_tag_and_a_shortfall_points_to_it(
     assert "constant/closure/noshift" in out and "To tag next" in out
     code, out, _ = run(capsys, "needs", project, "--rules", "constant", "--json")
     doc = json.loads(out)
-    assert code == 0 and doc["answers"] == 4
+    assert code == 0 and doc["answers"] == 2  # sets of two to four, the default
     asks = {(v["concept"], v["value"]): v["more"] for v in doc["values"]}
     assert asks and all(n > 0 for n in asks.values())
     mendable = [t for t in doc["tuples"] if t["mendable"]]
@@ -261,15 +262,17 @@ def test_needs_lists_what_to_tag_and_a_shortfall_points_to_it(
 def test_generate_says_what_each_part_covers_and_warns_when_test_is_narrow(
     project: str, tmp_path: Path, capsys
 ) -> None:
-    """Issue 24: the default hold-out on the shared UA set leaves val and test few tuples; the
-    summary says so per part, and --require-coverage refuses it before writing anything."""
+    """Issue 24: the default hold-out on the shared UA set leaves val and test few tuples (8
+    and 9 here, sets of two to four answers); the summary says so per part, and
+    --require-coverage refuses a split covering fewer before writing anything."""
     args = ["--n", "300", "--seed", "5"]
     code, out, err = run(capsys, "generate", project, str(tmp_path / "s"), *args)
     assert code == 0
     assert "covered:" in out and "\n  test: " in out and "/60 puzzles," in out
     assert "union" not in err  # not asked for by default: it cannot be built from UA's tags
     # and how far one row alone finds the key, with the tuples furthest over chance
-    assert "\n  partial views (exact solvers; chance 25%): the first row alone finds" in out
+    views_line = r"\n  partial views \(exact solvers; chance \d+%\): the first row alone finds"
+    assert re.search(views_line, out)
     code, vetted, _ = run(capsys, "vet", str(tmp_path / "s"))
     assert code == 0 and "partial views (exact solver" in vetted
     code, doc, _ = run(capsys, "vet", str(tmp_path / "s"), "--json")
@@ -280,10 +283,10 @@ def test_generate_says_what_each_part_covers_and_warns_when_test_is_narrow(
     assert "warning: rule union yields no puzzle: union × " in err
     assert "no glyph carries two values of" in err
     code, out, err = run(
-        capsys, "generate", project, str(tmp_path / "t"), *args, "--require-coverage", "3"
+        capsys, "generate", project, str(tmp_path / "t"), *args, "--require-coverage", "12"
     )
     assert code == EXIT_USER_ERROR
-    assert "covers too little for --require-coverage 3; nothing was written" in err
+    assert "covers too little for --require-coverage 12; nothing was written" in err
     assert not (tmp_path / "t").exists()
     code, _, err = run(capsys, "generate", project, str(tmp_path / "u"), "--require-coverage", "0")
     assert code == EXIT_USER_ERROR and "--require-coverage 0: expected at least 1" in err

@@ -81,7 +81,9 @@ def set_spin(qtbot, spin, value: int) -> None:
     assert spin.value() == value
 
 
-def generate_in_gui(qtbot, window: MainWindow, n: int = 60, seed: int = 3) -> None:
+def generate_in_gui(
+    qtbot, window: MainWindow, n: int = 60, seed: int = 3, min_answers: int | None = None
+) -> None:
     board = window.board
     qtbot.keyClick(window, Qt.Key.Key_G, Qt.KeyboardModifier.ControlModifier)
     dlg = dialog(window, GenerateSplitDialog, "generateDialog")
@@ -89,6 +91,8 @@ def generate_in_gui(qtbot, window: MainWindow, n: int = 60, seed: int = 3) -> No
     qtbot.keyClicks(dlg.name_edit, "small split")
     set_spin(qtbot, dlg.n_spin, n)
     set_spin(qtbot, dlg.seed_spin, seed)
+    if min_answers is not None:
+        set_spin(qtbot, dlg.form.widget("min_answers"), min_answers)
     sampling = dlg.form.widget("sampling")
     sampling.setCurrentIndex(sampling.findData("balanced"))
     with qtbot.waitSignal(board.generation_done, timeout=60000) as done:
@@ -126,13 +130,16 @@ def test_generate_approve_by_keyboard_undo_and_reopen(qtbot, project_path: Path)
     board = open_board(qtbot, window)
     assert board.model.rowCount() == 0
     assert "No puzzle set" in board.set_combo.currentText()
-    generate_in_gui(qtbot, window)
+    # UA's four answers throughout, asked for in the dialog (sets of two to four are the
+    # default); on this set some candidates are rejected, which the statistics list
+    generate_in_gui(qtbot, window, min_answers=4)
 
     assert board.model.rowCount() == 60
     assert board.set_combo.currentText() == "small split (60 puzzles)"
     assert board.count_label.text().startswith("60 of 60 puzzles shown")
     [set_rec] = window.studio.project.puzzle_sets()
     assert set_rec.params["n"] == 60 and set_rec.params["sampling"] == "balanced"
+    assert set_rec.params["min_answers"] == 4
     # the statistics panel fills in from its worker
     assert board.wait_for_stats()
     assert board.stats_panel.summary.text().startswith("60 puzzles shown")

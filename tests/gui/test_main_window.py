@@ -266,17 +266,18 @@ def test_a_blank_needs_cell_says_why_it_is_blank(
     qtbot, project_path: Path, catalog, render_cache
 ) -> None:
     """Issue 28: aspect's Needs cell was blank and unexplained. Its tooltip now says there is
-    nothing to tag for it, and which of its tuples no tagging can build (aspect has three
-    values in order: a progression over it cannot have four possible keys)."""
+    nothing to tag for it, and which of its tuples no tagging can build (horns is a mark a
+    glyph has or not: a constant over it without shift has one possible key, and a set needs
+    two)."""
     window = open_window(qtbot, project_path, catalog, render_cache)
     qtbot.waitUntil(
         lambda: window.tree.needs_text("closure", "circle").startswith("+"), timeout=10000
     )
-    assert window.tree.needs_text("aspect", None) == ""
-    tip = window.tree.needs_tip("aspect", None)
-    assert tip.startswith("No glyphs to tag for aspect")
-    assert "progression/aspect/noshift cannot be built whatever is tagged" in tip
-    assert window.tree.needs_tip("aspect", "tall").startswith("No glyphs to tag for aspect = tall")
+    assert window.tree.needs_text("horns", None) == ""
+    tip = window.tree.needs_tip("horns", None)
+    assert tip.startswith("No glyphs to tag for horns")
+    assert "constant/horns/noshift cannot be built whatever is tagged" in tip
+    assert window.tree.needs_tip("horns", "none").startswith("No glyphs to tag for horns = none")
     assert "held-out" in window.tree.needs_tip("closure", "circle")  # a filled cell: as before
 
 

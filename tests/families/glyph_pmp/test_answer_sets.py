@@ -23,7 +23,7 @@ from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
 from studio.families.glyph_pmp.analogy import generate_analogies
-from studio.families.glyph_pmp.generator import ANSWERS, generate_split
+from studio.families.glyph_pmp.generator import generate_split
 from studio.families.glyph_pmp.needs import annotation_needs
 from studio.families.glyph_pmp.split import GenerationShortfall
 from studio.generate.params import SplitParams
@@ -37,27 +37,31 @@ def ua_index(ua_csv: Path, ua_schema: Schema) -> TagIndex:
     return TagIndex.from_tags((r.key, r.concept, r.value) for r in rows)
 
 
-def key_rates(puzzles: list[Puzzle], ann: TagIndex) -> tuple[Counter, Counter]:
-    """(concept, value) → times on the key, and times on any answer (intended concept)."""
+def key_rates(puzzles: list[Puzzle], ann: TagIndex) -> tuple[Counter, Counter, Counter]:
+    """(concept, value) → times on the key, times on any answer (intended concept), and the
+    keys expected: one over the puzzle's own answer count each time (sets hold 2 to 4)."""
     on_key: Counter = Counter()
     on_answer: Counter = Counter()
+    expected: Counter = Counter()
     for p in puzzles:
         for i, g in enumerate(p.answers):
             for v in ann.values(g, p.concept):
                 on_answer[(p.concept, v)] += 1
                 on_key[(p.concept, v)] += i == p.key
-    return on_key, on_answer
+                expected[(p.concept, v)] += 1 / len(p.answers)
+    return on_key, on_answer, expected
 
 
-def g_test_p(on_key: Counter, on_answer: Counter, k: int = ANSWERS) -> float:
-    """G-test of the key counts against 1/k of the answer counts, over every value."""
+def g_test_p(on_key: Counter, on_answer: Counter, expected: Counter) -> float:
+    """G-test of the key counts against the expected keys, over every value."""
     import math
 
     g = 0.0
     for cv, n in on_answer.items():
-        for observed, expected in ((on_key[cv], n / k), (n - on_key[cv], n - n / k)):
+        e = expected[cv]
+        for observed, want in ((on_key[cv], e), (n - on_key[cv], n - e)):
             if observed:
-                g += 2 * observed * math.log(observed / expected)
+                g += 2 * observed * math.log(observed / want)
     return float(chi2.sf(g, len(on_answer)))
 
 
@@ -72,15 +76,15 @@ def test_answer_values_are_distinct_keyable_and_the_key_is_not_the_odd_one(
         values = [ua_index.values(g, p.concept) for g in p.answers]
         # one value of the concept per answer, and no two answers share one
         assert all(len(v) == 1 for v in values), p.id
-        assert len(frozenset().union(*values)) == ANSWERS, p.id
+        assert len(frozenset().union(*values)) == len(p.answers), p.id
         keys_of.setdefault((p.rule, p.concept), set()).update(values[p.key])
         assert vet_puzzle(p, ua_index, book, strict=True).valid
-    on_key, on_answer = key_rates(result.puzzles, ua_index)
+    on_key, on_answer, expected = key_rates(result.puzzles, ua_index)
     # every value on an answer is also a key somewhere: none is only ever a foil
     for (c, v), n in on_answer.items():
         if n >= 20:
             assert on_key[(c, v)] > 0, (c, v, n)
-    assert g_test_p(on_key, on_answer) > 0.001
+    assert g_test_p(on_key, on_answer, expected) > 0.001
     # no (rule, concept) keeps a single key value (UA's constant intersection-quantity did);
     # a tuple that built a puzzle or two by luck has one key value whatever the design
     made = Counter((p.rule, p.concept) for p in result.puzzles)
@@ -105,8 +109,8 @@ def test_ua_answer_sets_reproduce_uas_bias(ua_index: TagIndex, ua_schema: Schema
             else:
                 foil_shares += shared
     assert key_shares == 0 and foil_shares > len(result.puzzles) // 2
-    on_key, on_answer = key_rates(result.puzzles, ua_index)
-    assert g_test_p(on_key, on_answer) < 1e-6
+    on_key, on_answer, expected = key_rates(result.puzzles, ua_index)
+    assert g_test_p(on_key, on_answer, expected) < 1e-6
 
 
 @pytest.mark.parametrize("layout", ["sequence", "odd-one-out", "analogy"])
@@ -123,7 +127,7 @@ def test_other_layouts_are_balanced_too(ua_index: TagIndex, ua_schema: Schema, l
                 for x in v:
                     odd_or_group.setdefault(x, Counter())["odd" if i == p.key else "group"] += 1
             continue
-        assert len(frozenset().union(*values)) == ANSWERS, p.id
+        assert len(frozenset().union(*values)) == len(p.answers), p.id
         assert vet_puzzle(p, ua_index, ua_schema, strict=True).valid, p.id
     if layout == "odd-one-out":
         odd = sum(c["odd"] for c in odd_or_group.values())
@@ -134,8 +138,8 @@ def test_other_layouts_are_balanced_too(ua_index: TagIndex, ua_schema: Schema, l
             if puzzles_with >= 30:
                 assert binomtest(c["odd"], puzzles_with, 0.5).pvalue > 1e-4, (x, c)
         return
-    on_key, on_answer = key_rates(result.puzzles, ua_index)
-    assert g_test_p(on_key, on_answer) > 0.001
+    on_key, on_answer, expected = key_rates(result.puzzles, ua_index)
+    assert g_test_p(on_key, on_answer, expected) > 0.001
 
 
 def g(n: int) -> GlyphKey:
@@ -189,10 +193,11 @@ def test_key_rates_stay_within_noise_on_polysemic_sets(
         # the answers' values of the intended concept: each answer one of the set, no sharing
         for i, v in enumerate(values):
             assert not any(v & w for j, w in enumerate(values) if j != i), p.id
-    on_key, on_answer = key_rates(result.puzzles, ann)
+    on_key, on_answer, expected = key_rates(result.puzzles, ann)
     # Bonferroni over the values: none sits on the key far from 1/k of its answers
     for cv, n in on_answer.items():
-        assert binomtest(on_key[cv], n, 1 / ANSWERS).pvalue > 1e-3 / len(on_answer), (cv, n)
+        rate = expected[cv] / n
+        assert binomtest(on_key[cv], n, rate).pvalue > 1e-3 / len(on_answer), (cv, n)
 
 
 def test_a_glyph_carrying_two_of_the_sets_values_is_never_an_answer(ua_schema: Schema) -> None:
@@ -338,8 +343,9 @@ def test_strict_generation_never_emits_a_shifted_reading_foil(ua_schema: Schema)
 
 # ---- the needs report --------------------------------------------------------------------------
 def test_needs_name_what_a_dry_tuple_lacks_and_tagging_it_mends_it(ua_schema: Schema) -> None:
-    """Four dot values but one has two glyphs: constant is dry with 3 key-able values; the
-    report asks for the missing glyphs of that value, and adding them makes it generate."""
+    """Four dot values but one has two glyphs: with sets of four, constant is dry with 3
+    key-able values; the report asks for the missing glyphs of that value, and adding them
+    makes it generate."""
     tags = []
     for v, n in (("1", 8), ("2", 8), ("3", 8), ("4", 2)):
         for i in range(n):
@@ -352,6 +358,7 @@ def test_needs_name_what_a_dry_tuple_lacks_and_tagging_it_mends_it(ua_schema: Sc
         rules=("constant",),
         concepts=("stroke-dot-quantity",),
         ratios=(1, 0, 0),
+        min_answers=4,
     )
     ann = TagIndex.from_tags(tags)
     with pytest.raises(GenerationShortfall) as e:
@@ -373,10 +380,17 @@ def test_needs_name_what_a_dry_tuple_lacks_and_tagging_it_mends_it(ua_schema: Sc
 def test_needs_say_when_the_schema_cannot_give_enough_values(
     ua_index: TagIndex, ua_schema: Schema
 ) -> None:
-    report = annotation_needs(SplitParams(rules=("progression",)), ua_index, ua_schema)
+    four = SplitParams(rules=("progression",), min_answers=4)
+    report = annotation_needs(four, ua_index, ua_schema)
     aspect = [t for t in report.tuples if t.tuple == "progression/aspect/noshift"]
     assert aspect and not aspect[0].mendable and aspect[0].values == ()
     assert "cannot give 4" in aspect[0].message()
+    # with sets of two (the default) the same tuple needs glyphs, not another schema
+    report = annotation_needs(SplitParams(rules=("progression",)), ua_index, ua_schema)
+    [aspect] = [
+        t for t in report.tuples if t.tuple == "progression/aspect/noshift" and t.side == "eval"
+    ]
+    assert aspect.mendable and {v.value for v in aspect.values} == {"tall", "wide"}
 
 
 def test_a_key_harder_to_build_sits_on_the_key_as_often_as_on_an_answer(
@@ -390,15 +404,18 @@ def test_a_key_harder_to_build_sits_on_the_key_as_often_as_on_an_answer(
     result = generate_split(params, ua_index, ua_schema)
     on_key: Counter = Counter()
     on_answer: Counter = Counter()
+    expected: Counter = Counter()
     for p in result.puzzles:
         for i, g in enumerate(p.answers):
             for v in ua_index.values(g, p.concept):
                 on_answer[(p.rule, p.concept, v)] += 1
                 on_key[(p.rule, p.concept, v)] += i == p.key
+                expected[(p.rule, p.concept, v)] += 1 / len(p.answers)
     checked = [cv for cv, n in on_answer.items() if n >= 60]
     assert len(checked) > 40
     for cv in checked:
-        p_value = binomtest(on_key[cv], on_answer[cv], 1 / ANSWERS).pvalue
+        rate = expected[cv] / on_answer[cv]  # one over each puzzle's own answer count
+        p_value = binomtest(on_key[cv], on_answer[cv], rate).pvalue
         assert p_value > 1e-4, (cv, on_key[cv], on_answer[cv])
 
 

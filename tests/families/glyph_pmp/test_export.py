@@ -147,7 +147,8 @@ def test_annotations_csv_holds_the_rows_used(
 
 def test_npz_is_ua_compatible(split_dir: Path, inputs: SplitInputs) -> None:
     _, puzzles = read_split(split_dir)
-    for p in puzzles[:25]:
+    assert {len(p.answers) for p in puzzles} == {2, 3, 4}  # sets of two to four, the default
+    for p in puzzles:
         with np.load(split_dir / "npz" / f"{p.id}.npz") as z:
             assert sorted(z.files) == ["images", "probtype", "target"]
             images, target, probtype = z["images"], z["target"], z["probtype"]
@@ -155,11 +156,13 @@ def test_npz_is_ua_compatible(split_dir: Path, inputs: SplitInputs) -> None:
         assert set(np.unique(images)) <= {0, 1}
         assert target.dtype == np.int64 and target.shape == () and int(target) == p.key
         assert str(probtype) == p.probtype == f"{p.rule}_{p.concept}_noshift"
-        # 5 context frames in reading order, then the 4 answers; 1 = ink
+        # 5 context frames in reading order, then the answers; 1 = ink
         keys = [*p.context[0], *p.context[1], *p.answers]
-        for frame, k in zip(images, keys, strict=True):
+        for frame, k in zip(images[: len(keys)], keys, strict=True):
             render = inputs.images[k]
             assert np.array_equal(frame, (render < 128).astype(np.uint8))
+        # UA's loader shuffles four answer slots: a shorter set is followed by blank frames
+        assert not images[len(keys) :].any()
         assert images[5 + p.key].any()
 
 
@@ -180,7 +183,7 @@ def test_npz_bytes_are_fixed_and_load_normally() -> None:
 
 def test_sheet_png_layout(split_dir: Path, inputs: SplitInputs) -> None:
     _, puzzles = read_split(split_dir)
-    p = puzzles[0]
+    p = next(q for q in puzzles if len(q.answers) == 4)
     layout = sheet_layout(p)
     with Image.open(split_dir / "sheets" / f"{p.id}.png") as img:
         assert img.size == layout.size == (4 * 80 + 3 * 10 + 2 * 10, 313)
@@ -203,6 +206,15 @@ def test_sheet_png_layout(split_dir: Path, inputs: SplitInputs) -> None:
     moved = replace(p, key=(p.key + 1) % 4)
     assert sheet_png(moved, inputs.image_of) == sheet_png(p, inputs.image_of)
     assert sheet_png(p, inputs.image_of) == (split_dir / "sheets" / f"{p.id}.png").read_bytes()
+    # a set of two shows two answers, no blank slots
+    two = next(q for q in puzzles if len(q.answers) == 2)
+    short = sheet_layout(two)
+    assert len(short.answers) == len(short.numbers) == 2
+    with Image.open(split_dir / "sheets" / f"{two.id}.png") as img:
+        assert img.size == short.size
+        sheet = np.asarray(img)
+    for k, (x0, y0, x1, y1) in zip(two.answers, short.answers, strict=True):
+        assert np.array_equal(sheet[y0:y1, x0:x1], inputs.images[k])
 
 
 @pytest.mark.parametrize(
