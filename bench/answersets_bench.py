@@ -12,13 +12,14 @@ Two annotation sets:
   several tags per glyph, ambiguous ones carry two neighbouring values).
 
 For each set and each answer-set design — ``ua`` (UA's foil pool, the published design: before)
-and ``symmetric`` (the default: after; ``symmetric:2`` or ``symmetric:3`` for sets of at least
-that many answers, issue 24's ``min_answers``) — a balanced two-row split of ``--n`` puzzles is
-generated with ``studio.splits.generate_from`` (no files) and fully vetted with
-``studio.splits.vet`` (strict, as the split is: ``strict_findings`` counts shifted-reading
-foils; for the UA set with the image-feature warnings, whose index build is timed once and
-counted in each pipeline, as in the ``generate`` bench). ``puzzles_per_s`` = n / (generation +
-vetting); ``invalid`` counts puzzles with a vet error and ``findings`` the error kinds.
+and ``symmetric`` (the default: after, sets of two to four answers; ``symmetric:3`` or
+``symmetric:4`` for sets of at least that many, issue 24's ``min_answers``) — a balanced two-row
+split of ``--n`` puzzles is generated with ``studio.splits.generate_from`` (no files) and fully
+vetted with ``studio.splits.vet`` (strict, as the split is: ``strict_findings`` counts
+shifted-reading foils; for the UA set with the image-feature warnings, whose index build is
+timed once and counted in each pipeline, as in the ``generate`` bench). ``puzzles_per_s`` = n /
+(generation + vetting); ``invalid`` counts puzzles with a vet error and ``findings`` the error
+kinds.
 
 Then each answers-only probe (``studio.baselines.probes.fit_answers_only_probe``: a conditional
 logit over each answer's features, never the context; fitted on the train part, val and test
@@ -53,6 +54,11 @@ the same-run reference for both the partial views and the speed; ``/values`` (an
 ``--layout analogy``) draws symmetric sets as before issue 24's variant sets — foils carrying
 the set's other values, most like B — the reference for those. Glyph splits are generated
 in one process (``workers=1``) so that the two compare.
+
+Each symmetric split of a run that also has the ``ua`` design reports ``pool_extra``: the
+held-out tuples UA's pool makes that it does not, and how often an answers-only rule (an
+answer whose value could be the key of that tuple on that side) finds their key, beside the
+same rule on the tuples both make — what the pool's extra breadth is made of.
 
 Each glyph split also reports its ``coverage`` (issue 24): the (rule, concept) tuples per part
 and in all, the rules per part, and how many coverage warnings ``generate`` would print.
@@ -241,12 +247,14 @@ def glyph_run(
     features: Any,
     features_s: float,
     layout: str = "two-row",
+    keep: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Generate, vet and probe one split (module docstring)."""
+    """Generate, vet and probe one split (module docstring); ``keep`` gets the generation's
+    result and parameters under the design's name (for :func:`pool_extra`)."""
     import studio.families.glyph_pmp.analogy as analogy_generator
     import studio.families.glyph_pmp.generator as glyph_generator
     from studio.core.errors import StudioError
-    from studio.generate.params import SplitParams
+    from studio.generate.params import DEFAULT_MIN_ANSWERS, SplitParams
     from studio.splits import generate_from, vet
     from studio.vet.rules import RuleBook
 
@@ -260,7 +268,7 @@ def glyph_run(
         seed=seed,
         sampling="balanced",
         answer_sets=sets,
-        min_answers=int(least or 4),
+        min_answers=int(least) if least else DEFAULT_MIN_ANSWERS,
         layout=layout,
     )
     out: dict[str, Any] = {
@@ -285,6 +293,8 @@ def glyph_run(
         glyph_generator.DECOY_DRAWS = draws
         analogy_generator.VARIANT_SETS = True
     g1 = time.perf_counter()
+    if keep is not None:
+        keep[out["design"]] = (result, params)
     book = RuleBook(schema)
     verdicts = vet(result.puzzles, annotations, book, features, params.strict)
     g2 = time.perf_counter()
@@ -339,6 +349,43 @@ def glyph_run(
                 hybrid_score(view, puzzles, fits[0].probs, annotations, book, tested)
             )
     return out
+
+
+def pool_extra(pool: Any, symmetric: Any, annotations: Any, schema: Any) -> dict[str, Any]:
+    """The breadth UA's pool has beyond a symmetric design, and what it is made of: the
+    pool's (part, rule, concept) tuples the symmetric split did not make, how many of the
+    pool's puzzles they hold, and how often an answers-only rule finds their key — pick an
+    answer whose value of the concept could be the key of that (rule, concept) on that side
+    of the hold-out, at random among them. A tuple no symmetric set builds has one such value
+    (or rows that leave no glyph of the other for its foil), so the rule reads its keys; on
+    the tuples both designs make it is the baseline beside it."""
+    from studio.families.glyph_pmp.generator import GlyphPMPGenerator
+    from studio.vet.rules import RuleBook
+
+    (pool_result, _), (sym_result, sym_params) = pool, symmetric
+    made = {(p.split, p.rule, p.concept) for p in sym_result.puzzles}
+    gen = GlyphPMPGenerator(sym_params, annotations, schema, 0)
+    book = RuleBook(schema)
+    found: Counter[str] = Counter()
+    count: Counter[str] = Counter()
+    extra_tuples: dict[str, set[tuple[str, str]]] = {}
+    for p in pool_result.puzzles:
+        if p.split == "train":
+            continue  # held-out puzzles, as every probe here
+        group = "shared" if (p.split, p.rule, p.concept) in made else "extra"
+        if group == "extra":
+            extra_tuples.setdefault(p.split, set()).add((p.rule, p.concept))
+        rc = book.get(p.concept, p.rule)
+        keyable = set(gen.key_values(rc, "eval", p.shift)) if rc is not None else set()
+        cands = [i for i, g in enumerate(p.answers) if annotations.values(g, p.concept) & keyable]
+        cands = cands or list(range(len(p.answers)))
+        found[group] += (p.key in cands) / len(cands)
+        count[group] += 1
+    return {
+        "tuples": {part: len(t) for part, t in sorted(extra_tuples.items())},
+        "held_out_puzzles": dict(count),
+        "keyable_rule_accuracy": {g: round(found[g] / count[g], 3) for g in count},
+    }
 
 
 def hybrid_score(
@@ -554,13 +601,29 @@ def run(
         if seed_sweep:
             _say(f"{label}: seeds 1..{seed_sweep} of the default split …")
             sweeps.append({"set": label, **seed_sweep_run(annotations, schema, n, seed_sweep)})
+        kept: dict[str, Any] = {}
+        runs = []
         for design in designs:
             _say(f"{label} / {design}: {n} puzzles …")
-            glyph.append(
+            runs.append(
                 glyph_run(
-                    label, design, annotations, schema, n, seed, image_tags, warn, warn_s, layout
+                    label,
+                    design,
+                    annotations,
+                    schema,
+                    n,
+                    seed,
+                    image_tags,
+                    warn,
+                    warn_s,
+                    layout,
+                    keep=kept,
                 )
             )
+        for r in runs:
+            if r.get("design", "").startswith("symmetric") and "ua" in kept and r["design"] in kept:
+                r["pool_extra"] = pool_extra(kept["ua"], kept[r["design"]], annotations, schema)
+        glyph += runs
     result: dict[str, Any] = {
         "name": "answersets",
         "source": str(source),
@@ -615,6 +678,15 @@ def table(result: Mapping[str, Any]) -> list[str]:
                     f"{label:<30} {'weighted-' + view:<12} {v['puzzles']:>5} "
                     f"{v['weighted']:>6.3f}  {'':<15} {v['chance']:>6.3f}"
                 )
+        extra = g.get("pool_extra")
+        if extra:
+            acc = extra["keyable_rule_accuracy"]
+            lines.append(
+                f"{label:<30} UA's pool beyond it: held-out tuples {extra['tuples']}, "
+                f"{extra['held_out_puzzles'].get('extra', 0)} puzzles, whose keys an answers-"
+                f"only rule finds {acc.get('extra', float('nan')):.3f} "
+                f"({acc.get('shared', float('nan')):.3f} on the tuples both make)"
+            )
         for p in g.get("probes", []):
             ci = f"[{p['ci95'][0]:.3f}, {p['ci95'][1]:.3f}]"
             lines.append(
