@@ -45,15 +45,17 @@ go through ``items()`` as ``generate`` makes them.
 Each glyph split also reports its ``partial_views`` (issue 24): the exact symbolic solvers of
 ``studio.vet.partial`` (the answers and the first row alone, ``solver-row1``; the answers and
 the incomplete row's visible cells alone, ``solver-row2``), scored on the held-out puzzles
-knowing the split's tested (rule, concept) readings, with the share of puzzles that hold a
-decoy — the floors the generator reached on those annotations — and the weighted solver's
+knowing the split's tested (rule, concept) readings, with the share of puzzles that hold a decoy
+— the floors the generator reached on those annotations — and the weighted solver's
 (``weighted-row1`` / ``weighted-row2``: each reading weighed by how often an answer fitting it
-was the key in the other half of the held-out puzzles). A design ending in ``/plain``
-(``symmetric/plain``) is the same generator with one context draw per puzzle, i.e. no decoys:
-the same-run reference for both the partial views and the speed; ``/values`` (analogies,
-``--layout analogy``) draws symmetric sets as before issue 24's variant sets — foils carrying
-the set's other values, most like B — the reference for those. Glyph splits are generated
-in one process (``workers=1``) so that the two compare.
+was the key in the other half of the held-out puzzles) and the relative solver's
+(``relative-row1`` / ``relative-row2``: the same, each answer's readings with whether it fits
+the most and the fewest of its puzzle's answers; the generator does not aim at it). A design
+ending in ``/plain`` (``symmetric/plain``) is the same generator with one context draw per
+puzzle, i.e. no decoys: the same-run reference for both the partial views and the speed;
+``/values`` (analogies, ``--layout analogy``) draws symmetric sets as before issue 24's variant
+sets — foils carrying the set's other values, most like B — the reference for those. Glyph
+splits are generated in one process (``workers=1``) so that the two compare.
 
 Each symmetric split of a run that also has the ``ua`` design reports ``pool_extra``: the
 held-out tuples UA's pool makes that it does not, and how often an answers-only rule (an
@@ -673,11 +675,12 @@ def table(result: Mapping[str, Any]) -> list[str]:
                 f"{'decoys ' + format(v['decoyed'], '.0%'):<15} {v['chance']:>6.3f} "
                 f"{speed if speed is not None else '-':>7} {g.get('invalid', '-'):>7}"
             )
-            if "weighted" in v:
-                lines.append(
-                    f"{label:<30} {'weighted-' + view:<12} {v['puzzles']:>5} "
-                    f"{v['weighted']:>6.3f}  {'':<15} {v['chance']:>6.3f}"
-                )
+            for solver in ("weighted", "relative"):
+                if solver in v:
+                    lines.append(
+                        f"{label:<30} {solver + '-' + view:<12} {v['puzzles']:>5} "
+                        f"{v[solver]:>6.3f}  {'':<15} {v['chance']:>6.3f}"
+                    )
         extra = g.get("pool_extra")
         if extra:
             acc = extra["keyable_rule_accuracy"]

@@ -65,7 +65,7 @@ def _partial_section(stats: Mapping[str, Any]) -> list[str]:
     """How far part of the context finds the key (issue 24): a solver that sees the answers
     and the first row, or the incomplete row, alone — per part, then the tuples furthest over
     chance. A reader can then weigh a model's score against what half a puzzle gives."""
-    from studio.vet.partial import EXPLANATION, VIEW_NAMES, VIEWS, partial_lines
+    from studio.vet.partial import EXPLANATION, VIEW_NAMES, VIEWS, floor_of, partial_lines
 
     rows = [
         (part, stats[part]["partial_views"]["views"])
@@ -87,7 +87,7 @@ def _partial_section(stats: Mapping[str, Any]) -> list[str]:
         cells = [
             (
                 f"{views[v]['accuracy']:.2f}"
-                + (f" · {views[v]['weighted']:.2f} weighted" if "weighted" in views[v] else "")
+                + (f" · {floor_of(views[v]):.2f} weighted" if "weighted" in views[v] else "")
                 + f" (decoys {views[v]['decoyed']:.0%})"
             )
             if v in views

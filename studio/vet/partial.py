@@ -42,7 +42,12 @@ constant" names the key more often than "it fits a sum". The **weighted solver**
 scores each answer by how often, in the other half of the split, an answer fitting exactly the
 same tested readings was the key, and picks the best (halves by puzzle id, each scored by the
 other: no puzzle teaches its own key). On random polysemic sets it reads 5–16 points over the
-counting solver; the reports' floor is the higher of the two.
+counting solver. A third, ``relative``, weighs the same way a signature that also says whether
+the answer fits the most readings of its puzzle's answers, and whether the fewest: the
+generator judges its contexts by the plain signature (:class:`RunningShares`), so it is a
+solver the generator does not aim at (an outside review's, which recovered half of what the
+choice of contexts gained on the incomplete row). The reports' floor is the highest of the
+three.
 
 A decoy is still a foil: the validity and strict checks judge it under the whole context
 exactly as before, so it completes nothing there. Values only, no images: the image-feature
@@ -80,9 +85,10 @@ EXPLANATION = (
     "An exact symbolic solver that sees the answers and part of the context (ONE row of a "
     "matrix: the first, or the incomplete one; an analogy's example pair, or B) picks the "
     "answer fitting the most readings this set tests (ties split evenly); a decoy is a foil "
-    "it finds as good as the key. A second, weighted solver weighs each reading by how often "
-    "an answer fitting it was the key elsewhere in the split; a view's floor is the higher of "
-    "the two. Near chance, the whole context is needed."
+    "it finds as good as the key. Weighted solvers weigh each reading by how often an answer "
+    "fitting it was the key elsewhere in the split (one also compares each answer's count "
+    "with the other answers'); a view's floor is the highest of them. Near chance, the whole "
+    "context is needed."
 )
 #: points over chance past which a tuple's view is named in the reports' lines
 NAMED_POINTS = 10.0
@@ -90,6 +96,8 @@ NAMED_POINTS = 10.0
 WEAK_POINTS = 5.0
 
 Reading = tuple[str, str]  # (rule, concept)
+#: an answer's readings, and whether it fits the most and the fewest of its puzzle's answers
+Signature = tuple[frozenset[Reading], bool, bool]
 #: what an answer must carry to end an open row (:func:`first_row_needs`)
 Needs = list[tuple[str, frozenset[str]]]
 
@@ -115,6 +123,7 @@ __all__ = [
     "partial_signatures",
     "partial_views",
     "puzzle_views",
+    "relative_signatures",
     "solver_accuracy",
     "weighted_accuracies",
 ]
@@ -333,12 +342,16 @@ def solver_accuracy(
     return 1.0 / len(ties) if key in ties else 0.0
 
 
-def _row(acc: float, chance: float, n: int, decoyed: int, weighted: float) -> dict[str, Any]:
-    """A view's figures; ``floor`` is the better solver's accuracy (counting or weighted)."""
-    floor = max(acc, weighted)
+def _row(
+    acc: float, chance: float, n: int, decoyed: int, weighted: float, relative: float
+) -> dict[str, Any]:
+    """A view's figures; ``floor`` is the best solver's accuracy (counting, weighted, or
+    weighted with the answers' counts compared)."""
+    floor = max(acc, weighted, relative)
     return {
         "accuracy": round(acc, 4),
         "weighted": round(weighted, 4),
+        "relative": round(relative, 4),
         "floor": round(floor, 4),
         "chance": round(chance, 4),
         "points_over_chance": round(100 * (acc - chance), 1),
@@ -354,26 +367,46 @@ def _score(keys: int, fits: int, readings: frozenset[Reading]) -> tuple[float, i
     return ((keys + 0.5) / (fits + 1.0), len(readings))
 
 
+def relative_signatures(per_answer: Sequence[frozenset[Reading]]) -> list[Signature]:
+    """Each answer's readings with how its count compares with the other answers': whether
+    it fits the most of them, and whether the fewest (:func:`weighted_accuracies`,
+    ``relative``)."""
+    counts = [len(r) for r in per_answer]
+    top, bottom = max(counts), min(counts)
+    return [(r, n == top, n == bottom) for r, n in zip(per_answer, counts, strict=True)]
+
+
 def weighted_accuracies(
-    seen: Sequence[tuple[str, Sequence[frozenset[Reading]], int]],
+    seen: Sequence[tuple[str, Sequence[frozenset[Reading]], int]], relative: bool = False
 ) -> list[float]:
     """The weighted solver (module docstring) on each puzzle of one view: ``seen`` gives, per
     puzzle, its id, the tested readings each answer fits and the key. An answer's score is the
     share of keys among the other half's answers fitting exactly its readings (smoothed
     towards one half, so that a signature seen once says little), then how many it fits (as
-    the counting solver); the best score wins, ties split evenly."""
+    the counting solver); the best score wins, ties split evenly. ``relative``: an answer's
+    signature also says whether it fits the most readings of its puzzle's answers and whether
+    the fewest (:func:`relative_signatures`) — what a solver comparing the answers reads, and
+    what the generator's choice of contexts, judged by the plain signature, does not aim at
+    (an outside review's solver recovered half of its gain on the incomplete row)."""
     half = [zlib.crc32(pid.encode()) & 1 for pid, _, _ in seen]
-    keys: list[dict[frozenset[Reading], int]] = [defaultdict(int), defaultdict(int)]
-    fits: list[dict[frozenset[Reading], int]] = [defaultdict(int), defaultdict(int)]
-    for h, (_, per_answer, key) in zip(half, seen, strict=True):
-        for j, readings in enumerate(per_answer):
-            fits[h][readings] += 1
-            keys[h][readings] += j == key
+    keys: list[dict[Any, int]] = [defaultdict(int), defaultdict(int)]
+    fits: list[dict[Any, int]] = [defaultdict(int), defaultdict(int)]
+    signed = [
+        relative_signatures(per_answer) if relative else list(per_answer)
+        for _, per_answer, _ in seen
+    ]
+    for h, sigs, (_, _, key) in zip(half, signed, seen, strict=True):
+        for j, sig in enumerate(sigs):
+            fits[h][sig] += 1
+            keys[h][sig] += j == key
     out = []
-    for h, (_, per_answer, key) in zip(half, seen, strict=True):
+    for h, sigs, (_, per_answer, key) in zip(half, signed, seen, strict=True):
         other = 1 - h
         # the share first, then the readings' count (what an unseen signature falls back on)
-        shares = [_score(keys[other].get(r, 0), fits[other].get(r, 0), r) for r in per_answer]
+        shares = [
+            _score(keys[other].get(sig, 0), fits[other].get(sig, 0), r)
+            for sig, r in zip(sigs, per_answer, strict=True)
+        ]
         best = max(shares)
         ties = [j for j, x in enumerate(shares) if x == best]
         out.append(1.0 / len(ties) if key in ties else 0.0)
@@ -397,6 +430,7 @@ def partial_views(
     )
     acc: dict[tuple[str, str], list[float]] = defaultdict(list)
     weighted: dict[tuple[str, str], list[float]] = defaultdict(list)
+    relative: dict[tuple[str, str], list[float]] = defaultdict(list)
     chance: dict[str, list[float]] = defaultdict(list)
     decoyed: dict[tuple[str, str], int] = defaultdict(int)
     by_view: dict[str, list[tuple[str, list[frozenset[Reading]], int]]] = defaultdict(list)
@@ -413,8 +447,10 @@ def partial_views(
             by_view[view].append((p.id, per_answer, p.key))
             named[view].append(name)
     for view, got in by_view.items():
-        for name, a in zip(named[view], weighted_accuracies(got), strict=True):
+        plain, compared = weighted_accuracies(got), weighted_accuracies(got, relative=True)
+        for name, a, b in zip(named[view], plain, compared, strict=True):
             weighted[(name, view)].append(a)
+            relative[(name, view)].append(b)
     out: dict[str, Any] = {"views": {}, "tuples": {}}
     names = sorted(chance)
     all_chance = [c for n in names for c in chance[n]]
@@ -423,7 +459,8 @@ def partial_views(
         if got:
             d = sum(decoyed[(n, view)] for n in names)
             w = _mean([a for n in names for a in weighted[(n, view)]])
-            out["views"][view] = _row(sum(got) / len(got), _mean(all_chance), len(got), d, w)
+            r = _mean([a for n in names for a in relative[(n, view)]])
+            out["views"][view] = _row(sum(got) / len(got), _mean(all_chance), len(got), d, w, r)
     for n in names:
         out["tuples"][n] = {
             view: _row(
@@ -432,6 +469,7 @@ def partial_views(
                 len(chance[n]),
                 decoyed[(n, view)],
                 _mean(weighted[(n, view)]),
+                _mean(relative[(n, view)]),
             )
             for view in VIEWS
             if acc[(n, view)]
@@ -469,7 +507,7 @@ def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:
         f"partial views (exact solver{'s' if two else ''}; chance {chance:.0%}): "
         + "; ".join(
             f"{names.get(v, v)} finds the key {row['accuracy']:.0%}"
-            + (f", {row['weighted']:.0%} weighing readings" if "weighted" in row else "")
+            + (f", {floor_of(row):.0%} weighing readings" if "weighted" in row else "")
             + f" (a decoy in {row['decoyed']:.0%} of puzzles)"
             for v, row in views.items()
         )

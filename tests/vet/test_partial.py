@@ -32,6 +32,7 @@ from studio.vet.partial import (
     partial_lines,
     partial_views,
     puzzle_views,
+    relative_signatures,
     solver_accuracy,
     weighted_accuracies,
 )
@@ -196,11 +197,32 @@ def test_the_weighted_solver_knows_which_readings_name_the_key() -> None:
     assert weighted_accuracies(seen[:1]) == [0.5]
 
 
+def test_the_relative_solver_reads_where_an_answer_stands_among_the_others() -> None:
+    """The generator evens out each signature's share of keys, and a solver comparing an
+    answer's count with the other answers' can still read the key: here a constant fitted
+    alone is the key when another answer fits two readings and a foil when it is the fewest,
+    so its share is a quarter, counting picks the two readings, and both read 0.5."""
+    a, ab = frozenset({("constant", DOTS)}), frozenset({("constant", DOTS), ("arithmetic", SIDES)})
+    none = frozenset[tuple[str, str]]()
+    seen = []
+    for i in range(400):
+        if i % 2:
+            seen.append((f"p{i}", [a, ab, none, none], 0))  # the key between the others
+        else:
+            seen.append((f"p{i}", [a, a, a, ab], 3))  # the key fits the most
+    assert np.mean([solver_accuracy(r, k) for _, r, k in seen]) == pytest.approx(0.5)
+    assert np.mean(weighted_accuracies(seen)) == pytest.approx(0.5)
+    assert np.mean(weighted_accuracies(seen, relative=True)) == pytest.approx(1.0)
+    assert relative_signatures([a, ab, none, none]) == [
+        (a, False, False), (ab, True, False), (none, False, True), (none, False, True)
+    ]  # fmt: skip
+
+
 def test_a_tuple_named_by_the_weighted_floor_says_its_decoys_are_weak() -> None:
     """The counting solver at chance with a decoy in every puzzle, the weighted one at 70 %:
     the line names the tuple by its floor and says why — not "fewer than all its foils"."""
     row = {
-        "accuracy": 0.25, "weighted": 0.7, "floor": 0.7, "chance": 0.25,
+        "accuracy": 0.25, "weighted": 0.7, "relative": 0.6, "floor": 0.7, "chance": 0.25,
         "points_over_chance": 0.0, "floor_points_over_chance": 45.0, "puzzles": 400,
         "decoyed": 1.0,
     }  # fmt: skip
