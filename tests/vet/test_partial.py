@@ -29,6 +29,7 @@ from studio.vet.audit import audit_puzzles
 from studio.vet.balance import split_stats
 from studio.vet.emergent import vet_puzzle
 from studio.vet.partial import (
+    answer_concepts,
     partial_lines,
     partial_views,
     puzzle_views,
@@ -100,6 +101,28 @@ def test_a_decoy_is_as_good_as_the_key_to_the_first_row_alone(ua_schema: Schema)
     # a reading the set never tests makes no decoy: a solver knows which readings a
     # benchmark tests (its card lists them)
     assert partial_views([p], ann, book)["views"]["row1"]["accuracy"] == 1.0
+
+
+def test_answers_that_name_their_concept_see_through_a_decoy_over_another(
+    ua_schema: Schema,
+) -> None:
+    """The decoy fits a constant over sides, but the answers are a set over dots alone (the
+    key carries no sides), so a solver reading them knows the concept is dots and the decoy
+    fools it no more than no decoy (``aware``). Answers that are a set over sides too leave it
+    guessing between the two."""
+    p, ann = planted(decoy=True)
+    book = RuleBook(ua_schema)
+    tested = frozenset({("constant", DOTS), ("constant", SIDES)})
+    assert answer_concepts(p.answers, ann, [DOTS, SIDES]) == {DOTS}
+    row = partial_views([p], ann, book, tested)["views"]["row1"]
+    assert row["accuracy"] == 0.5 and row["aware"] == 1.0 and row["floor"] == 1.0
+    sides = [(g(5), SIDES, "5"), (g(11), SIDES, "1"), (g(12), SIDES, "2")]
+    crossed = TagIndex.from_tags([*((k, c, v) for k, tags in ann.by_glyph.items()
+                                    for c, vs in tags.items() for v in vs), *sides])  # fmt: skip
+    assert vet_puzzle(p, crossed, book, strict=True).valid
+    assert answer_concepts(p.answers, crossed, [DOTS, SIDES]) == {DOTS, SIDES}
+    row = partial_views([p], crossed, book, tested)["views"]["row1"]
+    assert row["accuracy"] == 0.5 and row["aware"] == 0.5
 
 
 #: three integer concepts of the UA schema, with their values
