@@ -60,6 +60,7 @@ from studio.generate.params import SplitParams
 from studio.vet.emergent import OpenRow, completions, completions_by_reading, key_completes
 from studio.vet.partial import (
     RunningShares,
+    answer_concepts,
     first_row_needs,
     meets,
     open_row_fits,
@@ -83,6 +84,9 @@ SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
 DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one least over chance in the views is kept
+#: answer draws per symmetric puzzle looking for answers that are a set over a second concept
+#: too (each a value of it, no two the same), so that they do not name the puzzle's concept
+CROSS_DRAWS = 8
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
 
@@ -949,7 +953,17 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             return None, "duplicate-instantiation"
         first = [answers[v] for v in answer_values if v != key_value]
         tested = self._tested()
+        narrow = self._answers_tested(rc, [key_glyph, *first])
         shares = self._shares.setdefault(part, RunningShares())
+        shares_aware = self._shares.setdefault(part + "/aware", RunningShares())
+
+        def judged(seen: list[list[frozenset[tuple[str, str]]]]) -> tuple[float, float]:
+            # by every tested reading, and by those over the concepts the answers could be a
+            # set of (what a solver reading the answers weighs): decoys for both kinds
+            aware = [[r & narrow for r in per] for per in seen]
+            a, b = partial_gap(seen, shares), partial_gap(aware, shares_aware)
+            return (a[0] + b[0], a[1] + b[1])
+
         plan: dict[int, list[tuple[int, Aim]]] = {0: [], -1: []}
         if len(rows) > 1 and DECOY_DRAWS > 1:  # a sequence's one row is its whole context
             plan = self._decoy_plan(rc, rows, side, key_glyph, first, tested, shift)
@@ -981,7 +995,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             open_row = OpenRow(context, self.ann, self.book)
             whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in first]
             seen = self._signatures(context, key_glyph, first, shift, tested)
-            gap = partial_gap(seen, shares)
+            gap = judged(seen)
             if any(whys):
                 mend.append((gap, j, context, whys))
                 continue
@@ -1007,7 +1021,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     refused.update(counts)
                     continue
                 seen = self._signatures(context, key_glyph, valid, shift, tested)
-                mended.append((partial_gap(seen, shares), j, context, valid, counts, seen))
+                mended.append((judged(seen), j, context, valid, counts, seen))
             if not mended:  # why the foils were refused, as the split's rejections say
                 self.result.rejections.update(refused)
                 return None, reason
@@ -1019,7 +1033,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
         made = self._puzzle(t, part, index, rows, context, key_glyph, foils)
         if made[0] is not None and seen:
-            shares.add(seen)  # what the weighted solver will learn from this puzzle
+            shares.add(seen)  # what the weighted solvers will learn from this puzzle
+            shares_aware.add([[r & narrow for r in per] for per in seen])
         return made
 
     def _signatures(
@@ -1208,17 +1223,49 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str]
     ) -> dict[str, GlyphKey] | None:
         """A glyph per answer value, each drawn alike: carrying that value and no other
-        answer value of the concept (the key's draw is no different from a foil's)."""
-        taken: set[GlyphKey] = set()
-        out: dict[str, GlyphKey] = {}
-        for v in answer_values:
-            rivals = self._rivals(rc.concept, side, answer_values, v)
-            g = self._draw(self._sorted_glyphs(rc.concept, v, side), taken, rivals)
-            if g is None:
-                return None
-            taken.add(g)
-            out[v] = g
-        return out
+        answer value of the concept (the key's draw is no different from a foil's). Where the
+        side allows, up to ``CROSS_DRAWS`` draws look for answers that are also a set over
+        another tested concept (:func:`studio.vet.partial.answer_concepts`): answers that
+        are a set over the puzzle's concept alone name it, and a decoy over another concept
+        is then seen through. Which draw is kept depends on the answers as a whole, never on
+        which is the key, so the answers alone still say nothing of it."""
+        others = self._crossable(rc, side, answer_values)
+        first: dict[str, GlyphKey] | None = None
+        for _ in range(CROSS_DRAWS if others else 1):
+            taken: set[GlyphKey] = set()
+            out: dict[str, GlyphKey] = {}
+            for v in answer_values:
+                rivals = self._rivals(rc.concept, side, answer_values, v)
+                g = self._draw(self._sorted_glyphs(rc.concept, v, side), taken, rivals)
+                if g is None:
+                    return first
+                taken.add(g)
+                out[v] = g
+            if not others or answer_concepts(list(out.values()), self.ann, others):
+                return out
+            first = first or out
+        return first
+
+    def _crossable(
+        self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str]
+    ) -> list[str]:
+        """The other tested concepts that every answer value has glyphs carrying (a value
+        of it as well): those the answers could also be a set over. Empty on annotations with
+        one concept per glyph, where a single draw is all there is (and the puzzles are the
+        same as before). Cached."""
+        cache_key = ("crossable", rc.concept, id(side), tuple(answer_values))
+        got = self._runs.get(cache_key)
+        if got is None:
+            concepts = sorted({c for _, c in self._tested()} - {rc.concept})
+            got = self._runs[cache_key] = [
+                d
+                for d in concepts
+                if all(
+                    any(self.ann.values(g, d) for g in self._sorted_glyphs(rc.concept, v, side))
+                    for v in answer_values
+                )
+            ]
+        return got  # type: ignore[no-any-return]
 
     def _rivals(
         self, concept: str, side: GlyphSide, answer_values: Sequence[str], value: str
@@ -1307,6 +1354,21 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 if self._tuple_impossible(t, side) is None
             )
         return got  # type: ignore[return-value]
+
+    def _answers_tested(
+        self, rc: RuleContext, answers: Sequence[GlyphKey]
+    ) -> frozenset[tuple[str, str]]:
+        """The tested readings a solver seeing these answers would weigh: those over the
+        puzzle's concept and the other concepts the answers could be a set of
+        (:func:`studio.vet.partial.answer_concepts`: each answer a value, no two the same).
+        A decoy over any other concept is seen through, the answers naming the concept it is
+        not (on the image-feature set such a solver read 0.91 from the first row alone where
+        one weighing every tested reading read 0.60), so contexts are judged by these as well
+        as by every tested reading."""
+        tested = self._tested()
+        concepts = {c for _, c in tested} - {rc.concept}
+        named = answer_concepts(answers, self.ann, sorted(concepts)) | {rc.concept}
+        return frozenset(r for r in tested if r[1] in named)
 
     def _key_completes_another(
         self, rc: RuleContext, rows: list[list[GlyphKey]], shift: bool
