@@ -40,12 +40,12 @@ the first the side's glyphs allow for the concept:
   concepts (the image-feature set; not the shared UA set).
 - **variants**: one class and ``FOILS + 1`` values (fewer, down to ``min_answers``, where the
   class holds fewer that a change leads into), the answers B after each change (roles ``key``,
-  ``variant``). B alone is at chance: B's own value stays out of the set (its twin would be
-  the one answer B alone rules out), so the class holds one value more than the set, except
-  where ``min_answers`` of three or four leaves no other way (B alone then reads 1/3 or 1/2);
-  never in a set of two. The example pair alone names the key's value — on single-tag
-  annotations nothing can hide it (a second glyph with v2 is a second B′), which the reports
-  say.
+  ``variant``). B alone is at chance: B's own value stays out of the set (its twin would be the
+  one answer B alone rules out), so the class holds one value more than the set, except where
+  ``min_answers`` of three or four leaves no other way, or no change from outside the set leads
+  into a value (B alone then reads 1/3 or 1/2); never in a set of two. The example pair alone
+  names the key's value — on single-tag annotations nothing can hide it (a second glyph with v2
+  is a second B′), which the reports say.
 
 Concepts whose side allows neither design are dry from the start, with the reason.
 ``VARIANT_SETS = False`` draws the design before issue 24 (foils carrying the set's other
@@ -856,10 +856,12 @@ def _variant_count(by: Mapping[str, Any], keyable: Sequence[str], least: int) ->
     into, at most four, and fewer than the class holds where that leaves ``least`` or more,
     so that B's own value stays out of the set. Were it in, B after no change (B's twin)
     would be the one answer B alone rules out: B alone then reads 1/3 with four answers, 1/2
-    with three, and with two it gives the key away (on the UA set, B alone read 0.65 against
-    0.50 once sets of two were allowed). So a twin is let in only where the minimum asked for
-    (three or four) leaves no other way, and never into a set of two: such a class holds no
-    set (0 here)."""
+    with three, and with two it gives the key away (on the UA set's two-answer analogies B
+    alone read 0.65 against 0.50; over sets of two to four, 0.45–0.50 against 0.36–0.38). So
+    a twin is let in only where the minimum asked for (three or four) leaves no other way,
+    and never into a set of two: such a class holds no set (0 here). A set of three or four
+    may still take a twin for a value no change from outside the set leads into
+    (:meth:`_ways_to_key`)."""
     k = min(FOILS + 1, len(keyable))
     if k < len(by):
         return k

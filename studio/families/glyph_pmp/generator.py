@@ -61,6 +61,7 @@ from studio.vet.emergent import OpenRow, completions, completions_by_reading, ke
 from studio.vet.partial import (
     RunningShares,
     answer_concepts,
+    aware_readings,
     first_row_needs,
     meets,
     open_row_fits,
@@ -87,6 +88,8 @@ DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one least over chance in 
 #: answer draws per symmetric puzzle looking for answers that are a set over a second concept
 #: too (each a value of it, no two the same), so that they do not name the puzzle's concept
 CROSS_DRAWS = 8
+#: glyphs looked at per answer value in one such draw (the one keeping most concepts wins)
+CROSS_SAMPLE = 16
 MAX_TUPLE_FAILS = 80  # consecutive failed draws before a tuple is declared dry
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E", "NE": "SW", "SW": "NE", "NW": "SE", "SE": "NW"}
 
@@ -953,13 +956,15 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             return None, "duplicate-instantiation"
         first = [answers[v] for v in answer_values if v != key_value]
         tested = self._tested()
-        narrow = self._answers_tested(rc, [key_glyph, *first])
+        narrow = aware_readings([key_glyph, *first], self.ann, tested)
         shares = self._shares.setdefault(part, RunningShares())
         shares_aware = self._shares.setdefault(part + "/aware", RunningShares())
 
-        def judged(seen: list[list[frozenset[tuple[str, str]]]]) -> tuple[float, float]:
-            # by every tested reading, and by those over the concepts the answers could be a
-            # set of (what a solver reading the answers weighs): decoys for both kinds
+        def judged(
+            seen: list[list[frozenset[tuple[str, str]]]], narrow: frozenset[tuple[str, str]]
+        ) -> tuple[float, float]:
+            # by every tested reading, and by those a solver reading the answers weighs
+            # (:func:`aware_readings`): decoys for both kinds
             aware = [[r & narrow for r in per] for per in seen]
             a, b = partial_gap(seen, shares), partial_gap(aware, shares_aware)
             return (a[0] + b[0], a[1] + b[1])
@@ -995,7 +1000,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             open_row = OpenRow(context, self.ann, self.book)
             whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in first]
             seen = self._signatures(context, key_glyph, first, shift, tested)
-            gap = judged(seen)
+            gap = judged(seen, narrow)
             if any(whys):
                 mend.append((gap, j, context, whys))
                 continue
@@ -1021,11 +1026,13 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     refused.update(counts)
                     continue
                 seen = self._signatures(context, key_glyph, valid, shift, tested)
-                mended.append((judged(seen), j, context, valid, counts, seen))
+                # the mended foils are other glyphs: what the answers say is read again
+                again = aware_readings([key_glyph, *valid], self.ann, tested)
+                mended.append((judged(seen, again), j, context, valid, counts, seen, again))
             if not mended:  # why the foils were refused, as the split's rejections say
                 self.result.rejections.update(refused)
                 return None, reason
-            _, _, context, foils, counts, seen = min(mended, key=lambda d: d[:2])
+            _, _, context, foils, counts, seen, narrow = min(mended, key=lambda d: d[:2])
             self.result.rejections.update(counts)  # those of the context kept
         # the foils come one per answer value, in the set's sorted order: left so, the key is
         # the one answer out of order (found 66 % of the time with four answers, 55 % with
@@ -1224,27 +1231,76 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     ) -> dict[str, GlyphKey] | None:
         """A glyph per answer value, each drawn alike: carrying that value and no other
         answer value of the concept (the key's draw is no different from a foil's). Where the
-        side allows, up to ``CROSS_DRAWS`` draws look for answers that are also a set over
-        another tested concept (:func:`studio.vet.partial.answer_concepts`): answers that
-        are a set over the puzzle's concept alone name it, and a decoy over another concept
-        is then seen through. Which draw is kept depends on the answers as a whole, never on
-        which is the key, so the answers alone still say nothing of it."""
+        side allows, the answers are drawn to be a set over other tested concepts too
+        (:meth:`_crossed_answers`, the best of up to ``CROSS_DRAWS`` draws;
+        :func:`studio.vet.partial.answer_concepts`): answers that are a set over the
+        puzzle's concept alone name it, and a decoy over another concept is then seen
+        through. How they are drawn depends on the answers as a whole, never on which is the
+        key, so the answers alone still say nothing of it."""
         others = self._crossable(rc, side, answer_values)
-        first: dict[str, GlyphKey] | None = None
-        for _ in range(CROSS_DRAWS if others else 1):
+        if not others:
             taken: set[GlyphKey] = set()
             out: dict[str, GlyphKey] = {}
             for v in answer_values:
                 rivals = self._rivals(rc.concept, side, answer_values, v)
                 g = self._draw(self._sorted_glyphs(rc.concept, v, side), taken, rivals)
                 if g is None:
-                    return first
+                    return None
                 taken.add(g)
                 out[v] = g
-            if not others or answer_concepts(list(out.values()), self.ann, others):
-                return out
-            first = first or out
-        return first
+            return out
+        best: tuple[int, dict[str, GlyphKey]] | None = None
+        enough = min(len(others), len(answer_values) - 1)  # a decoy concept per foil
+        for _ in range(CROSS_DRAWS):
+            got = self._crossed_answers(rc, side, answer_values, others)
+            if got is None:
+                break
+            crossed = len(answer_concepts(list(got.values()), self.ann, others))
+            if best is None or crossed > best[0]:
+                best = (crossed, got)
+            if crossed >= enough:
+                break
+        return best[1] if best else None
+
+    def _crossed_answers(
+        self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str], others: Sequence[str]
+    ) -> dict[str, GlyphKey] | None:
+        """One draw of :meth:`_answer_glyphs` that keeps the answers a set over as many of
+        ``others`` as it can: each value's glyph is the one, of up to ``CROSS_SAMPLE`` drawn
+        at random, that leaves the most of those concepts with a value on every answer so
+        far and no value on two (ties: the first drawn). A random draw of four glyphs is a
+        set over a second concept one time in eight on three-concept annotations; this makes
+        most of them one."""
+        taken: set[GlyphKey] = set()
+        out: dict[str, GlyphKey] = {}
+        used: dict[str, frozenset[str]] = {d: frozenset() for d in others}
+        for v in answer_values:
+            rivals = self._rivals(rc.concept, side, answer_values, v)
+            pool = self._sorted_glyphs(rc.concept, v, side)
+            if not pool:
+                return None
+            order = self.rng.permutation(len(pool))[: 4 * CROSS_SAMPLE]
+            free = [pool[int(i)] for i in order if pool[int(i)] not in taken]
+            free = [g for g in free if g not in rivals][:CROSS_SAMPLE]
+            if not free:
+                return None
+
+            g = max(free, key=lambda x, used=used: self._keeps(x, used))  # the first of the best
+            used = {
+                d: seen | vals
+                for d, seen in used.items()
+                if (vals := self.ann.values(g, d)) and not vals & seen
+            }
+            taken.add(g)
+            out[v] = g
+        return out
+
+    def _keeps(self, glyph: GlyphKey, used: Mapping[str, frozenset[str]]) -> int:
+        """How many of ``used``'s concepts the answers stay a set over with this glyph among
+        them: it carries a value of the concept, none an answer so far carries."""
+        return sum(
+            1 for d, seen in used.items() if (vals := self.ann.values(glyph, d)) and not vals & seen
+        )
 
     def _crossable(
         self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str]
@@ -1354,21 +1410,6 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 if self._tuple_impossible(t, side) is None
             )
         return got  # type: ignore[return-value]
-
-    def _answers_tested(
-        self, rc: RuleContext, answers: Sequence[GlyphKey]
-    ) -> frozenset[tuple[str, str]]:
-        """The tested readings a solver seeing these answers would weigh: those over the
-        puzzle's concept and the other concepts the answers could be a set of
-        (:func:`studio.vet.partial.answer_concepts`: each answer a value, no two the same).
-        A decoy over any other concept is seen through, the answers naming the concept it is
-        not (on the image-feature set such a solver read 0.91 from the first row alone where
-        one weighing every tested reading read 0.60), so contexts are judged by these as well
-        as by every tested reading."""
-        tested = self._tested()
-        concepts = {c for _, c in tested} - {rc.concept}
-        named = answer_concepts(answers, self.ann, sorted(concepts)) | {rc.concept}
-        return frozenset(r for r in tested if r[1] in named)
 
     def _key_completes_another(
         self, rc: RuleContext, rows: list[list[GlyphKey]], shift: bool
