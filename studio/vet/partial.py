@@ -117,6 +117,7 @@ __all__ = [
     "ANALOGY_LAYOUT",
     "EXPLANATION",
     "NAMED_POINTS",
+    "SOLVERS",
     "VIEWS",
     "VIEW_LAYOUTS",
     "VIEW_NAMES",
@@ -358,26 +359,19 @@ def solver_accuracy(
     return 1.0 / len(ties) if key in ties else 0.0
 
 
+#: the solvers besides counting whose accuracies every view reports; its floor is the best
+SOLVERS = ("weighted", "relative", "aware", "logit")
+
+
 def _row(
-    acc: float,
-    chance: float,
-    n: int,
-    decoyed: int,
-    weighted: float,
-    relative: float,
-    aware: float,
-    logit: float,
+    acc: float, chance: float, n: int, decoyed: int, solvers: Mapping[str, float]
 ) -> dict[str, Any]:
-    """A view's figures; ``floor`` is the best solver's accuracy (counting, weighted,
-    weighted with the answers' counts compared, that knowing the concepts the answers could
-    be a set of, and the logit over the readings)."""
-    floor = max(acc, weighted, relative, aware, logit)
+    """A view's figures: the counting solver's ``accuracy``, each of :data:`SOLVERS`', and
+    the ``floor``, the best of them all."""
+    floor = max(acc, *solvers.values())
     return {
         "accuracy": round(acc, 4),
-        "weighted": round(weighted, 4),
-        "relative": round(relative, 4),
-        "aware": round(aware, 4),
-        "logit": round(logit, 4),
+        **{name: round(solvers[name], 4) for name in SOLVERS},
         "floor": round(floor, 4),
         "chance": round(chance, 4),
         "points_over_chance": round(100 * (acc - chance), 1),
@@ -569,10 +563,10 @@ def partial_views(
         frozenset(focus) if focus is not None else frozenset((p.rule, p.concept) for p, _ in seen)
     )
     acc: dict[tuple[str, str], list[float]] = defaultdict(list)
-    weighted: dict[tuple[str, str], list[float]] = defaultdict(list)
-    relative: dict[tuple[str, str], list[float]] = defaultdict(list)
-    aware: dict[tuple[str, str], list[float]] = defaultdict(list)
-    logit: dict[tuple[str, str], list[float]] = defaultdict(list)
+    # per solver of SOLVERS, per (tuple, view): each puzzle's accuracy
+    solved: dict[str, dict[tuple[str, str], list[float]]] = {
+        name: defaultdict(list) for name in SOLVERS
+    }
     by_aware: dict[str, list[tuple[str, list[frozenset[Reading]], int]]] = defaultdict(list)
     by_feats: dict[str, list[tuple[str, list[list[str]], int]]] = defaultdict(list)
     chance: dict[str, list[float]] = defaultdict(list)
@@ -598,11 +592,10 @@ def partial_views(
         plain, compared = weighted_accuracies(got), weighted_accuracies(got, relative=True)
         knowing = weighted_accuracies(by_aware[view], relative=True)
         fitted = logit_accuracies(by_feats[view])
-        for name, a, b, c, d in zip(named[view], plain, compared, knowing, fitted, strict=True):
-            weighted[(name, view)].append(a)
-            relative[(name, view)].append(b)
-            aware[(name, view)].append(c)
-            logit[(name, view)].append(d)
+        results = dict(zip(SOLVERS, (plain, compared, knowing, fitted), strict=True))
+        for solver, accuracies in results.items():
+            for name, a in zip(named[view], accuracies, strict=True):
+                solved[solver][(name, view)].append(a)
     out: dict[str, Any] = {"views": {}, "tuples": {}}
     names = sorted(chance)
     all_chance = [c for n in names for c in chance[n]]
@@ -610,13 +603,8 @@ def partial_views(
         got = [a for n in names for a in acc[(n, view)]]
         if got:
             d = sum(decoyed[(n, view)] for n in names)
-            w = _mean([a for n in names for a in weighted[(n, view)]])
-            r = _mean([a for n in names for a in relative[(n, view)]])
-            k = _mean([a for n in names for a in aware[(n, view)]])
-            lg = _mean([a for n in names for a in logit[(n, view)]])
-            out["views"][view] = _row(
-                sum(got) / len(got), _mean(all_chance), len(got), d, w, r, k, lg
-            )
+            each = {s: _mean([a for n in names for a in solved[s][(n, view)]]) for s in SOLVERS}
+            out["views"][view] = _row(sum(got) / len(got), _mean(all_chance), len(got), d, each)
     for n in names:
         out["tuples"][n] = {
             view: _row(
@@ -624,10 +612,7 @@ def partial_views(
                 _mean(chance[n]),
                 len(chance[n]),
                 decoyed[(n, view)],
-                _mean(weighted[(n, view)]),
-                _mean(relative[(n, view)]),
-                _mean(aware[(n, view)]),
-                _mean(logit[(n, view)]),
+                {s: _mean(solved[s][(n, view)]) for s in SOLVERS},
             )
             for view in VIEWS
             if acc[(n, view)]
