@@ -680,7 +680,7 @@ def split_folder(
 
 def glyph_lines(summary: Mapping[str, Any]) -> dict[str, list[str]]:
     from studio.vet.coverage import coverage_lines
-    from studio.vet.partial import partial_lines
+    from studio.vet.partial import partial_lines, partial_warnings
 
     lines = [
         f"wrote {summary['puzzles']} puzzles to {summary['out_dir']}: {summary['valid']} valid, "
@@ -697,11 +697,15 @@ def glyph_lines(summary: Mapping[str, Any]) -> dict[str, list[str]]:
         lines.append(
             f"{summary['glyphs_without_image']} annotated glyphs have no image and were left out"
         )
-    return {"lines": lines, "warnings": list(summary["coverage_warnings"])}
+    warnings = list(summary["coverage_warnings"])
+    for fold in summary["folds"]:
+        prefix = f"fold {fold['fold']}: " if len(summary["folds"]) > 1 else ""
+        warnings += partial_warnings(fold.get("partial_views") or {}, prefix)
+    return {"lines": lines, "warnings": warnings}
 
 
 def item_lines(summary: Mapping[str, Any]) -> dict[str, list[str]]:
-    from studio.vet.partial import partial_lines
+    from studio.vet.partial import partial_lines, partial_warnings
 
     rej = ", ".join(f"{k} {v}" for k, v in summary["rejections"].items()) or "none"
     lines = [
@@ -709,7 +713,7 @@ def item_lines(summary: Mapping[str, Any]) -> dict[str, list[str]]:
         f"{summary['valid']} valid, {summary['invalid']} invalid; rejected candidates: {rej}"
     ]
     lines += [f"  {line}" for line in partial_lines(summary.get("partial_views") or {})]
-    return {"lines": lines, "warnings": []}
+    return {"lines": lines, "warnings": partial_warnings(summary.get("partial_views") or {})}
 
 
 class CoverageShortfall(StudioError):

@@ -104,6 +104,8 @@ EXPLANATION = (
 )
 #: points over chance past which a tuple's view is named in the reports' lines
 NAMED_POINTS = 10.0
+#: points over chance past which ``generate`` warns of a view (:func:`partial_warnings`)
+WARN_POINTS = 30.0
 #: points by which the weighted solver must beat the counting one for its reason to be given
 WEAK_POINTS = 5.0
 
@@ -138,6 +140,7 @@ __all__ = [
     "partial_lines",
     "partial_signatures",
     "partial_views",
+    "partial_warnings",
     "puzzle_views",
     "reading_features",
     "relative_signatures",
@@ -632,6 +635,23 @@ def floor_of(row: Mapping[str, Any]) -> float:
 def floor_points(row: Mapping[str, Any]) -> float:
     """A view's floor in points over chance."""
     return float(row.get("floor_points_over_chance", row["points_over_chance"]))
+
+
+def partial_warnings(report: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """A warning per view whose floor is more than :data:`WARN_POINTS` over chance: such a
+    split's puzzles can mostly be solved from part of the context, which ``generate`` must
+    say where it is seen, not only in the lines (issue 24's "nothing tells the user")."""
+    names = {**VIEW_NAMES, **(report.get("names") or {})}
+    out = []
+    for view, row in (report.get("views") or {}).items():
+        if floor_points(row) > WARN_POINTS:
+            out.append(
+                f"{prefix}{names.get(view, view)} finds the key of "
+                f"{floor_of(row):.0%} of the puzzles at best (chance {row['chance']:.0%}): "
+                "they can be solved from part of their context (the partial views above say "
+                "which tuples and why)"
+            )
+    return out
 
 
 def partial_lines(report: Mapping[str, Any], most: int = 5) -> list[str]:

@@ -273,6 +273,8 @@ def test_generate_says_what_each_part_covers_and_warns_when_test_is_narrow(
     # and how far one row alone finds the key, with the tuples furthest over chance
     views_line = r"\n  partial views \(exact solvers; chance \d+%\): the first row alone finds"
     assert re.search(views_line, out)
+    # and a view that solves most puzzles from part of the context is a warning, not a line
+    assert re.search(r"warning: the first row alone finds the key of \d+% of the puzzles", err)
     code, vetted, _ = run(capsys, "vet", str(tmp_path / "s"))
     assert code == 0 and "partial views (exact solver" in vetted
     code, doc, _ = run(capsys, "vet", str(tmp_path / "s"), "--json")

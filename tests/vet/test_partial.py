@@ -33,6 +33,7 @@ from studio.vet.partial import (
     logit_accuracies,
     partial_lines,
     partial_views,
+    partial_warnings,
     puzzle_views,
     reading_features,
     relative_signatures,
@@ -299,6 +300,21 @@ def test_the_logit_solver_weighs_each_reading_on_its_own() -> None:
     assert np.mean(weighted_accuracies(seen)) < 0.85
     assert np.mean(weighted_accuracies(seen, relative=True)) < 0.85
     assert np.mean(logit_accuracies(feats)) > 0.95
+
+
+def test_generate_warns_of_a_view_far_over_chance_only() -> None:
+    """A floor more than 30 points over chance is a warning (issue 24: nothing told the
+    user); one within is only in the lines."""
+
+    def row(floor: float) -> dict[str, float]:
+        return {"accuracy": floor, "floor": floor, "chance": 0.25,
+                "points_over_chance": 100 * (floor - 0.25),
+                "floor_points_over_chance": 100 * (floor - 0.25), "decoyed": 0.0}  # fmt: skip
+
+    report = {"views": {"row1": row(0.9), "row2": row(0.5)}}
+    [warning] = partial_warnings(report, "fold 1: ")
+    assert warning.startswith("fold 1: the first row alone finds the key of 90% of the puzzles")
+    assert partial_warnings({"views": {"row1": row(0.54)}}) == []
 
 
 def test_a_tuple_named_by_the_weighted_floor_says_its_decoys_are_weak() -> None:
