@@ -22,7 +22,7 @@ from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
-from studio.families.glyph_pmp.generator import generate_split
+from studio.families.glyph_pmp.generator import Aim, generate_split
 from studio.families.glyph_pmp.split import GenerationShortfall
 from studio.generate.params import SplitParams
 from studio.vet.audit import audit_puzzles
@@ -452,7 +452,11 @@ def test_one_context_makes_several_foils_decoys_and_is_judged_with_the_foils_it_
     book = RuleBook(ua_schema)
     assert all(vet_puzzle(p, ann, book, strict=True).valid for p in result.puzzles)
     views = partial_views(result.puzzles, ann, book)["views"]
-    assert views["row1"]["accuracy"] < 0.47 and views["row2"]["accuracy"] < 0.45
+    # with four answers and two other concepts a view can make two foils decoys, not three:
+    # a third of the key at best, which the first row now reaches; the incomplete row's
+    # decoys sometimes outscore the key. Both were 0.40 and 0.31 while a draw aiming both rows
+    # could aim them at one reading (the foil then completed it, and was mended away)
+    assert views["row1"]["accuracy"] < 0.36 and views["row2"]["accuracy"] < 0.28, views
     several = 0
     for p in result.puzzles:
         per = puzzle_views(p, ann, book)["row1"]
@@ -467,3 +471,31 @@ def test_one_context_makes_several_foils_decoys_and_is_judged_with_the_foils_it_
     audit = audit_puzzles(result.puzzles, ann)
     assert audit["key_rates"]["intended"]["verdict"] == "balanced"
     assert audit["sharing"]["intended"]["verdict"] == "balanced"
+
+
+def test_aims_for_the_two_partial_rows_never_let_an_answer_complete_a_reading(
+    ua_schema: Schema,
+) -> None:
+    """A draw aiming both partial rows once took each row's aims on its own: row 1 constant
+    over dots at 3 for one foil, the incomplete row's visible cells constant at 3 for
+    another, and under the whole context a foil carrying 3 completes the reading (vetting
+    refused it; the mended foil was no decoy). Most draws aiming both rows on a
+    three-concept set needed mending so. Now the second row's aims leave out those that
+    would clash with the first's."""
+    ann = polysemic()
+    gen = glyph_generator.GlyphPMPGenerator(three_concept_params(100, 1), ann, ua_schema)
+    book = RuleBook(ua_schema)
+    constant, progression = book.get(DOTS, "constant"), book.get(DOTS, "progression")
+    assert constant is not None and progression is not None
+    three = [g(i) for i in range(200) if ann.values(g(i), DOTS) == frozenset({"3"})]
+    four = [g(i) for i in range(200) if ann.values(g(i), DOTS) == frozenset({"4"})]
+    row1 = Aim(0, [(DOTS, "3")] * 3, constant, (three[0],))
+    row2 = Aim(-1, [(DOTS, "3")] * 2, constant, (three[1],))
+    assert gen._aims_clash(row1, row2, [four[0], three[1]], False)
+    assert gen._aims_clash(row2, row1, [four[0], three[1]], False)  # either order
+    assert not gen._aims_clash(row1, row2, [four[0], four[1]], False)  # no answer ends it
+    rising = Aim(0, [(DOTS, "1"), (DOTS, "2"), (DOTS, "3")], progression, (three[0],))
+    assert not gen._aims_clash(rising, row2, [four[0], three[1]], False)  # (1,2,3) no constant
+    sides = book.get(SIDES, "constant")
+    assert sides is not None  # another concept: no clash
+    assert not gen._aims_clash(row1, Aim(-1, [(SIDES, "3")] * 2, sides, ()), [three[0]], False)
