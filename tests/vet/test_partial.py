@@ -8,6 +8,8 @@ the split's statistics, UA's own biased pool flagged by tuple."""
 from __future__ import annotations
 
 import random
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -446,7 +448,7 @@ def test_one_context_makes_several_foils_decoys_and_is_judged_with_the_foils_it_
     params = SplitParams(
         n=600, seed=1, sampling="balanced", holdout="basic", holdout_fraction=0.01,
         rules=("constant", "progression", "arithmetic"),
-        concepts=(DOTS, SIDES, "components-solid"), ratios=(1, 0, 0),
+        concepts=(DOTS, SIDES, "components-solid"), ratios=(1, 0, 0), min_answers=4,
     )  # fmt: skip
     result = generate_split(params, ann, ua_schema)
     book = RuleBook(ua_schema)
@@ -499,3 +501,47 @@ def test_aims_for_the_two_partial_rows_never_let_an_answer_complete_a_reading(
     sides = book.get(SIDES, "constant")
     assert sides is not None  # another concept: no clash
     assert not gen._aims_clash(row1, Aim(-1, [(SIDES, "3")] * 2, sides, ()), [three[0]], False)
+
+
+def test_an_answer_set_holds_no_more_foils_than_decoys_can_be_made_for(
+    ua_schema: Schema,
+) -> None:
+    """A view makes a foil a decoy by a reading over a concept the answers are a set of, one
+    foil per concept: with four answers crossed over two other concepts, a third foil was one
+    the first row alone ruled out in every puzzle (the key found a third of the time at best
+    against a chance of a quarter). The set now holds one foil per other concept the answers
+    cross (never fewer answers than the split's minimum), chosen before the key."""
+    ann = polysemic()
+    book = RuleBook(ua_schema)
+    decoyed = {}
+    for least in (2, 4):
+        params = replace(three_concept_params(600, 1), min_answers=least)
+        result = generate_split(params, ann, ua_schema)
+        sizes = Counter(len(p.answers) for p in result.puzzles)
+        crossed = [
+            len(answer_concepts(p.answers, ann, params.concepts)) - 1 for p in result.puzzles
+        ]
+        if least == 4:
+            assert set(sizes) == {4}  # the user's minimum holds
+        else:
+            assert max(sizes) == 3 and sizes[3] > 0.9 * len(result.puzzles), sizes
+            fits = sum(
+                len(p.answers) <= max(least, 1 + c)
+                for p, c in zip(result.puzzles, crossed, strict=True)
+            )
+            assert fits > 0.95 * len(result.puzzles)
+        audit = audit_puzzles(result.puzzles, ann)
+        assert audit["key_rates"]["intended"]["verdict"] == "balanced"
+        assert audit["sharing"]["intended"]["verdict"] == "balanced"
+        foils = ties = 0
+        for p in result.puzzles:
+            per = puzzle_views(p, ann, book)["row1"]
+            foils += len(per) - 1
+            ties += sum(len(r) >= len(per[p.key]) for i, r in enumerate(per) if i != p.key)
+        decoyed[least] = ties / foils
+    # a decoy for most foils, where four answers left every third foil none
+    assert decoyed[4] <= 2 / 3 + 0.01 and decoyed[2] > decoyed[4] + 0.05, decoyed
+    # single-concept annotations cross nothing: their sets stay as the values allow
+    plain = TagIndex.from_tags([(g(i), DOTS, str(1 + i % 5)) for i in range(60)])
+    params = replace(three_concept_params(200, 1), concepts=(DOTS,), min_answers=2)
+    assert {len(p.answers) for p in generate_split(params, plain, ua_schema).puzzles} == {4}

@@ -735,6 +735,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 self.result.rejections["asymmetric-values"] += 1
                 continue
             values, plans = chosen
+            values = self._decoyable(rc, side, values)
             # every value of the set could be the key: now the key, uniformly
             key_value = values[int(self.rng.integers(len(values)))]
             rows = plans[key_value]
@@ -1294,6 +1295,29 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             if crossed >= enough:
                 break
         return best[1] if best else None
+
+    def _decoyable(self, rc: RuleContext, side: GlyphSide, values: list[str]) -> list[str]:
+        """As many of ``values`` as decoys can be made for (never fewer than the split's
+        ``min_answers``): a view can make a foil a decoy by a reading over a concept the
+        answers are a set of, one foil per concept, so with answers crossed over ``m`` other
+        concepts a view has decoys for ``m`` foils at most and sees through the rest. With four
+        answers and two other concepts the first row alone found the key a third of the time
+        at best against a chance of a quarter; three answers there leave no foil a partial
+        view rules out (VASR keeps only hard distractors, §3.2). Where the answers cross no
+        other concept no decoy is possible at all and the set is kept as the values allow.
+        Decided from one draw of the answers' glyphs, before the key is drawn, and a random
+        subset kept: which values remain says nothing of the key."""
+        if len(values) <= self.params.min_answers:
+            return values
+        others = self._crossable(rc, side, values)
+        drawn = self._answer_glyphs(rc, side, values) if others else None
+        if not drawn:
+            return values
+        crossed = len(answer_concepts(list(drawn.values()), self.ann, others))
+        keep = max(self.params.min_answers, min(len(values), crossed + 1))
+        if not crossed or keep >= len(values):
+            return values
+        return [values[int(i)] for i in sorted(self.rng.choice(len(values), keep, replace=False))]
 
     def _crossed_answers(
         self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str], others: Sequence[str]
