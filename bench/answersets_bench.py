@@ -53,7 +53,8 @@ knowing the split's tested (rule, concept) readings, with the share of puzzles t
 (``weighted-row1`` / ``weighted-row2``: each reading weighed by how often an answer fitting it
 was the key in the other half of the held-out puzzles) and the relative solver's
 (``relative-row1`` / ``relative-row2``: the same, each answer's readings with whether it fits
-the most and the fewest of its puzzle's answers; the generator does not aim at it). A design
+the most and the fewest of its puzzle's answers; the generator judges its contexts by this
+one's running shares, so ``weighted`` and the logit are the solvers it does not aim at). A design
 ending in ``/plain`` (``symmetric/plain``) is the same generator with one context draw per
 puzzle, i.e. no decoys: the same-run reference for both the partial views and the speed;
 ``/values`` (analogies, ``--layout analogy``) draws symmetric sets as before issue 24's variant

@@ -43,11 +43,12 @@ scores each answer by how often, in the other half of the split, an answer fitti
 same tested readings was the key, and picks the best (halves by puzzle id, each scored by the
 other: no puzzle teaches its own key). On random polysemic sets it reads 5–16 points over the
 counting solver. A third, ``relative``, weighs the same way a signature that also says whether
-the answer fits the most readings of its puzzle's answers, and whether the fewest: the
-generator judges its contexts by the plain signature (:class:`RunningShares`), so it is a
-solver the generator does not aim at (an outside review's, which recovered half of what the
-choice of contexts gained on the incomplete row). A fourth, ``aware``, is the relative one
-knowing what the answers say of the concept: the concepts they could be a set of, each
+the answer fits the most readings of its puzzle's answers, and whether the fewest (an
+outside review's, which recovered half of what the choice of contexts gained on the
+incomplete row while the generator judged by the plain signature). The generator now judges
+its contexts by this solver's running shares (:class:`RunningShares`) and the counting one;
+``weighted`` and ``logit`` are the solvers it does not aim at. A fourth, ``aware``, is the
+relative one knowing what the answers say of the concept: the concepts they could be a set of, each
 answer carrying a value and no two the same (:func:`answer_concepts`), and only the readings
 over those. Where the answers are a set over the intended concept alone they name it, and a
 decoy fitting a reading over another concept fools no one: on the image-feature set (4,000
@@ -522,9 +523,10 @@ def weighted_accuracies(
     towards one half, so that a signature seen once says little), then how many it fits (as
     the counting solver); the best score wins, ties split evenly. ``relative``: an answer's
     signature also says whether it fits the most readings of its puzzle's answers and whether
-    the fewest (:func:`relative_signatures`) — what a solver comparing the answers reads, and
-    what the generator's choice of contexts, judged by the plain signature, does not aim at
-    (an outside review's solver recovered half of its gain on the incomplete row)."""
+    the fewest (:func:`relative_signatures`) — what a solver comparing the answers reads (an
+    outside review's solver recovered half of the generator's gain on the incomplete row
+    while contexts were judged by the plain signature; they are now judged by this one's
+    shares, :class:`RunningShares`)."""
     half = [zlib.crc32(pid.encode()) & 1 for pid, _, _ in seen]
     keys: list[dict[Any, int]] = [defaultdict(int), defaultdict(int)]
     fits: list[dict[Any, int]] = [defaultdict(int), defaultdict(int)]
@@ -738,27 +740,34 @@ def partial_signatures(
 
 
 class RunningShares:
-    """The weighted solver's shares while a split is drawn: per view (the first row, the
-    incomplete row) and signature (the tested readings an answer fits), how many answers
-    fitted it and how many of those were keys. A generator judges each context it draws
-    against the shares of the puzzles it made before (:func:`partial_gap`)."""
+    """The relative solver's shares while a split is drawn: per view (the first row, the
+    incomplete row) and relative signature (the tested readings an answer fits, and whether
+    it fits the most and the fewest of its puzzle's answers: :func:`relative_signatures`),
+    how many answers had it and how many of those were keys. A generator judges each context
+    it draws against the shares of the puzzles it made before (:func:`partial_gap`). Keyed
+    by the plain readings, as the weighted solver is, the controller left the relative
+    solver 4–8 points over it on three-concept sets: decoys that outscored the key made "the
+    answer fitting the fewest readings" a key."""
 
     def __init__(self) -> None:
-        self.fits: list[dict[frozenset[Reading], int]] = [defaultdict(int), defaultdict(int)]
-        self.keys: list[dict[frozenset[Reading], int]] = [defaultdict(int), defaultdict(int)]
+        self.fits: list[dict[Signature, int]] = [defaultdict(int), defaultdict(int)]
+        self.keys: list[dict[Signature, int]] = [defaultdict(int), defaultdict(int)]
 
     def add(self, signatures: Sequence[Sequence[frozenset[Reading]]], key: int = 0) -> None:
         """Count a puzzle made: per view, each answer's signature (``key``: the key's index)."""
         for view, per_answer in enumerate(signatures):
-            for j, readings in enumerate(per_answer):
-                self.fits[view][readings] += 1
-                self.keys[view][readings] += j == key
+            for j, sig in enumerate(relative_signatures(per_answer)):
+                self.fits[view][sig] += 1
+                self.keys[view][sig] += j == key
 
     def accuracy(self, view: int, per_answer: Sequence[frozenset[Reading]], key: int = 0) -> float:
-        """The weighted solver's expected accuracy on one puzzle by these shares (the same
-        score as :func:`weighted_accuracies`)."""
+        """The relative solver's expected accuracy on one puzzle by these shares (the same
+        score as :func:`weighted_accuracies` with ``relative``)."""
         fits, keys = self.fits[view], self.keys[view]
-        scores = [_score(keys.get(r, 0), fits.get(r, 0), r) for r in per_answer]
+        scores = [
+            _score(keys.get(sig, 0), fits.get(sig, 0), r)
+            for sig, r in zip(relative_signatures(per_answer), per_answer, strict=True)
+        ]
         best = max(scores)
         ties = [j for j, x in enumerate(scores) if x == best]
         return 1.0 / len(ties) if key in ties else 0.0
@@ -774,23 +783,22 @@ def partial_gap(
     (issue 24).
 
     Without ``shares``: (the largest view's distance from chance, the sum over views), the
-    counting solver's. With ``shares`` (the weighted solver's so far in this split): the sum
-    over views and both solvers of their accuracy *over* chance, signed, then the largest.
-    Signed, a context in which the weighted solver would pick a decoy is preferred: counted,
-    it makes the decoy's readings more of a foil's and the key's more of a key's, so the
-    shares even out as the split is drawn. (Distances instead — a context below chance as bad
-    as one above it — and the largest view first held the incomplete row's weighted solver
-    down but raised the first row's by 5–13 points on random three-concept sets.) The
-    controller optimises against the very solver the reports use: a solver that also reads
-    whether an answer fits the most readings recovers part of the gain (docs/benchmarks.md)."""
+    counting solver's. With ``shares`` (the relative solver's so far in this split): the sum
+    over views and both solvers of their distance from chance, then the largest. A context in
+    which a solver would pick a decoy over the key is as far off as one in which it picks
+    the key: a split of such puzzles teaches "the answer fitting fewer readings", which the
+    relative solver and the logit read. (Signed excesses, on the bench's three-concept set,
+    left the incomplete row's counting solver 7.6–7.8 points under chance and the relative
+    one about 10 over; distances were worse while four-answer sets' rows could clash, by
+    5–13 points on the first row. Now a trade: docs/decisions.md.)"""
     if not signatures:
         return (0.0, 0.0)
     chance = 1.0 / len(signatures[0])
     if shares is None:
         gaps = [abs(solver_accuracy(per, 0) - chance) for per in signatures]
         return (max(gaps), sum(gaps))
-    over = [
-        solver_accuracy(per, 0) - chance + shares.accuracy(view, per) - chance
+    off = [
+        abs(solver_accuracy(per, 0) - chance) + abs(shares.accuracy(view, per) - chance)
         for view, per in enumerate(signatures)
     ]
-    return (sum(over), max(over))
+    return (sum(off), max(off))

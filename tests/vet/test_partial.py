@@ -31,8 +31,10 @@ from studio.vet.audit import audit_puzzles
 from studio.vet.balance import split_stats
 from studio.vet.emergent import vet_puzzle
 from studio.vet.partial import (
+    RunningShares,
     answer_concepts,
     logit_accuracies,
+    partial_gap,
     partial_lines,
     partial_views,
     partial_warnings,
@@ -455,18 +457,22 @@ def test_one_context_makes_several_foils_decoys_and_is_judged_with_the_foils_it_
     assert all(vet_puzzle(p, ann, book, strict=True).valid for p in result.puzzles)
     views = partial_views(result.puzzles, ann, book)["views"]
     # with four answers and two other concepts a view can make two foils decoys, not three:
-    # a third of the key at best, which the first row now reaches; the incomplete row's
-    # decoys sometimes outscore the key. Both were 0.40 and 0.31 while a draw aiming both rows
-    # could aim them at one reading (the foil then completed it, and was mended away)
-    assert views["row1"]["accuracy"] < 0.36 and views["row2"]["accuracy"] < 0.28, views
-    several = 0
+    # a third of the key at best. 0.367 and 0.303 now; 0.41 and 0.35 while a draw aiming
+    # both rows could aim them at one reading (the foil then completed it, and was mended)
+    assert views["row1"]["accuracy"] < 0.39 and views["row2"]["accuracy"] < 0.33, views
+    several = {"row1": 0, "both": 0}
     for p in result.puzzles:
-        per = puzzle_views(p, ann, book)["row1"]
-        key_score = len(per[p.key])
-        several += sum(len(r) >= key_score for i, r in enumerate(per) if i != p.key) >= 2
-    # two foils or more tie with the key (was 32 %; 54 % before the answers were drawn to be
-    # a set over a second concept, whose decoys count more, below)
-    assert several > len(result.puzzles) * 0.4
+        ties = [
+            sum(len(r) >= len(per[p.key]) for i, r in enumerate(per) if i != p.key)
+            for per in puzzle_views(p, ann, book).values()
+        ]
+        several["row1"] += ties[0] >= 2
+        several["both"] += min(ties) >= 2
+    # two foils or more tie with the key in the first row (was 32 %; 54 % before the answers
+    # were drawn to be a set over a second concept, whose decoys count more, below), and in
+    # both views at once in 62 % of puzzles (34 % while the two rows' aims could clash)
+    assert several["row1"] > len(result.puzzles) * 0.4
+    assert several["both"] > len(result.puzzles) * 0.5, several
     # and they hold against a solver reading which concepts the answers could be a set of:
     # 0.95 and 0.84 when the answers named their concept (chance 0.25)
     assert views["row1"]["aware"] < 0.8 and views["row2"]["aware"] < 0.7, views
@@ -545,3 +551,31 @@ def test_an_answer_set_holds_no_more_foils_than_decoys_can_be_made_for(
     plain = TagIndex.from_tags([(g(i), DOTS, str(1 + i % 5)) for i in range(60)])
     params = replace(three_concept_params(200, 1), concepts=(DOTS,), min_answers=2)
     assert {len(p.answers) for p in generate_split(params, plain, ua_schema).puzzles} == {4}
+
+
+def test_a_context_where_a_decoy_outscores_the_key_is_judged_worse_than_a_tie(
+    ua_schema: Schema,
+) -> None:
+    """The generator judged contexts by the signed excess over chance, so a context in which
+    a decoy fitted more readings than the key counted as a gain: 42 % of the incomplete rows
+    on this set had a foil outscoring the key, the counting solver read under chance, and the
+    relative solver read "the answer fitting the fewest readings" (0.44 on the first row,
+    chance 0.33). Judged by distances, with shares keyed as the relative solver keys them,
+    a context whose decoy outscores the key is worse than one where they tie."""
+    r1, r2, plain = frozenset({("constant", DOTS)}), frozenset({("sum", SIDES)}), frozenset()
+    shares = RunningShares()
+    over = partial_gap([[r1, r2 | {("constant", SIDES)}, plain]], shares)  # the decoy wins
+    under = partial_gap([[r1 | {("constant", SIDES)}, r2, plain]], shares)  # the key wins
+    tie = partial_gap([[r1, r2, plain]], shares)
+    assert tie < over < under, (over, under, tie)  # signed, ``over`` came first
+    ann = polysemic()
+    book = RuleBook(ua_schema)
+    result = generate_split(three_concept_params(600, 1), ann, ua_schema)
+    outscored = {"row1": 0, "row2": 0}
+    for p in result.puzzles:
+        for view, per in puzzle_views(p, ann, book).items():
+            outscored[view] += any(len(x) > len(per[p.key]) for x in per)
+    assert outscored["row2"] < 0.25 * len(result.puzzles), outscored  # 0.13; was 0.42
+    views = partial_views(result.puzzles, ann, book)["views"]
+    assert views["row1"]["relative"] < 0.40, views["row1"]  # 0.37; was 0.44 (0.46 by
+    # distances with the plain readings' shares)

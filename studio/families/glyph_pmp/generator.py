@@ -84,7 +84,7 @@ POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
-DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one least over chance in the views is kept
+DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one nearest chance in the views is kept
 #: answer draws per symmetric puzzle looking for answers that are a set over a second concept
 #: too (each a value of it, no two the same), so that they do not name the puzzle's concept
 CROSS_DRAWS = 8
@@ -152,7 +152,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         # a symmetric draw that failed: its (answer values, key) wait for the tuple's next draw
         # on that side, so a key that is harder to build is not drawn less often (_build)
         self._pending: dict[tuple[Tuple, str], tuple[list[str], str]] = {}
-        # per part, the weighted partial solver's shares over the puzzles made so far in this
+        # per part, the relative partial solver's shares over the puzzles made so far in this
         # random stream: each drawn context is judged against them (partial_gap)
         self._shares: dict[str, RunningShares] = {}
 
@@ -943,7 +943,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         answers alone say nothing of which is the key; the context comes last, and of
         ``DECOY_DRAWS`` contexts that the key completes, the one whose partial views
         (:mod:`studio.vet.partial`: the first row alone, the incomplete row alone) stay
-        least over chance is kept, by the counting solver and by the weighted one with the
+        nearest chance is kept, by the counting solver and by the relative one with the
         shares of the part's puzzles made so far: its rows make foils *decoys*, as good as the
         key to a solver that sees part of the context. Foils are then vetted under the whole
         context exactly as before; one the kept context makes invalid is replaced by a valid
