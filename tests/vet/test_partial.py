@@ -507,6 +507,15 @@ def test_aims_for_the_two_partial_rows_never_let_an_answer_complete_a_reading(
     sides = book.get(SIDES, "constant")
     assert sides is not None  # another concept: no clash
     assert not gen._aims_clash(row1, Aim(-1, [(SIDES, "3")] * 2, sides, ()), [three[0]], False)
+    # every rule of the concept, as vetting reads them, not only the tested ones (review): a
+    # split testing constant and progression still refuses a foil completing a difference,
+    # (1, 2, 3) and (4, 3, 1) under the shifted reading
+    untested = replace(three_concept_params(100, 1), rules=("constant", "progression"))
+    gen = glyph_generator.GlyphPMPGenerator(untested, ann, ua_schema)
+    one = [g(i) for i in range(200) if ann.values(g(i), DOTS) == frozenset({"1"})]
+    falling = Aim(-1, [(DOTS, "4"), (DOTS, "3")], progression, ())
+    assert gen._aims_clash(rising, falling, [four[0], one[0]], False)
+    assert not gen._aims_clash(rising, falling, [four[0], four[1]], False)
 
 
 def test_an_answer_set_holds_no_more_foils_than_decoys_can_be_made_for(

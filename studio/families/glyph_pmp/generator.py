@@ -1161,7 +1161,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         all, aims over other concepts naming foils none of its aims names yet — each foil a
         decoy by one reading, as the key is the key by one. (Preferring the aims that name the most
         foils at once, foils sharing the aimed value, let the incomplete row's logit find the
-        key: 0.26 → 0.40 on the image-feature set, chance 0.25.)"""
+        key: 0.26 → 0.40 on the image-feature set, chance 0.25.) The row aimed second leaves
+        out the aims that clash with the first's (:meth:`_aims_clash`)."""
         rows_aimed = [r for r in ((0,), (-1,), (0, -1))[(draw - 1) % 3] if plan[r]]
         if not rows_aimed:
             rows_aimed = [r for r in (0, -1) if plan[r]]
@@ -1200,8 +1201,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         reading of it under the whole context? Then the foil a row names is no decoy but a
         second key (vetting refuses it, and the context needed mending: on a three-concept
         set, 20,553 of 30,000 draws aiming both rows did, and the mended foils were no decoys),
-        or the key completes a second reading (the context is refused). Values only, and the
-        middle rows of a 3×3 as if they instantiated it too."""
+        or the key completes a second reading (the context is refused). Every rule of the
+        concept, tested or not, as vetting reads them (a split testing constant and
+        progression alone still refuses a foil completing a sum); values only, and the middle
+        rows of a 3×3 as if they instantiated it too (cautious: such a draw keeps fewer aims)."""
         concept = aim.rc.concept
         if other.rc.concept != concept or aim.row == other.row:
             return False
@@ -1210,10 +1213,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         visible = [frozenset((v,)) for _, v in last.cells]
         tails = [t for t in (self.ann.values(g, concept) for g in answers) if t]
         readings = (shift, True) if self._strict_reading(shift) else (shift,)
-        for rule in sorted({r for r, c in self._tested() if c == concept}):
-            reading = self.book.get(concept, rule)
-            insts = row_instantiations(reading, row) if reading is not None else frozenset()
-            if reading is None or not insts:
+        for reading in self.book.rules_of(concept):
+            insts = row_instantiations(reading, row)
+            if not insts:
                 continue
             for tail in tails:
                 ends = row_instantiations(reading, [*visible, tail])
