@@ -382,10 +382,11 @@ def decoy_split(
     puzzles: Sequence[Any], annotations: Any, book: Any, tested: set[tuple[str, str]]
 ) -> dict[str, Any]:
     """The partial views (issue 24) apart on the puzzles where a decoy is possible — the
-    answers are a set over another tested concept as well, so a reading over it can make a
-    foil a decoy to every solver, the aware one too — and on those where none is (the answers
-    name their concept: what the annotations allow). The issue's aim reads "within 5 points
-    of chance where a decoy exists, within 10 overall"."""
+    answers are a set over another tested concept as well, so a reading over it could make a
+    foil a decoy to every solver, the aware one too (whether the glyphs allow such a row is
+    not checked: the group is a superset of the puzzles with a decoy) — and on those where
+    none is (the answers name their concept: what the annotations allow). The issue's aim
+    reads "within 5 points of chance where a decoy exists, within 10 overall"."""
     from studio.vet.partial import answer_concepts, partial_views
 
     concepts = {c for _, c in tested}
