@@ -30,6 +30,11 @@ def _loader(seed: dict[str, bytes]):  # the seed split is the loader's context
     max_examples=120,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    # the examples mutate a split generated afresh each session: an example saved from another
+    # session's split draws differently on this one, which hypothesis reports as a flaky
+    # strategy (it failed so on a second local run after the generator changed; CI's fresh
+    # clone has no saved examples). Crashers found are kept in the corpus instead.
+    database=None,
 )
 @given(rng=st.randoms(use_true_random=False))
 def test_mutated_splits_are_read_or_refused_cleanly(
