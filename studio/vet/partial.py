@@ -48,9 +48,9 @@ outside review's, which recovered half of what the choice of contexts gained on 
 incomplete row while the generator judged by the plain signature). The generator now judges
 its contexts by this solver's running shares (:class:`RunningShares`) and the counting one;
 ``weighted`` and ``logit`` are the solvers it does not aim at. A fourth, ``aware``, is the
-relative one knowing what the answers say of the concept: the concepts they could be a set of, each
-answer carrying a value and no two the same (:func:`answer_concepts`), and only the readings
-over those. Where the answers are a set over the intended concept alone they name it, and a
+relative one knowing what the answers say of the concept: the concepts they could be a set
+of, each answer carrying a value and no two the same (:func:`answer_concepts`), and only the
+readings over those. Where the answers are a set over the intended concept alone they name it, and a
 decoy fitting a reading over another concept fools no one: on the image-feature set (4,000
 puzzles, seed 5, sets of two to four) this solver read 0.91 and 0.88 where the relative one
 read 0.60 and 0.47 (chance 0.35), until the generator drew its answers to be a set over a
@@ -746,8 +746,9 @@ class RunningShares:
     how many answers had it and how many of those were keys. A generator judges each context
     it draws against the shares of the puzzles it made before (:func:`partial_gap`). Keyed
     by the plain readings, as the weighted solver is, the controller left the relative
-    solver 4–8 points over it on three-concept sets: decoys that outscored the key made "the
-    answer fitting the fewest readings" a key."""
+    solver 2–6 points over the weighted one on the bench's three-concept set (the incomplete
+    row, 0.43–0.44 against 0.38–0.41): decoys that outscored the key made "the answer
+    fitting the fewest readings" a key."""
 
     def __init__(self) -> None:
         self.fits: list[dict[Signature, int]] = [defaultdict(int), defaultdict(int)]
@@ -785,12 +786,13 @@ def partial_gap(
     Without ``shares``: (the largest view's distance from chance, the sum over views), the
     counting solver's. With ``shares`` (the relative solver's so far in this split): the sum
     over views and both solvers of their distance from chance, then the largest. A context in
-    which a solver would pick a decoy over the key is as far off as one in which it picks
-    the key: a split of such puzzles teaches "the answer fitting fewer readings", which the
-    relative solver and the logit read. (Signed excesses, on the bench's three-concept set,
-    left the incomplete row's counting solver 7.6–7.8 points under chance and the relative
-    one about 10 over; distances were worse while four-answer sets' rows could clash, by
-    5–13 points on the first row. Now a trade: docs/decisions.md.)"""
+    which a solver would pick a decoy over the key counts by its distance under chance, no
+    longer as a gain that offsets the other view: a split of such puzzles teaches "the answer
+    fitting fewer readings", which the relative solver and the logit read. (Signed excesses,
+    on the bench's three-concept set, left the incomplete row's counting solver 7.6–7.8
+    points under chance and the relative one about 10 over; distances were worse while
+    four-answer sets' rows could clash, by 5–13 points on the first row. Now a trade:
+    docs/decisions.md.)"""
     if not signatures:
         return (0.0, 0.0)
     chance = 1.0 / len(signatures[0])

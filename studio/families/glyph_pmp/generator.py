@@ -1299,10 +1299,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         return best[1] if best else None
 
     def _decoyable(self, rc: RuleContext, side: GlyphSide, values: list[str]) -> list[str]:
-        """As many of ``values`` as decoys can be made for (never fewer than the split's
-        ``min_answers``): a view can make a foil a decoy by a reading over a concept the
-        answers are a set of, one foil per concept, so with answers crossed over ``m`` other
-        concepts a view has decoys for ``m`` foils at most and sees through the rest. With four
+        """At most one foil per other concept the answers cross, never fewer answers than the
+        split's ``min_answers`` (whether an aim exists for each foil is not checked here): a
+        view can make a foil a decoy by a reading over a concept the answers are a set of, one
+        foil per concept, so with answers crossed over ``m`` other concepts a view has decoys
+        for ``m`` foils at most and sees through the rest. With four
         answers and two other concepts the first row alone found the key a third of the time
         at best against a chance of a quarter; three answers there leave no foil a partial
         view rules out (VASR keeps only hard distractors, §3.2). Where the answers cross no
