@@ -50,8 +50,8 @@ its contexts by this solver's running shares (:class:`RunningShares`) and the co
 ``weighted`` and ``logit`` are the solvers it does not aim at. A fourth, ``aware``, is the
 relative one knowing what the answers say of the concept: the concepts they could be a set
 of, each answer carrying a value and no two the same (:func:`answer_concepts`), and only the
-readings over those. Where the answers are a set over the intended concept alone they name it, and a
-decoy fitting a reading over another concept fools no one: on the image-feature set (4,000
+readings over those. Where the answers are a set over the intended concept alone they name
+it, and a decoy fitting a reading over another concept fools no one: on the image-feature set (4,000
 puzzles, seed 5, sets of two to four) this solver read 0.91 and 0.88 where the relative one
 read 0.60 and 0.47 (chance 0.35), until the generator drew its answers to be a set over a
 second concept too. A fifth, ``logit``, is a conditional logit over each answer's readings

@@ -1170,8 +1170,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         for r in rows_aimed:
             # aimed after the other row's: no aim that would let an answer complete a
             # reading both rows then instantiate (a foil, invalid; the key, refused)
-            options = [o for o in plan[r] if not any(self._aims_clash(a, o[1], answers, shift)
-                                                     for a in out)]  # fmt: skip
+            options = [
+                o
+                for o in plan[r]
+                if not any(self._aims_clash(a, o[1], answers, shift) for a in out)
+            ]
             if not options:
                 continue
             # the first aim's rule uniformly among the rules aimed at, then an aim of it: drawn
