@@ -1154,18 +1154,19 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         answers: Sequence[GlyphKey],
         shift: bool,
     ) -> list[Aim]:
-        """The aims of one context draw after the first, plain one: the first row, the
-        incomplete row and both in turn (a row without aims leaves the other's alone). A row
-        takes one aim (a rule drawn uniformly among those aimed at, then an aim of it, so that
-        decoys come by each rule as keys do), then, while some glyph per cell can carry them
-        all, aims over other concepts naming foils none of its aims names yet — each foil a
-        decoy by one reading, as the key is the key by one. (Preferring the aims that name the most
-        foils at once, foils sharing the aimed value, let the incomplete row's logit find the
-        key: 0.26 → 0.40 on the image-feature set, chance 0.25.) The row aimed second leaves
-        out the aims that clash with the first's (:meth:`_aims_clash`)."""
-        rows_aimed = [r for r in ((0,), (-1,), (0, -1))[(draw - 1) % 3] if plan[r]]
-        if not rows_aimed:
-            rows_aimed = [r for r in (0, -1) if plan[r]]
+        """The aims of one context draw after the first, plain one: both partial rows, the
+        first row aimed first in one draw and the incomplete row in the next (the row aimed
+        second leaves out the aims that clash with the first's, :meth:`_aims_clash`). Drawn
+        a row at a time, in turn, a third of the draws aimed both, and on a three-concept set
+        a foil fitted nothing in the incomplete row alone in 17 % of the puzzles (a logit
+        read "fits nothing" as "not the key"). A row takes one aim (a rule drawn uniformly
+        among those aimed at, then an aim of it, so that decoys come by each rule as keys
+        do), then, while some glyph per cell can carry them all, aims over other concepts
+        naming foils none of its aims names yet: each foil a decoy by one reading, as the key
+        is the key by one. (Preferring the aims that name the most foils at once, foils
+        sharing the aimed value, let the incomplete row's logit find the key: 0.26 → 0.40 on
+        the image-feature set, chance 0.25.)"""
+        rows_aimed = [r for r in ((0, -1), (-1, 0))[(draw - 1) % 2] if plan[r]]
         out: list[Aim] = []
         for r in rows_aimed:
             # aimed after the other row's: no aim that would let an answer complete a
