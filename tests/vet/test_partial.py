@@ -25,7 +25,7 @@ from studio.core.puzzle import Puzzle
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
 from studio.families.glyph_pmp.generator import Aim, generate_split
-from studio.families.glyph_pmp.split import GenerationShortfall
+from studio.families.glyph_pmp.split import GenerationShortfall, GlyphSide
 from studio.generate.params import SplitParams
 from studio.vet.audit import audit_puzzles
 from studio.vet.balance import split_stats
@@ -553,6 +553,36 @@ def test_a_decoy_fits_a_reading_of_the_keys_own_rule(ua_schema: Schema) -> None:
             )
     for view in ("row1", "row2"):
         assert same[view] > 0.7 * len(puzzles), same  # 0.50-0.54 before, 0.80 now
+
+
+def test_no_aim_over_a_concept_the_answers_are_no_set_of(ua_schema: Schema) -> None:
+    """A decoy by a reading over a concept one answer lacks (or two answers share a value of)
+    fools no solver that sees the answers: the puzzle's concept is one they are a set of. On
+    the image-feature set, where many glyphs lack a feature, such decoys left the aware
+    solver the floor (0.62-0.68 against a chance of 0.44); they are no longer aimed at."""
+    ann = polysemic()
+    gen = glyph_generator.GlyphPMPGenerator(three_concept_params(100, 1), ann, ua_schema)
+    book = RuleBook(ua_schema)
+    rc = book.get(DOTS, "constant")
+    assert rc is not None
+    side = GlyphSide(dict(ann.folders))
+    tested = frozenset((r, c) for r in ("constant", "progression", "arithmetic") for c in CONCEPTS)
+    glyphs = [g(i) for i in range(200)]
+
+    def carrying(dots: str, sides: str | None) -> GlyphKey:
+        return next(
+            x
+            for x in glyphs
+            if ann.values(x, DOTS) == frozenset({dots})
+            and ann.values(x, SIDES) == (frozenset({sides}) if sides else frozenset())
+        )
+
+    foils = [carrying("1", "4"), carrying("2", "5")]
+    rows = [("3", "3", "3"), ("3", "3", "3")]
+    for key, aimed in ((carrying("3", "3"), True), (carrying("3", None), False)):
+        plan = gen._decoy_plan(rc, rows, side, key, foils, tested, False)
+        over = {a.rc.concept for row in plan.values() for _, a in row}
+        assert (SIDES in over) is aimed, (key, over)  # the key without sides: none over sides
 
 
 def test_an_answer_set_holds_no_more_foils_than_decoys_can_be_made_for(
