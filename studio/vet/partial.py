@@ -433,7 +433,8 @@ def reading_features(
 ) -> list[list[str]]:
     """What the logit solver reads of each answer in one view: each tested reading it fits
     and each the answers' concepts allow (:func:`aware_readings`), each with how many other
-    answers fit it too; how many it fits and whether the most and the fewest of its
+    answers fit it too; each rule it fits a reading of, with how many other answers fit a
+    reading of that rule; how many it fits and whether the most and the fewest of its
     puzzle's answers, both ways of counting; over which of the answers' concepts it fits a
     reading; and its own tags (``tags``), which alone say nothing of the key but with the
     readings do (an answer carrying 5 that fits a progression, say)."""
@@ -447,6 +448,11 @@ def reading_features(
             for x in sorted(mine):
                 shared = sum(x in b for i, b in enumerate(every) if i != j)
                 f += [f"{kind}:{x[0]}/{x[1]}", f"{kind}-shared:{x[0]}/{x[1]}:{shared}"]
+            for rule in sorted({x[0] for x in mine}):
+                # how many other answers fit a reading of the same rule, over any concept:
+                # a key and the one decoy aimed by its rule would share it (outside review)
+                alike = sum(any(y[0] == rule for y in b) for i, b in enumerate(every) if i != j)
+                f.append(f"{kind}-rule-shared:{rule}:{alike}")
         f += [f"count:{counts[j]}", f"most:{counts[j] == max(counts)}"]
         f += [f"fewest:{counts[j] == min(counts)}", f"acount:{acounts[j]}"]
         f += [f"amost:{acounts[j] == max(acounts)}", f"afewest:{acounts[j] == min(acounts)}"]
