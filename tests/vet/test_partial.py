@@ -243,7 +243,7 @@ def test_the_generators_decoys_bring_both_views_towards_chance(
     assert aimed["row2"]["accuracy"] < plain["row2"]["accuracy"] - 0.1
     assert aimed["row1"]["decoyed"] > 0.6 and aimed["row2"]["decoyed"] > 0.6
     # contexts are judged by the weighted solver too, with the shares of the puzzles made so
-    # far: its incomplete row reads 0.32 (0.50 when contexts were judged by counting alone)
+    # far: its incomplete row reads 0.35 (0.50 when contexts were judged by counting alone)
     assert aimed["row2"]["weighted"] < 0.42, aimed["row2"]
 
 
@@ -548,7 +548,7 @@ def test_aims_for_the_two_partial_rows_never_let_an_answer_complete_a_reading(
 def test_every_aimed_context_aims_both_partial_rows(ua_schema: Schema) -> None:
     """Drawn a row at a time in turn, a third of the aimed contexts aimed both partial rows,
     and a foil fitted no reading at all in the incomplete row alone in a third of the
-    puzzles here (0.33; 17 % on the bench's three-concept set): a logit read "fits nothing"
+    puzzles here (0.33; 18 % on a 2,000-glyph three-concept set): a logit read "fits nothing"
     as "not the key". Every aimed context now aims both rows, each row first in turn."""
     ann = polysemic()
     book = RuleBook(ua_schema)
@@ -558,28 +558,6 @@ def test_every_aimed_context_aims_both_partial_rows(ua_schema: Schema) -> None:
         for view, per in puzzle_views(p, ann, book).items():
             empty[view] += any(not r for i, r in enumerate(per) if i != p.key)
     assert empty["row2"] < 0.25 * len(puzzles), empty  # 0.17 now
-    assert empty["row1"] < 0.45 * len(puzzles), empty  # 0.41 before and now
-
-
-def test_a_decoy_fits_a_reading_of_the_keys_own_rule(ua_schema: Schema) -> None:
-    """The first aim of a row was of a rule drawn uniformly among those aimed at: decoys came
-    by each rule as keys do on average, yet in half the puzzles no foil fitted a reading of
-    the rule the key fits, and a solver reading the rules with the rest told the key (the
-    bench's first row 5.7-7.6 points over chance). A row's first aim is now of the key's own
-    rule where the row can be aimed by it."""
-    ann = polysemic()
-    book = RuleBook(ua_schema)
-    puzzles = generate_split(three_concept_params(600, 1), ann, ua_schema).puzzles
-    same = Counter[str]()
-    for p in puzzles:
-        for view, per in puzzle_views(p, ann, book).items():
-            same[view] += any(
-                any(rule == p.rule and concept != p.concept for rule, concept in r)
-                for i, r in enumerate(per)
-                if i != p.key
-            )
-    for view in ("row1", "row2"):
-        assert same[view] > 0.7 * len(puzzles), same  # 0.50-0.54 before, 0.80 now
 
 
 def test_no_aim_over_a_concept_the_answers_are_no_set_of(ua_schema: Schema) -> None:
@@ -606,10 +584,15 @@ def test_no_aim_over_a_concept_the_answers_are_no_set_of(ua_schema: Schema) -> N
 
     foils = [carrying("1", "4"), carrying("2", "5")]
     rows = [("3", "3", "3"), ("3", "3", "3")]
-    for key, aimed in ((carrying("3", "3"), True), (carrying("3", None), False)):
+    # a set over sides; the key without sides; the key sharing a foil's sides
+    for key, aimed in (
+        (carrying("3", "3"), True),
+        (carrying("3", None), False),
+        (carrying("3", "4"), False),
+    ):
         plan = gen._decoy_plan(rc, rows, side, key, foils, tested, False)
         over = {a.rc.concept for row in plan.values() for _, a in row}
-        assert (SIDES in over) is aimed, (key, over)  # the key without sides: none over sides
+        assert (SIDES in over) is aimed, (key, over)
 
 
 def test_an_answer_set_holds_no_more_foils_than_decoys_can_be_made_for(

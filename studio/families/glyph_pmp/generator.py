@@ -977,7 +977,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         mend: list[tuple[tuple[float, float], int, Context, list[str | None]]] = []
         reason = "no-glyphs"
         for j in range(DECOY_DRAWS):
-            # the first draw is plain; the others aim one partial row, or both, at foils
+            # the first draw is plain; the others aim both partial rows at foils (one row
+            # where the other has no aims)
             aims = self._pick_aims(plan, j, rc, rows, side, [key_glyph, *first], shift) if j else []
             if j and not aims:
                 continue  # no foil carries another tested concept: nothing to aim at
@@ -1164,16 +1165,14 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         first row aimed first in one draw and the incomplete row in the next (the row aimed
         second leaves out the aims that clash with the first's, :meth:`_aims_clash`). Drawn
         a row at a time, in turn, a third of the draws aimed both, and on a three-concept set
-        a foil fitted nothing in the incomplete row alone in 17 % of the puzzles (a logit
-        read "fits nothing" as "not the key"). A row takes one aim — of the key's own rule
-        where the row can be aimed by it, so that within the puzzle a decoy fits a reading of
-        the rule the key fits and only the concept, which the partial view cannot tell, sets
-        them apart (else of a rule drawn uniformly among those aimed at) — then, while some
-        glyph per cell can carry them
-        all, aims over other concepts naming foils none of its aims names yet: each foil a
-        decoy by one reading, as the key is the key by one. (Preferring the aims that name
-        the most foils at once, foils sharing the aimed value, let the incomplete row's logit
-        find the key: 0.26 → 0.40 on the image-feature set, chance 0.25.)"""
+        (the tests', 2,000 glyphs) a foil fitted nothing in the incomplete row alone in 18 % of
+        the puzzles (a logit read "fits nothing" as "not the key"). A row takes one aim (a
+        rule drawn uniformly among those aimed at, then an aim of it, so that decoys come by
+        each rule as keys do), then, while some glyph per cell can carry them all, aims over
+        other concepts naming foils none of its aims names yet: each foil a decoy by one
+        reading, as the key is the key by one. (Preferring the aims that name the most foils
+        at once, foils sharing the aimed value, let the incomplete row's logit find the key:
+        0.26 → 0.40 on the image-feature set, chance 0.25.)"""
         rows_aimed = [r for r in ((0, -1), (-1, 0))[(draw - 1) % 2] if plan[r]]
         out: list[Aim] = []
         for r in rows_aimed:
@@ -1186,16 +1185,13 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             ]
             if not options:
                 continue
-            # the first aim's rule: the key's, else uniformly among the rules aimed at, then an
-            # aim of it. Drawn uniformly among aims, decoys came by the rule with the most
-            # cells to aim (sums) while keys come by each rule alike, and "fits a constant
-            # reading" told the key; drawn uniformly among rules, decoys came by each rule
-            # as keys do on average only, and half the puzzles had no decoy of the key's rule
+            # the first aim's rule uniformly among the rules aimed at, then an aim of it: drawn
+            # uniformly among aims, decoys came by the rule with the most cells to aim (sums)
+            # while keys come by each rule alike, and "fits a constant reading" told the key.
+            # (The key's own rule first made "the answers sharing a rule" a tell, the key and
+            # its first decoy: with a logit reading it, floors 3-6 points higher.)
             rules = sorted({o[1].rc.rule.value for o in options})
-            if rc.rule.value in rules:
-                rule = rc.rule.value
-            else:
-                rule = rules[int(self.rng.integers(len(rules)))]
+            rule = rules[int(self.rng.integers(len(rules)))]
             ruled = [o for o in options if o[1].rc.rule.value == rule]
             mask, first = ruled[int(self.rng.integers(len(ruled)))]
             chosen = [first]
