@@ -55,7 +55,8 @@ it, and a decoy fitting a reading over another concept fools no one: on the imag
 puzzles, seed 5, sets of two to four) this solver read 0.91 and 0.88 where the relative one
 read 0.60 and 0.47 (chance 0.35), until the generator drew its answers to be a set over a
 second concept too. A fifth, ``logit``, is a conditional logit over each answer's readings
-(each on its own, with how many other answers fit it) and its own tags, fitted on one half
+(each on its own, with how many other answers fit it, and per rule it fits, how many other
+answers fit a reading of that rule) and its own tags, fitted on one half
 and scoring the other: where the others key on whole signatures it weighs readings one by
 one, and an outside review's such logit read 3 to 7 points over them. The reports' floor is
 the highest of the five.
