@@ -1125,6 +1125,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         answer set; the rows' own values of the intended concept are drawn as always, and the
         whole context is vetted as always."""
         answers = [key, *foils]
+        crossed = answer_concepts(answers, self.ann, sorted({c for _, c in tested}))
         plan: dict[int, list[tuple[int, Aim]]] = {0: [], -1: []}
         for rule, concept in sorted(tested):
             if concept == rc.concept or rule == Rule.UNION.value:
@@ -1133,7 +1134,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             held = [self.ann.values(a, concept) for a in answers]
             if other is None or not any(held[1:]):
                 continue
-            if not answer_concepts(answers, self.ann, (concept,)):
+            if concept not in crossed:
                 continue  # the answers are no set over it: a decoy by it is seen through
             wanted = frozenset().union(*held[1:]) - {NONE}
             for row, cells in self._aimed_rows(other, rows, wanted):
