@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from studio import __version__
 from studio.core.errors import StudioError
-from studio.core.family import GLYPH_FAMILY
 
 if TYPE_CHECKING:
     from studio.core.agreement import AgreementReport
@@ -1094,7 +1093,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from studio.baselines import DEFAULT_MODELS
     from studio.baselines.params import DEFAULT_SEEDS
-    from studio.plugins import families, family
+    from studio.plugins import default_family, families
 
     all_families = families()
     p = argparse.ArgumentParser(
@@ -1184,7 +1183,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="[PROJECT] OUT_DIR")
     s.add_argument(
         "--family",
-        default=GLYPH_FAMILY,
+        default=default_family().id,
         help="; ".join(f"{f.id}: {f.description}" for f in all_families),
     )
     _add_split_arguments(s)
@@ -1216,9 +1215,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("project")
     _add_split_arguments(s)
-    _add_family_arguments(s, [family(GLYPH_FAMILY)])
+    _add_family_arguments(s, [default_family()])
     s.add_argument("--json", action="store_true", help="the report as JSON")
-    s.set_defaults(func=cmd_needs, family=GLYPH_FAMILY)
+    s.set_defaults(func=cmd_needs, family=default_family().id)
 
     s = sub.add_parser(
         "suggest",

@@ -46,7 +46,7 @@ import numpy as np
 from studio.app import PuzzlesChanged
 from studio.core.commands import FunctionCommand
 from studio.core.errors import StudioError
-from studio.core.family import GLYPH_FAMILY, Family
+from studio.core.family import Family
 from studio.core.keys import GlyphKey
 from studio.core.puzzle import Puzzle
 from studio.core.tagindex import TagIndex
@@ -1717,7 +1717,7 @@ class Curator:
         )
         out["rejections"] = dict(rec.summary.get("rejections", {}))
         out["dry_tuples"] = dict(rec.summary.get("dry_tuples", {}))
-        if puzzles and all(p.family == GLYPH_FAMILY for p in puzzles):
+        if puzzles:  # glyph puzzles (a set of items has none): coverage by (rule, concept)
             from studio.vet.coverage import coverage_of_set
 
             out["coverage"] = coverage_of_set(puzzles, rec.params, out["dry_tuples"])

@@ -32,8 +32,9 @@ from studio.core.refs import resolve
 #: (some of ``choices``, written ``a,b`` or ``all``), ``names`` (free names, written ``a,b``).
 OPTION_TYPES = ("int", "float", "bool", "choice", "subset", "names")
 KINDS = ("glyph", "stimulus")
-#: The built-in glyph family's id: the default family of a split, the one the generator of
-#: glyph PMPs registers (issue 27: the literal was spelled out in six modules)
+#: The built-in glyph family's id, which its definition registers and its split parameters
+#: (:class:`~studio.generate.params.SplitParams`) default to. Front ends never use it: they
+#: ask for :func:`studio.plugins.default_family` (issue 27)
 GLYPH_FAMILY = "glyph-pmp"
 
 
@@ -184,9 +185,12 @@ class Family:
     cut each candidate into its ink regions. ``odd_designs``: designs in which the key is the
     answer unlike the question. ``rotation_views``: each candidate shows the question's object
     or another one (its mirror) turned, so the Siamese "is it a rotation" model applies.
-    ``preview``: option values the Preview tab starts from (a
-    smaller picture, say). ``check``: ``options → None``, raising StudioError for a combination
-    the types cannot say is wrong.
+    ``preview``: option values the Preview tab starts from (a smaller picture, say).
+    ``default``: the family a split or set is of when none is named (``generate`` without
+    ``--family``, the Generate dialog's first choice, a set recorded before sets named their
+    family); exactly one registered family says so (:func:`studio.plugins.default_family`), so
+    no front end names one. ``check``: ``options → None``, raising StudioError for a
+    combination the types cannot say is wrong.
     """
 
     id: str
@@ -208,6 +212,7 @@ class Family:
     odd_designs: tuple[str, ...] = ()
     rotation_views: bool = False
     preview: Mapping[str, Any] = field(default_factory=dict)
+    default: bool = False
     check: Any = None
 
     def __post_init__(self) -> None:

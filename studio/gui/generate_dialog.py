@@ -34,14 +34,10 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import StudioError
-from studio.core.family import GLYPH_FAMILY, Family
+from studio.core.family import Family
 from studio.generate.request import DEFAULT_RATIOS, GenerationRequest
 from studio.gui.options_form import OptionsForm
 from studio.gui.settings import StudioSettings
-
-#: Defaults of the glyph family's form that differ from the family's own (none: the dialog
-#: and the CLI share every default, ``sampling`` included: ``generate.params.DEFAULT_SAMPLING``).
-GLYPH_DIALOG_DEFAULTS: dict[str, object] = {}
 
 
 class GenerateSplitDialog(QDialog):
@@ -64,7 +60,8 @@ class GenerateSplitDialog(QDialog):
         for f in self.families:
             self.family_combo.addItem(f"{f.label} ({f.id})", f.id)
             self.family_combo.setItemData(self.family_combo.count() - 1, f.description, 3)
-        self.family_combo.setCurrentIndex(max(0, self.family_combo.findData(GLYPH_FAMILY)))
+        first = next((i for i, f in enumerate(self.families) if f.default), 0)
+        self.family_combo.setCurrentIndex(first)
         self.name_edit = QLineEdit(f"Split {datetime.now():%Y-%m-%d %H:%M}", objectName="splitName")
         self.folder_edit = QLineEdit(objectName="outFolder")
         self.folder_edit.setPlaceholderText("optional: also write the split folder here")
@@ -83,12 +80,12 @@ class GenerateSplitDialog(QDialog):
             ratios.addWidget(QLabel(name))
             ratios.addWidget(spin)
             self.ratio_spins.append(spin)
-        # one options form per family, built from its schema
+        # one options form per family, built from its schema; the dialog and the CLI share
+        # every default
         self.forms: dict[str, OptionsForm] = {}
         self.stack = QStackedWidget(objectName="familyOptions")
         for f in self.families:
-            defaults = (GLYPH_DIALOG_DEFAULTS or None) if f.id == GLYPH_FAMILY else None
-            form = OptionsForm(f, dynamic={"concepts": list(concepts)}, defaults=defaults)
+            form = OptionsForm(f, dynamic={"concepts": list(concepts)})
             self.forms[f.id] = form
             self.stack.addWidget(form)
 
@@ -183,4 +180,4 @@ class GenerateSplitDialog(QDialog):
         self.accept()
 
 
-__all__ = ["GLYPH_DIALOG_DEFAULTS", "GenerateSplitDialog"]
+__all__ = ["GenerateSplitDialog"]

@@ -95,6 +95,17 @@ def families(kind: str | None = None) -> list[Family]:
     return [f for f in out if kind is None or f.kind == kind]
 
 
+def default_family() -> Family:
+    """The family a split or set is of when none is named (:attr:`Family.default`): the one
+    registered family that says so. StudioError when none or several do (a plugin claiming
+    it too is named), so no front end falls back on an id of its own."""
+    claimed = [f for f in families() if f.default]
+    if len(claimed) != 1:
+        said = ", ".join(f.id for f in claimed) or "none"
+        raise StudioError(f"exactly one family must be the default; these say so: {said}")
+    return claimed[0]
+
+
 _loaded = False
 
 

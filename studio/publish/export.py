@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any
 from studio import __version__
 from studio.core.annotations import TagRow, format_annotation_csv
 from studio.core.errors import StudioError
-from studio.core.family import GLYPH_FAMILY
 from studio.core.fileio import atomic_write_text, staging_area
 from studio.core.puzzle import Puzzle
 from studio.core.splitdir import check_target
@@ -373,9 +372,10 @@ def _check_status(status: str) -> None:
 
 
 def _check_family(rec: PuzzleSetRecord) -> str:
-    from studio.plugins import registry
+    from studio.plugins import default_family, registry
 
-    family = str(rec.params.get("family", GLYPH_FAMILY))
+    named = rec.params.get("family")  # none in a set recorded before sets named it
+    family = default_family().id if named is None else str(named)
     if family in stimulus_families():
         return family
     if family not in registry("families"):

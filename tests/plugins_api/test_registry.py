@@ -85,7 +85,41 @@ def test_a_family_registers_what_else_it_brings_from_its_own_folder() -> None:
             for m in re.finditer(rf"[\"']{re.escape(fid)}[\"']", text):
                 line = text[: m.start()].count("\n") + 1
                 named.append(f"{rel}:{line}: {fid}")
-    assert named == ["core/family.py:37: glyph-pmp"]  # GLYPH_FAMILY = "glyph-pmp"
+    assert named == ["core/family.py:38: glyph-pmp"]  # GLYPH_FAMILY = "glyph-pmp"
+    # nor does a front end, the export or the curation fall back on the glyph family by its
+    # constant: they ask for the default family (the constant is the glyph family's id and
+    # its split parameters' default, nothing more)
+    using = sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if "GLYPH_FAMILY" in path.read_text(encoding="utf-8")
+        and path.relative_to(root).parts[:2] != ("families", "glyph_pmp")
+    )
+    assert using == ["core/family.py", "generate/params.py"]
+
+
+def test_the_default_family_is_a_definition_one_family_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``generate`` without ``--family``, the Generate dialog's first choice and a set recorded
+    before sets named their family all take the family that says it is the default; a
+    plugin saying so too is refused in words naming both (issue 27)."""
+    import dataclasses
+
+    from studio.cli import build_parser
+    from studio.plugins import default_family
+
+    assert default_family().id == "glyph-pmp"
+    args = build_parser().parse_args(["generate", "out"])
+    assert args.family == "glyph-pmp"
+    families_reg = registry("families")
+    monkeypatch.setitem(
+        families_reg._entries,
+        "lab-glyphs",
+        dataclasses.replace(family("glyph-pmp"), id="lab-glyphs"),
+    )
+    with pytest.raises(StudioError, match="glyph-pmp, lab-glyphs"):
+        default_family()
 
 
 def test_a_failure_while_registering_leaves_no_half_filled_registries(

@@ -60,6 +60,7 @@ FAMILY = Family(
     kind="glyph",
     label="Glyph progressive matrices",
     description="UA progressive matrices over annotated glyphs",
+    default=True,
     options=(
         Option(
             "layout",
