@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -84,6 +85,10 @@ POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
+#: an aim's rule is drawn with weight (how much more often keys than foils fitted it so far)
+#: plus this: 0.02 let the controller take the rule most short nearly every time, a pattern
+#: of its own that a logit read on the three-concept set (docs/decisions.md)
+RULE_FLOOR = 0.1
 DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one nearest chance in the views is kept
 #: answer draws per symmetric puzzle looking for answers that are a set over a second concept
 #: too (each a value of it, no two the same), so that they do not name the puzzle's concept
@@ -107,6 +112,33 @@ class Aim(NamedTuple):
     cells: list[tuple[str, str]]
     rc: RuleContext
     foils: tuple[GlyphKey, ...]
+
+
+@dataclass
+class RuleFits:
+    """How often the keys and the foils of the puzzles made so far fitted each rule in one
+    partial view (by the readings a solver seeing the answers weighs,
+    :func:`studio.vet.partial.aware_readings`), for :meth:`GlyphPMPGenerator._rule_weights`."""
+
+    keys: Counter[str] = field(default_factory=Counter)
+    foils: Counter[str] = field(default_factory=Counter)
+    keys_seen: int = 0
+    foils_seen: int = 0
+
+    def add(
+        self, per_answer: Sequence[frozenset[tuple[str, str]]], narrow: frozenset[tuple[str, str]]
+    ) -> None:
+        """Count one puzzle's answers, the key first."""
+        for j, readings in enumerate(per_answer):
+            (self.foils if j else self.keys).update({rule for rule, _ in readings & narrow})
+        self.keys_seen += 1
+        self.foils_seen += len(per_answer) - 1
+
+    def key_rate(self, rule: str) -> float:
+        return self.keys[rule] / self.keys_seen if self.keys_seen else 0.0
+
+    def foil_rate(self, rule: str) -> float:
+        return self.foils[rule] / self.foils_seen if self.foils_seen else 0.0
 
 
 def _cell_aims(aims: Sequence[Aim]) -> list[list[tuple[str, str]]]:
@@ -155,6 +187,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         # per part, the relative partial solver's shares over the puzzles made so far in this
         # random stream: each drawn context is judged against them (partial_gap)
         self._shares: dict[str, RunningShares] = {}
+        # per (part, answer count, view), the rules keys and foils fitted in the puzzles made
+        # so far: aims follow them (_rule_weights)
+        self._rule_fits: dict[tuple[str, int, int], RuleFits] = {}
 
     # ---- set-up ----------------------------------------------------------------------------
     def _hold_out(self) -> dict[str, GlyphSide]:
@@ -261,6 +296,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
     def _fresh_stream(self) -> None:
         self._pending.clear()
         self._shares.clear()
+        self._rule_fits.clear()
 
     def generate(self) -> SplitResult:
         for _ in self.run():
@@ -979,7 +1015,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         for j in range(DECOY_DRAWS):
             # the first draw is plain; the others aim both partial rows at foils (one row
             # where the other has no aims)
-            aims = self._pick_aims(plan, j, rc, rows, side, [key_glyph, *first], shift) if j else []
+            aims = (
+                self._pick_aims(plan, j, rc, rows, side, [key_glyph, *first], shift, part)
+                if j
+                else []
+            )
             if j and not aims:
                 continue  # no foil carries another tested concept: nothing to aim at
             cells = self._cells(
@@ -1044,6 +1084,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         if made[0] is not None and seen:
             shares.add(seen)  # what the weighted solvers will learn from this puzzle
             shares_aware.add([[r & narrow for r in per] for per in seen])
+            for view, per in enumerate(seen):
+                self._rule_fits.setdefault((part, len(per), view), RuleFits()).add(per, narrow)
         return made
 
     def _signatures(
@@ -1161,6 +1203,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         side: GlyphSide,
         answers: Sequence[GlyphKey],
         shift: bool,
+        part: str,
     ) -> list[Aim]:
         """The aims of one context draw after the first, plain one: both partial rows, the
         first row aimed first in one draw and the incomplete row in the next (the row aimed
@@ -1168,10 +1211,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         a row at a time, in turn, a third of the draws aimed both, and on a three-concept set
         (the tests', 2,000 glyphs) a foil fitted nothing in the incomplete row alone in 18 % of
         the puzzles (a logit read "fits nothing" as "not the key"). A row takes one aim (a
-        rule drawn uniformly among those aimed at, then an aim of it, so that decoys come by
-        each rule as keys do), then, while some glyph per cell can carry them all, aims over
-        other concepts naming foils none of its aims names yet: each foil a decoy by one
-        reading, as the key is the key by one. (Preferring the aims that name the most foils
+        rule drawn among those aimed at by :meth:`_rule_weights`, then an aim of it, so that
+        decoys come by each rule as keys do), then, while some glyph per cell can carry them
+        all, aims over other concepts naming foils none of its aims names yet, tried in an
+        order weighted the same way: each foil a decoy by one reading, as the key is the key
+        by one. (Preferring the aims that name the most foils
         at once, foils sharing the aimed value, let the incomplete row's logit find the key:
         0.26 → 0.40 on the image-feature set, chance 0.25.)"""
         rows_aimed = [r for r in ((0, -1), (-1, 0))[(draw - 1) % 2] if plan[r]]
@@ -1186,17 +1230,27 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             ]
             if not options:
                 continue
-            # the first aim's rule uniformly among the rules aimed at, then an aim of it: drawn
-            # uniformly among aims, decoys came by the rule with the most cells to aim (sums)
-            # while keys come by each rule alike, and "fits a constant reading" told the key.
-            # (The key's own rule first made "the answers sharing a rule" a tell, the key and
-            # its first decoy: with a logit reading it, floors 3-6 points higher.)
-            rules = sorted({o[1].rc.rule.value for o in options})
-            rule = rules[int(self.rng.integers(len(rules)))]
-            ruled = [o for o in options if o[1].rc.rule.value == rule]
+            # the first aim's rule among the rules aimed at, then an aim of it: drawn uniformly
+            # among aims, decoys came by the rule with the most cells to aim (sums) while keys
+            # come by each rule alike, and "fits a constant reading" told the key; drawn
+            # uniformly among rules, by constant still most (the easiest rows to aim), so now
+            # weighted by the rules keys fitted more often than foils so far. (The key's own
+            # rule first made "the answers sharing a rule" a tell, the key and its first
+            # decoy: with a logit reading it, floors 3-6 points higher.)
+            rules = sorted({o[1].rc.rule for o in options}, key=lambda x: x.value)
+            weight = self._rule_weights(part, len(answers), 0 if r == 0 else 1)
+            wanted = {x: weight(x.value) for x in rules}
+            cum = np.cumsum([wanted[x] for x in rules])
+            pick = int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right"))
+            rule = rules[min(pick, len(rules) - 1)]
+            ruled = [o for o in options if o[1].rc.rule is rule]
             mask, first = ruled[int(self.rng.integers(len(ruled)))]
             chosen = [first]
-            for i in self.rng.permutation(len(options)):
+            # the other foils' aims in an order weighted the same way: drawn one after another
+            # in proportion to the weights, by sorting u ** (1 / w) (Efraimidis and Spirakis;
+            # numpy's choice without replacement doubled the time of this method)
+            w = np.fromiter((wanted[o[1].rc.rule] for o in options), float, len(options))
+            for i in np.argsort(-(self.rng.random(len(options)) ** (1.0 / w)), kind="stable"):
                 m, aim = options[int(i)]
                 if m & mask or any(a.rc.concept == aim.rc.concept for a in chosen):
                     continue
@@ -1209,6 +1263,20 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                     chosen, mask = trial, mask | m
             out += chosen
         return out
+
+    def _rule_weights(self, part: str, n: int, view: int) -> Callable[[str], float]:
+        """How much an aim by each rule is wanted: by how much more often keys than foils
+        fitted it in this view of the part's puzzles of ``n`` answers so far (the answer
+        count is seen: on the image-feature set keys of two answers came by progression and
+        arithmetic, keys of three by constant, while decoys came by constant most, and a
+        logit read the rule an answer fits). Alike before any puzzle of the stream. The
+        history is the stream's (a sharded split's chunk's own), so a split is the same made
+        by one worker or several. Docs/decisions.md has the floor of the weight, and why not
+        the rule most short every time."""
+        fits = self._rule_fits.get((part, n, view))
+        if fits is None or not fits.keys_seen:
+            return lambda rule: 1.0
+        return lambda rule: max(fits.key_rate(rule) - fits.foil_rate(rule), 0.0) + RULE_FLOOR
 
     def _aims_clash(self, aim: Aim, other: Aim, answers: Sequence[GlyphKey], shift: bool) -> bool:
         """Would aims for the two partial rows over one concept let an answer complete a
