@@ -304,11 +304,17 @@ def _add_split_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--ratios", default="0.7,0.1,0.2", help="train,val,test shares")
 
 
+def _family_of(args: argparse.Namespace) -> Family:
+    """``--family``'s family, or the family marked default when none is named."""
+    from studio.plugins import default_family, family
+
+    return default_family() if args.family is None else family(args.family)
+
+
 def _split_params(args: argparse.Namespace) -> SplitParams:
     from studio.families.glyph_pmp import split_params
-    from studio.plugins import family
 
-    fam = family(args.family)
+    fam = _family_of(args)
     return split_params(_family_options(args, fam), args.n, args.seed, _ratios(args))
 
 
@@ -327,10 +333,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     the request says which is wrong, in words, before anything is opened."""
     from studio.families.glyph_pmp.split import GenerationShortfall
     from studio.generate.request import GenerationRequest
-    from studio.plugins import family
     from studio.splits import split_folder
 
-    fam = family(args.family)
+    fam = _family_of(args)
     if len(args.paths) > 2:
         raise StudioError("generate takes [PROJECT] OUT_DIR (a project only for glyph families)")
     project = args.paths[0] if len(args.paths) == 2 else None
@@ -1093,7 +1098,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from studio.baselines import DEFAULT_MODELS
     from studio.baselines.params import DEFAULT_SEEDS
-    from studio.plugins import default_family, families
+    from studio.plugins import families
 
     all_families = families()
     p = argparse.ArgumentParser(
@@ -1181,10 +1186,12 @@ def build_parser() -> argparse.ArgumentParser:
         + " need only OUT_DIR. Each family's options are listed below.",
     )
     s.add_argument("paths", nargs="+", metavar="[PROJECT] OUT_DIR")
+    claimed = [f for f in all_families if f.default]
     s.add_argument(
         "--family",
-        default=default_family().id,
-        help="; ".join(f"{f.id}: {f.description}" for f in all_families),
+        default=None,
+        help="; ".join(f"{f.id}: {f.description}" for f in all_families)
+        + f" (default: {', '.join(f.id for f in claimed) or 'none'}, the family marked default)",
     )
     _add_split_arguments(s)
     _add_family_arguments(s, all_families)
@@ -1215,9 +1222,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("project")
     _add_split_arguments(s)
-    _add_family_arguments(s, [default_family()])
+    # the default family's options; the family itself is resolved when the command runs, so
+    # a plugin that also claims to be the default breaks only the commands that need one
+    _add_family_arguments(s, claimed[:1])
     s.add_argument("--json", action="store_true", help="the report as JSON")
-    s.set_defaults(func=cmd_needs, family=default_family().id)
+    s.set_defaults(func=cmd_needs, family=None)
 
     s = sub.add_parser(
         "suggest",

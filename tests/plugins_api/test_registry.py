@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from studio.core.errors import StudioError
@@ -99,19 +101,21 @@ def test_a_family_registers_what_else_it_brings_from_its_own_folder() -> None:
 
 
 def test_the_default_family_is_a_definition_one_family_gives(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``generate`` without ``--family``, the Generate dialog's first choice and a set recorded
     before sets named their family all take the family that says it is the default; a
     plugin saying so too is refused in words naming both (issue 27)."""
     import dataclasses
 
-    from studio.cli import build_parser
+    from studio.cli import _family_of, build_parser, main
     from studio.plugins import default_family
 
     assert default_family().id == "glyph-pmp"
-    args = build_parser().parse_args(["generate", "out"])
-    assert args.family == "glyph-pmp"
+    parser = build_parser()
+    assert _family_of(parser.parse_args(["generate", "out"])).id == "glyph-pmp"
+    assert _family_of(parser.parse_args(["needs", "p.studio"])).id == "glyph-pmp"
+    assert _family_of(parser.parse_args(["generate", "--family", "kiva", "out"])).id == "kiva"
     families_reg = registry("families")
     monkeypatch.setitem(
         families_reg._entries,
@@ -120,6 +124,13 @@ def test_the_default_family_is_a_definition_one_family_gives(
     )
     with pytest.raises(StudioError, match="glyph-pmp, lab-glyphs"):
         default_family()
+    # only a command that needs the default says so; the parser, and a command naming its
+    # family, still work (review: the parser asked for the default while being built, so
+    # every command failed, --help and gui included)
+    parser = build_parser()
+    assert _family_of(parser.parse_args(["generate", "--family", "kiva", "out"])).id == "kiva"
+    assert main(["generate", str(tmp_path / "out")]) == 2
+    assert "glyph-pmp, lab-glyphs" in capsys.readouterr().err
 
 
 def test_a_failure_while_registering_leaves_no_half_filled_registries(
