@@ -61,6 +61,11 @@ puzzle, i.e. no decoys: the same-run reference for both the partial views and th
 sets — foils carrying the set's other values, most like B — the reference for those. Glyph
 splits are generated in one process (``workers=1``) so that the two compare.
 
+With ``--all-puzzles`` each glyph split also reports ``partial_views_all``: the same views
+over every puzzle, train included (about three times the held-out puzzles, so two designs'
+floors compare with less noise; the solvers that learn are cross-fitted as on the held-out
+ones).
+
 ``partial_views_by_decoys`` gives the same views apart on the puzzles whose answers are a set
 over another tested concept too (``possible``: a decoy can fool every solver, the aware one
 included) and on the rest (``none``: the answers name their concept), the two halves of the
@@ -138,6 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family-n", type=int, default=2_000, help="items per family split")
     parser.add_argument("--out", metavar="PATH", help="also write the JSON report here")
     parser.add_argument(
+        "--all-puzzles",
+        action="store_true",
+        help="also the partial views over every puzzle of each glyph split, train included "
+        "(partial_views_all: about three times the puzzles of the held-out figures, so less "
+        "noise between two designs' floors)",
+    )
+    parser.add_argument(
         "--seed-sweep",
         type=int,
         default=0,
@@ -161,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
             family_n=args.family_n,
             seed_sweep=args.seed_sweep,
             layout=args.layout,
+            all_puzzles=args.all_puzzles,
         )
     for line in table(result):
         _say(line)
@@ -274,9 +287,11 @@ def glyph_run(
     features_s: float,
     layout: str = "two-row",
     keep: dict[str, Any] | None = None,
+    all_puzzles: bool = False,
 ) -> dict[str, Any]:
     """Generate, vet and probe one split (module docstring); ``keep`` gets the generation's
-    result and parameters under the design's name (for :func:`pool_extra`)."""
+    result and parameters under the design's name (for :func:`pool_extra`); with
+    ``all_puzzles``, the partial views over every puzzle too (``partial_views_all``)."""
     import studio.families.glyph_pmp.analogy as analogy_generator
     import studio.families.glyph_pmp.generator as glyph_generator
     from studio.core.errors import StudioError
@@ -355,6 +370,8 @@ def glyph_run(
     out["partial_views"] = views["views"]
     out["partial_lines"] = partial_lines(views)
     out["partial_views_by_decoys"] = decoy_split(held_out, annotations, book, tested)
+    if all_puzzles:
+        out["partial_views_all"] = partial_views(result.puzzles, annotations, book, tested)["views"]
     keys = np.array([p.key for p in puzzles], dtype=np.int64)
     parts = _parts(puzzles)
     sharing = params.layout != "odd-one-out"
@@ -614,6 +631,7 @@ def run(
     family_n: int = 2_000,
     seed_sweep: int = 0,
     layout: str = "two-row",
+    all_puzzles: bool = False,
 ) -> dict[str, Any]:
     from studio.app import Studio
     from studio.core.schema import bundled_schema_path, load_schema
@@ -671,6 +689,7 @@ def run(
                     warn_s,
                     layout,
                     keep=kept,
+                    all_puzzles=all_puzzles,
                 )
             )
         for r in runs:

@@ -86,9 +86,13 @@ SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
 #: an aim's rule is drawn with weight (how much more often keys than foils fitted it so far)
-#: plus this: 0.02 let the controller take the rule most short nearly every time, a pattern
-#: of its own that a logit read on the three-concept set (docs/decisions.md)
+#: plus this: with 0.02 the controller took the rule most short nearly every time, and the
+#: three-concept set's first row read 1.5 points higher on each of three seeds (each within
+#: a seed's noise; docs/decisions.md)
 RULE_FLOOR = 0.1
+#: the difference of the rates is trusted by keys seen / (keys seen + this): after a chunk's
+#: first puzzle it weighs a tenth, not all (review: 1.1 against 0.1 on one puzzle's word)
+RULE_PRIOR = 10
 DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one nearest chance in the views is kept
 #: answer draws per symmetric puzzle looking for answers that are a set over a second concept
 #: too (each a value of it, no two the same), so that they do not name the puzzle's concept
@@ -1276,7 +1280,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         fits = self._rule_fits.get((part, n, view))
         if fits is None or not fits.keys_seen:
             return lambda rule: 1.0
-        return lambda rule: max(fits.key_rate(rule) - fits.foil_rate(rule), 0.0) + RULE_FLOOR
+        trust = fits.keys_seen / (fits.keys_seen + RULE_PRIOR)
+        return lambda rule: (
+            trust * max(fits.key_rate(rule) - fits.foil_rate(rule), 0.0) + RULE_FLOOR
+        )
 
     def _aims_clash(self, aim: Aim, other: Aim, answers: Sequence[GlyphKey], shift: bool) -> bool:
         """Would aims for the two partial rows over one concept let an answer complete a
