@@ -1242,8 +1242,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             # rule first made "the answers sharing a rule" a tell, the key and its first
             # decoy: with a logit reading it, floors 3-6 points higher.)
             rules = sorted({o[1].rc.rule for o in options}, key=lambda x: x.value)
-            weight = self._rule_weights(part, len(answers), 0 if r == 0 else 1)
-            wanted = {x: weight(x.value) for x in rules}
+            wanted = self._rule_weights(rules, part, len(answers), 0 if r == 0 else 1)
             cum = np.cumsum([wanted[x] for x in rules])
             pick = int(np.searchsorted(cum, self.rng.random() * cum[-1], side="right"))
             rule = rules[min(pick, len(rules) - 1)]
@@ -1268,8 +1267,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             out += chosen
         return out
 
-    def _rule_weights(self, part: str, n: int, view: int) -> Callable[[str], float]:
-        """How much an aim by each rule is wanted: by how much more often keys than foils
+    def _rule_weights(
+        self, rules: Sequence[Rule], part: str, n: int, view: int
+    ) -> dict[Rule, float]:
+        """How much an aim by each of ``rules`` is wanted: by how much more often keys than foils
         fitted it in this view of the part's puzzles of ``n`` answers so far (the answer
         count is seen: on the image-feature set keys of two answers came by progression and
         arithmetic, keys of three by constant, while decoys came by constant most, and a
@@ -1279,11 +1280,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         the rule most short every time."""
         fits = self._rule_fits.get((part, n, view))
         if fits is None or not fits.keys_seen:
-            return lambda rule: 1.0
+            return dict.fromkeys(rules, 1.0)
         trust = fits.keys_seen / (fits.keys_seen + RULE_PRIOR)
-        return lambda rule: (
-            trust * max(fits.key_rate(rule) - fits.foil_rate(rule), 0.0) + RULE_FLOOR
-        )
+        return {
+            x: trust * max(fits.key_rate(x.value) - fits.foil_rate(x.value), 0.0) + RULE_FLOOR
+            for x in rules
+        }
 
     def _aims_clash(self, aim: Aim, other: Aim, answers: Sequence[GlyphKey], shift: bool) -> bool:
         """Would aims for the two partial rows over one concept let an answer complete a
