@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,9 +32,11 @@ from studio.vet.audit import audit_puzzles
 from studio.vet.balance import split_stats
 from studio.vet.emergent import vet_puzzle
 from studio.vet.partial import (
+    RunningLogit,
     RunningShares,
     answer_concepts,
     aware_readings,
+    judge_features,
     logit_accuracies,
     partial_gap,
     partial_lines,
@@ -640,6 +643,61 @@ def test_decoys_come_by_the_rules_keys_come_by(ua_schema: Schema) -> None:
     )
     assert progression_share("train") > 0.8  # 0.7 against 0.1 (RULE_FLOOR)
     assert 0.35 < progression_share("val") < 0.65  # another part's history is its own
+
+
+def test_the_running_logit_learns_what_told_the_key_per_view() -> None:
+    """The logit a generator learns while it draws a split: an answer feature that marked the
+    key in the puzzles made so far raises the share it gives such an answer, in that view
+    alone; and it reads the aware solver's whole signature besides the reported logit's."""
+    logit = RunningLogit()
+    for _ in range(40):
+        logit.add(0, [["most:True", "tag:x=1"], ["most:False", "tag:x=1"]])
+    assert logit.key_share(0, [["most:True"], ["most:False"]]) > 0.9
+    assert logit.key_share(0, [["most:False"], ["most:True"]]) < 0.1
+    assert logit.key_share(1, [["most:True"], ["most:False"]]) == 0.5  # another view's own
+    narrow = frozenset({("constant", DOTS)})
+    per = [frozenset({("constant", DOTS), ("constant", SIDES)}), frozenset()]
+    feats = judge_features(per, narrow, [(), ()])
+    assert f"asig:constant/{DOTS}:True:False" in feats[0]
+    assert "asig::False:True" in feats[1]
+    assert feats[0][: len(feats[0]) - 1] == reading_features(per, narrow, [(), ()])[0]
+
+
+def test_contexts_are_judged_by_the_logit_learnt_so_far(
+    ua_schema: Schema, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of the contexts drawn for an answer set, the generator keeps one that the logit learnt
+    from the part's puzzles so far gives the key no more than chance, beside the signature
+    solvers' judgement: on the image-feature set the reports' floor was that logit's
+    (0.60-0.62 against a chance of 0.44) while contexts were judged by whole signatures.
+    Here the logit knows, and keeps knowing, "the answer fitting a progression in the first
+    row is the key": with the judge, the key is seldom the one answer that does."""
+    marks = [f"fit:progression/{c}" for c in sorted(CONCEPTS)]
+
+    class Told(RunningLogit):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weights[0].update(dict.fromkeys(marks, 20.0))
+
+        def add(self, view: int, feats: Sequence[Sequence[str]], key: int = 0) -> None:
+            pass  # it knows what it knows: what the judge does with that is under test
+
+    monkeypatch.setattr(glyph_generator, "RunningLogit", Told)
+    ann = polysemic()
+    book = RuleBook(ua_schema)
+    alone = {}
+    for weight in (0.0, glyph_generator.LOGIT_WEIGHT):
+        monkeypatch.setattr(glyph_generator, "LOGIT_WEIGHT", weight)
+        puzzles = generate_split(three_concept_params(150, 1), ann, ua_schema).puzzles
+        tested = frozenset((p.rule, p.concept) for p in puzzles)
+        told = []
+        for p in puzzles:
+            per = [r & tested for r in puzzle_views(p, ann, book)["row1"]]
+            fits = [any(rule == "progression" for rule, _ in r) for r in per]
+            told.append(fits[p.key] and sum(fits) == 1)
+        alone[weight] = float(np.mean(told))
+    # 0.16 without the judge, 0.013 with it
+    assert alone[glyph_generator.LOGIT_WEIGHT] < alone[0.0] / 4, alone
 
 
 def test_the_rule_counts_read_the_key_first_per_answer_count_and_view(ua_schema: Schema) -> None:

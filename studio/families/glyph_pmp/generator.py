@@ -60,10 +60,12 @@ from studio.families.glyph_pmp.split import (
 from studio.generate.params import SplitParams
 from studio.vet.emergent import OpenRow, completions, completions_by_reading, key_completes
 from studio.vet.partial import (
+    RunningLogit,
     RunningShares,
     answer_concepts,
     aware_readings,
     first_row_needs,
+    judge_features,
     meets,
     open_row_fits,
     partial_gap,
@@ -93,6 +95,10 @@ RULE_FLOOR = 0.1
 #: the difference of the rates is trusted by keys seen / (keys seen + this): after a chunk's
 #: first puzzle it weighs a tenth, not all (review: 1.1 against 0.1 on one puzzle's word)
 RULE_PRIOR = 10
+#: how much the running logit's excess share of the key (:class:`RunningLogit`) weighs in a
+#: context's judgement beside the signature solvers' distances from chance: 3 of 0, 1, 3, 8
+#: kept the image-feature set's floors lowest (docs/decisions.md)
+LOGIT_WEIGHT = 3.0
 DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one nearest chance in the views is kept
 #: answer draws per symmetric puzzle looking for answers that are a set over a second concept
 #: too (each a value of it, no two the same), so that they do not name the puzzle's concept
@@ -194,6 +200,8 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         # per (part, answer count, view), the rules keys and foils fitted in the puzzles made
         # so far: aims follow them (_rule_weights)
         self._rule_fits: dict[tuple[str, int, int], RuleFits] = {}
+        # per part, the logit solver learnt from the puzzles made so far (judges contexts)
+        self._logits: dict[str, RunningLogit] = {}
 
     # ---- set-up ----------------------------------------------------------------------------
     def _hold_out(self) -> dict[str, GlyphSide]:
@@ -301,6 +309,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         self._pending.clear()
         self._shares.clear()
         self._rule_fits.clear()
+        self._logits.clear()
 
     def generate(self) -> SplitResult:
         for _ in self.run():
@@ -984,10 +993,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         ``DECOY_DRAWS`` contexts that the key completes, the one whose partial views
         (:mod:`studio.vet.partial`: the first row alone, the incomplete row alone) stay
         nearest chance is kept, by the counting solver and by the relative one with the
-        shares of the part's puzzles made so far: its rows make foils *decoys*, as good as the
-        key to a solver that sees part of the context. Foils are then vetted under the whole
-        context exactly as before; one the kept context makes invalid is replaced by a valid
-        glyph of its value."""
+        shares of the part's puzzles made so far, and by the share above chance that a logit
+        learnt from those puzzles gives the key (:class:`RunningLogit`): its rows make foils
+        *decoys*, as good as the key to a solver that sees part of the context. Foils are
+        then vetted under the whole context exactly as before; one the kept context makes
+        invalid is replaced by a valid glyph of its value."""
         shift = t[2]
         answers = self._answer_glyphs(rc, side, answer_values)
         if answers is None:
@@ -1000,15 +1010,25 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         narrow = aware_readings([key_glyph, *first], self.ann, tested)
         shares = self._shares.setdefault(part, RunningShares())
         shares_aware = self._shares.setdefault(part + "/aware", RunningShares())
+        logit = self._logits.setdefault(part, RunningLogit())
+        tags = [self.ann.tags_of(a) for a in [key_glyph, *first]]
 
         def judged(
-            seen: list[list[frozenset[tuple[str, str]]]], narrow: frozenset[tuple[str, str]]
+            seen: list[list[frozenset[tuple[str, str]]]],
+            narrow: frozenset[tuple[str, str]],
+            tags: list[frozenset[tuple[str, str]]] = tags,
         ) -> tuple[float, float]:
             # by every tested reading, and by those a solver reading the answers weighs
-            # (:func:`aware_readings`): decoys for both kinds
+            # (:func:`aware_readings`): decoys for both kinds; then by how much more than
+            # chance the logit learnt so far gives the key (one-sided: a context it would
+            # get wrong is no better than one at chance)
             aware = [[r & narrow for r in per] for per in seen]
             a, b = partial_gap(seen, shares), partial_gap(aware, shares_aware)
-            return (a[0] + b[0], a[1] + b[1])
+            over = sum(
+                max(logit.key_share(v, judge_features(per, narrow, tags)) - 1 / len(per), 0.0)
+                for v, per in enumerate(seen)
+            )
+            return (a[0] + b[0] + LOGIT_WEIGHT * over, a[1] + b[1])
 
         plan: dict[int, list[tuple[int, Aim]]] = {0: [], -1: []}
         if len(rows) > 1 and DECOY_DRAWS > 1:  # a sequence's one row is its whole context
@@ -1074,7 +1094,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 seen = self._signatures(context, key_glyph, valid, shift, tested)
                 # the mended foils are other glyphs: what the answers say is read again
                 again = aware_readings([key_glyph, *valid], self.ann, tested)
-                mended.append((judged(seen, again), j, context, valid, counts, seen, again))
+                again_tags = [self.ann.tags_of(a) for a in [key_glyph, *valid]]
+                mended.append((judged(seen, again, again_tags), j, context, valid, counts, seen,
+                               again))  # fmt: skip
             if not mended:  # why the foils were refused, as the split's rejections say
                 self.result.rejections.update(refused)
                 return None, reason
@@ -1083,12 +1105,15 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         # the foils come one per answer value, in the set's sorted order: left so, the key is
         # the one answer out of order (found 66 % of the time with four answers, 55 % with
         # three; review of issue 24), so they are shuffled before the key goes in
+        in_order = [key_glyph, *foils]  # as ``seen`` reads them, the key first
         foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
         made = self._puzzle(t, part, index, rows, context, key_glyph, foils)
         if made[0] is not None and seen:
             shares.add(seen)  # what the weighted solvers will learn from this puzzle
             shares_aware.add([[r & narrow for r in per] for per in seen])
+            tags = [self.ann.tags_of(a) for a in in_order]
             for view, per in enumerate(seen):
+                logit.add(view, judge_features(per, narrow, tags))
                 self._rule_fits.setdefault((part, len(per), view), RuleFits()).add(per, narrow)
         return made
 
