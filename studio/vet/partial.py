@@ -69,6 +69,7 @@ warnings and the trained partial baselines (``partial-row1``) measure the rest.
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -134,6 +135,7 @@ __all__ = [
     "RunningShares",
     "answer_concepts",
     "aware_readings",
+    "exp_same_everywhere",
     "first_row_needs",
     "floor_of",
     "floor_points",
@@ -800,6 +802,27 @@ def judge_features(
     return feats
 
 
+_LN2 = 0.6931471805599453
+
+
+def exp_same_everywhere(x: float) -> float:
+    """e ** x for x ≤ 0 by IEEE +, ×, ÷ and ``ldexp`` alone, which round alike on every CPU:
+    a libm's or numpy's ``exp`` may differ in the last bit between machines (numpy's AVX-512
+    one did from libm's in 4.7 % of inputs; review), and a split's bytes follow from the
+    shares :class:`RunningLogit` compares. Range reduction by ln 2, then the Taylor series
+    to r ** 17 / 17! (its truncation under 1e-17 on [0, ln 2); within 1e-14 of libm's
+    relative to the value on [-50, 0])."""
+    if x < -700.0:
+        return 0.0
+    k = math.floor(x / _LN2)
+    r = x - k * _LN2
+    term = total = 1.0
+    for i in range(1, 18):
+        term *= r / i
+        total += term
+    return math.ldexp(total, k)
+
+
 class RunningLogit:
     """The logit solver learnt while a split is drawn, for the generator to judge its contexts
     by: per view (the first row, the incomplete row), a conditional logit over
@@ -807,7 +830,13 @@ class RunningLogit:
     keys on whole signatures; the reports' floor was the logit's on the image-feature set
     (0.60–0.62 against a chance of 0.44), which weighs readings one by one, and contexts
     judged by the signatures alone left it there. Online and per random stream, as the
-    shares are, so that a split is the same bytes made by one worker or several."""
+    shares are, so that a split is the same bytes made by one worker or several; computed
+    in plain floats with exactly rounded sums (``math.fsum``) and
+    :func:`exp_same_everywhere`, so that it is the same bytes on every machine too.
+
+    ``rate`` 0.5: a sharded split's chunk has 250 puzzles, so the logit must learn in tens
+    (0.2 read the same within noise, seed 3); ``l2`` a weak decay (a weight's half-life is
+    about 1,400 steps) that keeps a feature seen once from weighing for ever."""
 
     def __init__(self, rate: float = 0.5, l2: float = 1e-3) -> None:
         self.weights: list[dict[str, float]] = [defaultdict(float), defaultdict(float)]
@@ -815,13 +844,15 @@ class RunningLogit:
 
     def key_share(self, view: int, feats: Sequence[Sequence[str]], key: int = 0) -> float:
         """The probability this solver gives the key among the answers."""
-        return float(self._probs(view, feats)[key])
+        return self._probs(view, feats)[key]
 
-    def _probs(self, view: int, feats: Sequence[Sequence[str]]) -> np.ndarray:
+    def _probs(self, view: int, feats: Sequence[Sequence[str]]) -> list[float]:
         w = self.weights[view]
-        s = np.array([sum(w.get(f, 0.0) for f in fs) for fs in feats])
-        e = np.exp(s - s.max())
-        return e / e.sum()  # type: ignore[no-any-return]
+        s = [math.fsum(w.get(f, 0.0) for f in fs) for fs in feats]
+        top = max(s)
+        e = [exp_same_everywhere(x - top) for x in s]
+        z = math.fsum(e)
+        return [x / z for x in e]
 
     def add(self, view: int, feats: Sequence[Sequence[str]], key: int = 0) -> None:
         """Learn from one puzzle made: a step of the conditional logit's gradient, with L2."""

@@ -96,8 +96,8 @@ RULE_FLOOR = 0.1
 #: first puzzle it weighs a tenth, not all (review: 1.1 against 0.1 on one puzzle's word)
 RULE_PRIOR = 10
 #: how much the running logit's excess share of the key (:class:`RunningLogit`) weighs in a
-#: context's judgement beside the signature solvers' distances from chance: 3 of 0, 1, 3, 8
-#: kept the image-feature set's floors lowest (docs/decisions.md)
+#: context's judgement beside the signature solvers' distances from chance: 1 gained less
+#: than 3, 8 no more (docs/decisions.md)
 LOGIT_WEIGHT = 3.0
 DECOY_DRAWS = 16  # contexts per symmetric puzzle; the one nearest chance in the views is kept
 #: answer draws per symmetric puzzle looking for answers that are a set over a second concept
@@ -1011,12 +1011,12 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         shares = self._shares.setdefault(part, RunningShares())
         shares_aware = self._shares.setdefault(part + "/aware", RunningShares())
         logit = self._logits.setdefault(part, RunningLogit())
-        tags = [self.ann.tags_of(a) for a in [key_glyph, *first]]
+        drawn_tags = [self.ann.tags_of(a) for a in [key_glyph, *first]]
 
         def judged(
             seen: list[list[frozenset[tuple[str, str]]]],
             narrow: frozenset[tuple[str, str]],
-            tags: list[frozenset[tuple[str, str]]] = tags,
+            tags: list[frozenset[tuple[str, str]]],
         ) -> tuple[float, float]:
             # by every tested reading, and by those a solver reading the answers weighs
             # (:func:`aware_readings`): decoys for both kinds; then by how much more than
@@ -1066,7 +1066,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             open_row = OpenRow(context, self.ann, self.book)
             whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in first]
             seen = self._signatures(context, key_glyph, first, shift, tested)
-            gap = judged(seen, narrow)
+            gap = judged(seen, narrow, drawn_tags)
             if any(whys):
                 mend.append((gap, j, context, whys))
                 continue
@@ -1111,9 +1111,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         if made[0] is not None and seen:
             shares.add(seen)  # what the weighted solvers will learn from this puzzle
             shares_aware.add([[r & narrow for r in per] for per in seen])
-            tags = [self.ann.tags_of(a) for a in in_order]
+            kept_tags = [self.ann.tags_of(a) for a in in_order]
             for view, per in enumerate(seen):
-                logit.add(view, judge_features(per, narrow, tags))
+                logit.add(view, judge_features(per, narrow, kept_tags))
                 self._rule_fits.setdefault((part, len(per), view), RuleFits()).add(per, narrow)
         return made
 
