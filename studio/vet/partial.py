@@ -811,7 +811,9 @@ def exp_same_everywhere(x: float) -> float:
     one did from libm's in 4.7 % of inputs; review), and a split's bytes follow from the
     shares :class:`RunningLogit` compares. Range reduction by ln 2, then the Taylor series
     to r ** 17 / 17! (its truncation under 1e-17 on [0, ln 2); within 1e-14 of libm's
-    relative to the value on [-50, 0])."""
+    relative to the value on [-50, 0]). Under -700 it gives 0 (e ** -700 is about 1e-304,
+    nothing beside the other answers' shares); the logit only asks it of a score minus the
+    highest, never above 0."""
     if x < -700.0:
         return 0.0
     k = math.floor(x / _LN2)

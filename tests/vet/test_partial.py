@@ -710,7 +710,7 @@ def test_the_running_logit_learns_each_puzzle_made_key_first(
 ) -> None:
     """What the logit learns is what the reports' solvers will read of each puzzle made: per
     view, the features of its answers, the key first, with the tags of the glyphs it kept
-    (mended foils too; review: a test logit that learnt nothing left this untested)."""
+    (review: a test logit that learnt nothing left this untested), and nothing else."""
     log: list[tuple[str, Any]] = []
 
     class Spy(RunningLogit):
@@ -748,35 +748,55 @@ def test_the_running_logit_learns_each_puzzle_made_key_first(
             assert sorted(feats[1:]) == sorted(want[1:])
         checked += 1
     assert checked == len(puzzles) == 150
+    assert sum(kind == "add" for kind, _ in log) == 2 * checked
 
 
 def test_a_split_is_the_same_bytes_whatever_numpys_cpu_dispatch() -> None:
     """The running logit's shares decide which context is kept, so they are computed the
     same on every machine: numpy's ``exp`` with AVX-512 differed from libm's in the last bit
     and this split (seed 2) came out other bytes with numpy's AVX-512 kernels turned off
-    (review). A machine without AVX-512 runs both the same (the test then holds trivially)."""
+    (review). The kernels turned off are those this numpy dispatches to (its
+    ``__cpu_dispatch__``), and the child says they are off; where there are none (no
+    AVX-512 on the CPU or in the build) there is nothing to compare."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    wide = [f for f in __cpu_dispatch__ if f.startswith("AVX512") or f == "X86_V4"]
+    if not any(__cpu_features__.get(f) for f in wide):
+        pytest.skip("numpy dispatches to no AVX-512 kernel on this machine")
     script = (
         "import hashlib\n"
+        "try:\n"
+        "    from numpy._core._multiarray_umath import __cpu_features__ as on\n"
+        "except ImportError:\n"
+        "    from numpy.core._multiarray_umath import __cpu_features__ as on\n"
         "from tests.conftest import load_schema, bundled_schema_path\n"
         "from tests.vet.test_partial import polysemic, three_concept_params\n"
         "from studio.families.glyph_pmp.generator import generate_split\n"
         "schema = load_schema(bundled_schema_path())\n"
         "ps = generate_split(three_concept_params(450, 2), polysemic(seed=3), schema).puzzles\n"
+        f"print(any(on.get(f) for f in {wide!r}))\n"
         "print(hashlib.sha256(repr([(p.context, p.answers, p.key) for p in ps]).encode())"
         ".hexdigest())\n"
     )
     root = Path(__file__).resolve().parents[2]
-    hashes = []
-    for off in ("", "X86_V4 AVX512_ICL AVX512_SPR AVX512_SKX"):
-        env = {**os.environ, "NPY_DISABLE_CPU_FEATURES": off}
-        if not off:
-            env.pop("NPY_DISABLE_CPU_FEATURES")
+    out = []
+    for off in ("", " ".join(wide)):
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("NPY_DISABLE_CPU_FEATURES", "PYTHONSAFEPATH", "PYTHONWARNINGS")
+        }
+        if off:
+            env["NPY_DISABLE_CPU_FEATURES"] = off
         run = subprocess.run(
             [sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True
         )
         assert run.returncode == 0, run.stderr
-        hashes.append(run.stdout.strip().splitlines()[-1])
-    assert hashes[0] == hashes[1]
+        out.append(run.stdout.strip().splitlines()[-2:])
+    assert [o[0] for o in out] == ["True", "False"]  # the wide kernels on, then off
+    assert out[0][1] == out[1][1]
 
 
 def test_the_rule_counts_read_the_key_first_per_answer_count_and_view(ua_schema: Schema) -> None:
