@@ -1017,23 +1017,22 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             seen: list[list[frozenset[tuple[str, str]]]],
             narrow: frozenset[tuple[str, str]],
             tags: list[frozenset[tuple[str, str]]],
-        ) -> tuple[float, float]:
+        ) -> tuple[tuple[float, float], list[list[list[str]]]]:
             # by every tested reading, and by those a solver reading the answers weighs
             # (:func:`aware_readings`): decoys for both kinds; then by how much more than
             # chance the logit learnt so far gives the key (one-sided: a context it would
-            # get wrong is no better than one at chance)
+            # get wrong is no better than one at chance). With the features the logit read,
+            # which it learns from if the context is kept
             aware = [[r & narrow for r in per] for per in seen]
             a, b = partial_gap(seen, shares), partial_gap(aware, shares_aware)
-            over = sum(
-                max(logit.key_share(v, judge_features(per, narrow, tags)) - 1 / len(per), 0.0)
-                for v, per in enumerate(seen)
-            )
-            return (a[0] + b[0] + LOGIT_WEIGHT * over, a[1] + b[1])
+            feats = [judge_features(per, narrow, tags) for per in seen]
+            over = sum(max(logit.key_share(v, f) - 1 / len(f), 0.0) for v, f in enumerate(feats))
+            return (a[0] + b[0] + LOGIT_WEIGHT * over, a[1] + b[1]), feats
 
         plan: dict[int, list[tuple[int, Aim]]] = {0: [], -1: []}
         if len(rows) > 1 and DECOY_DRAWS > 1:  # a sequence's one row is its whole context
             plan = self._decoy_plan(rc, rows, side, key_glyph, first, tested, shift)
-        clean: list[tuple[tuple[float, float], int, Context]] = []
+        clean: list[tuple[tuple[float, float], int, Context, Any, list[list[list[str]]]]] = []
         mend: list[tuple[tuple[float, float], int, Context, list[str | None]]] = []
         reason = "no-glyphs"
         for j in range(DECOY_DRAWS):
@@ -1066,18 +1065,18 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             open_row = OpenRow(context, self.ann, self.book)
             whys = [self.foil_rejection(context, g, shift, rc, open_row) for g in first]
             seen = self._signatures(context, key_glyph, first, shift, tested)
-            gap = judged(seen, narrow, drawn_tags)
+            gap, feats = judged(seen, narrow, drawn_tags)
             if any(whys):
                 mend.append((gap, j, context, whys))
                 continue
-            clean.append((gap, j, context, seen))
+            clean.append((gap, j, context, seen, feats))
         # the context kept for its partial views: one whose foils are the glyphs drawn with
         # the answers if any (replacement picks glyphs completing nothing, so glyphs with fewer
         # tags; kept for their decoys, they set the foils' tags apart from the key's: the
         # answers-only probe rose from 0.25 to 0.28 on the image-feature set), else one judged
         # with the glyphs that would replace its invalid foils
         if clean:
-            _, _, context, seen = min(clean, key=lambda c: c[:2])
+            _, _, context, seen, feats = min(clean, key=lambda c: c[:2])
             foils = list(first)
         else:
             mended, refused = [], Counter()
@@ -1095,25 +1094,23 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 # the mended foils are other glyphs: what the answers say is read again
                 again = aware_readings([key_glyph, *valid], self.ann, tested)
                 again_tags = [self.ann.tags_of(a) for a in [key_glyph, *valid]]
-                mended.append((judged(seen, again, again_tags), j, context, valid, counts, seen,
-                               again))  # fmt: skip
+                gap, feats = judged(seen, again, again_tags)
+                mended.append((gap, j, context, valid, counts, seen, again, feats))
             if not mended:  # why the foils were refused, as the split's rejections say
                 self.result.rejections.update(refused)
                 return None, reason
-            _, _, context, foils, counts, seen, narrow = min(mended, key=lambda d: d[:2])
+            _, _, context, foils, counts, seen, narrow, feats = min(mended, key=lambda d: d[:2])
             self.result.rejections.update(counts)  # those of the context kept
         # the foils come one per answer value, in the set's sorted order: left so, the key is
         # the one answer out of order (found 66 % of the time with four answers, 55 % with
         # three; review of issue 24), so they are shuffled before the key goes in
-        in_order = [key_glyph, *foils]  # as ``seen`` reads them, the key first
         foils = [foils[int(i)] for i in self.rng.permutation(len(foils))]
         made = self._puzzle(t, part, index, rows, context, key_glyph, foils)
         if made[0] is not None and seen:
             shares.add(seen)  # what the weighted solvers will learn from this puzzle
             shares_aware.add([[r & narrow for r in per] for per in seen])
-            kept_tags = [self.ann.tags_of(a) for a in in_order]
             for view, per in enumerate(seen):
-                logit.add(view, judge_features(per, narrow, kept_tags))
+                logit.add(view, feats[view])  # as judged: the key first, the foils' tags kept
                 self._rule_fits.setdefault((part, len(per), view), RuleFits()).add(per, narrow)
         return made
 
