@@ -784,7 +784,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 self.result.rejections["asymmetric-values"] += 1
                 continue
             values, plans = chosen
-            values = self._decoyable(rc, side, values)
+            values = self._decoyable(rc, side, self._capped(rc, side_name, values))
             # every value of the set could be the key: now the key, uniformly
             key_value = values[int(self.rng.integers(len(values)))]
             rows = plans[key_value]
@@ -1410,6 +1410,34 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             if crossed >= enough:
                 break
         return best[1] if best else None
+
+    def _answer_cap(self, concept: str, side_name: str) -> int:
+        """The most answers a set over ``concept`` may hold on this side: the fewest that any
+        of the side's rules over it can key (at most ``ANSWERS``; rules too short for a set
+        left out). A rule's own most would name it: on the image-feature set three answers
+        came only with a constant over a three-valued feature (a progression keys two of
+        three values), so the answer count told the rule, and a view knowing the rule saw
+        through decoys by any other (such puzzles were 29-39 points over chance)."""
+        key = ("cap", concept, side_name)
+        got = self._runs.get(key)
+        if got is None:
+            counts = [
+                n
+                for rule, c, shift in self._tuples[side_name]
+                if c == concept and (other := self.book.get(c, rule)) is not None
+                for n in (len(self.key_values(other, side_name, shift)),)
+                if n >= self.params.min_answers
+            ]
+            got = self._runs[key] = min([ANSWERS, *counts])
+        return got  # type: ignore[no-any-return]
+
+    def _capped(self, rc: RuleContext, side_name: str, values: list[str]) -> list[str]:
+        """``values`` cut to :meth:`_answer_cap` at random, before the key is drawn (so which
+        values remain says nothing of the key); left as they are when they fit."""
+        cap = self._answer_cap(rc.concept, side_name)
+        if len(values) <= cap:
+            return values
+        return [values[int(i)] for i in sorted(self.rng.choice(len(values), cap, replace=False))]
 
     def _decoyable(self, rc: RuleContext, side: GlyphSide, values: list[str]) -> list[str]:
         """At most one foil per other concept the answers cross, never fewer answers than the

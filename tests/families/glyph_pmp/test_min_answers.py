@@ -6,6 +6,7 @@ slots so UA's loader still reads it, and the baselines never choose a blank slot
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from studio.baselines.run import run_baselines
 from studio.cli import main
 from studio.core.annotations import read_annotation_csv
 from studio.core.errors import StudioError
+from studio.core.keys import GlyphKey
 from studio.core.schema import Schema
 from studio.core.tagindex import TagIndex
 from studio.families.glyph_pmp.generator import generate_split
@@ -108,3 +110,26 @@ def test_a_short_set_keeps_four_npz_slots_and_the_baselines_never_pick_a_blank_o
                                  if p["part"] == "test"]))  # fmt: skip
     assert blind["chance"] == pytest.approx(eval_chance, abs=1e-3)
     assert report["chance"] == pytest.approx(eval_chance, abs=1e-3)
+
+
+def test_the_answer_count_never_names_the_rule(ua_schema: Schema) -> None:
+    """With three values of a concept a constant can key all three and a progression only
+    the two ends, so three answers meant "a constant": on the image-feature set a view that
+    knew the rule saw through decoys by any other (29-39 points over chance). Every set over
+    a concept now holds as many answers as the side's rule with the fewest keys allows; a
+    split testing the constant alone keeps three."""
+    tags = []
+    for i in range(90):
+        tags.append((GlyphKey(0x4E00 + i, "han"), "stroke-dot-quantity", str(1 + i % 3)))
+        tags.append((GlyphKey(0x4E00 + i, "han"), "shape-sides", str(1 + (i // 3) % 5)))
+    ann = TagIndex.from_tags(tags)
+    params = SplitParams(n=200, seed=1, sampling="balanced", holdout="basic",
+                         holdout_fraction=0.01, rules=("constant", "progression"),
+                         concepts=("stroke-dot-quantity",), ratios=(1, 0, 0))  # fmt: skip
+    for rules, sizes in ((("constant", "progression"), {2}), (("constant",), {3})):
+        puzzles = generate_split(replace(params, rules=rules), ann, ua_schema).puzzles
+        by_rule: dict[str, set[int]] = {}
+        for p in puzzles:
+            by_rule.setdefault(p.rule, set()).add(len(p.answers))
+        assert sorted(by_rule) == sorted(rules)
+        assert all(got == sizes for got in by_rule.values()), by_rule
