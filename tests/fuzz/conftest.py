@@ -5,11 +5,13 @@ bytes as they were. The mutators live in ``fuzz_kit`` (shared with ``bench/fuzz.
 
 from __future__ import annotations
 
+import io
 import random
 import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from fuzz_kit import Loader, Outcome, classify, make_loaders, read_tree
 
@@ -71,11 +73,26 @@ def seeded(seed: int) -> random.Random:
 
 def apply_split_case(seed: dict[str, bytes], case: Path) -> dict[str, bytes]:
     """The seed split with the files of a corpus case put in (``npz/FIRST.npz`` stands for
-    the seed's first npz, whatever the split named it)."""
+    the seed's first npz, whatever the split named it; an empty ``npz/FIRST.other-target``
+    for the seed's first npz with its target on another answer: a stored npz's target
+    agreed with a later generator's key, and the case no longer disagreed)."""
     first = min(n for n in seed if n.startswith("npz/"))
     files = dict(seed)
     for p in sorted(case.rglob("*")):
         if p.is_file():
             rel = str(p.relative_to(case))
-            files[first if rel == "npz/FIRST.npz" else rel] = p.read_bytes()
+            if rel == "npz/FIRST.other-target":
+                files[first] = _other_target(seed[first])
+            else:
+                files[first if rel == "npz/FIRST.npz" else rel] = p.read_bytes()
     return files
+
+
+def _other_target(npz: bytes) -> bytes:
+    with np.load(io.BytesIO(npz)) as d:
+        arrays = {k: d[k] for k in d.files}
+    t = arrays["target"]
+    arrays["target"] = np.asarray(1 if int(t) == 0 else 0, dtype=t.dtype)
+    out = io.BytesIO()
+    np.savez_compressed(out, **arrays)
+    return out.getvalue()

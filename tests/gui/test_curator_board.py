@@ -576,14 +576,17 @@ def test_a_generated_split_says_what_it_covers_at_the_top_of_the_statistics(
     or a rule yields nothing — in the generation's message and at the panel's top."""
     window = open_window(qtbot, project_path)
     board = open_board(qtbot, window)
-    generate_in_gui(qtbot, window, n=60)
+    # 20 puzzles: a test part of a few puzzles covers fewer than five tuples, so a warning
+    # is certain (at 60 it hung on how many tuples the generator happened to reach)
+    generate_in_gui(qtbot, window, n=20)
     assert board.wait_for_stats()
     panel = board.stats_panel
     cov = panel.stats["coverage"]
-    assert sum(e["made"] for e in cov["parts"].values()) == 60
+    assert sum(e["made"] for e in cov["parts"].values()) == 20
+    assert 0 < cov["parts"]["test"]["made"] < cov["min_tuples"]
     text = panel.coverage_label.text()
     assert "test: " in text and "/" in text and " tuple" in text
-    assert cov["warnings"], "the demo project's default split covers few tuples"
+    assert cov["warnings"], "a test part of fewer puzzles than five covers few tuples"
     assert html.escape(cov["warnings"][0]) in text
     assert "Warning: " in board.last_generation_message
     assert "test: " + ", ".join(cov["parts"]["test"]["tuples"]) in panel.coverage_label.toolTip()
