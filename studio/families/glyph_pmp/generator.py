@@ -86,6 +86,9 @@ ANSWERS = FOILS + 1
 POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
+#: admissibility checks spent finding one tuple's largest answer set on a side (a union over
+#: 15 values keys about 105 pairs: every 4-set of them is 4.6 million; review of issue 24)
+LARGEST_SET_CHECKS = 20_000
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
 #: an aim's rule is drawn with weight (how much more often keys than foils fitted it so far)
 #: plus this: with 0.02 the controller took the rule most short nearly every time, and the
@@ -786,11 +789,13 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 continue
             values = self._capped(chosen[0], cap)
             plans = chosen[1]
-            if len(values) < cap and attempt < SET_TRIES - 1:
+            if len(values) < cap:
                 # fewer answers than the concept's sets hold would name the rule: drawn again
                 # (the last try keeps it, rather than leave a tuple dry that built before)
-                self.result.rejections["short-set"] += 1
-                continue
+                if attempt < SET_TRIES - 1:
+                    self.result.rejections["short-set"] += 1
+                    continue
+                self.result.rejections["short-set-kept"] += 1
             values = self._decoyable(rc, side, values)
             # every value of the set could be the key: now the key, uniformly
             key_value = values[int(self.rng.integers(len(values)))]
@@ -1454,8 +1459,13 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         side, by the values alone as :meth:`_admissible_rows` reads them: each value has a
         glyph carrying no other of the set, and for each value as the key some instantiation
         ending in it whose rows no other value completes and leave a glyph for every foil.
-        Exact without shift; with shift, read on the rows without it (a shifted draw's other
-        rows are drawn at random)."""
+        Depth first over the key values in order, growing only admissible sets (a subset of
+        one is admissible too, so none larger is missed) and stopping at ``ANSWERS`` or after
+        ``LARGEST_SET_CHECKS`` checks (then the largest found: the same in every worker).
+        Exact without shift but for the draw's own luck (it tries ``ROW_TRIES``
+        instantiations a value, and grows its set greedily: a set drawn short is drawn
+        again); with shift, read on the rows without it (a shifted draw's other rows are
+        drawn at random)."""
         rule, concept, shift = t
         rc = self.book.get(concept, rule)
         if rc is None:
@@ -1475,10 +1485,22 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
                 return False
             return all(keyable(u, values) for u in values)
 
-        for k in range(min(ANSWERS, len(keys)), 1, -1):
-            if any(admissible(values) for values in combinations(keys, k)):
-                return k
-        return 0
+        top, best, checks = min(ANSWERS, len(keys)), 0, LARGEST_SET_CHECKS
+
+        def grow(values: tuple[str, ...], start: int) -> bool:
+            nonlocal best, checks
+            best = max(best, len(values))
+            for i in range(start, len(keys)):
+                if best >= top or checks <= 0:
+                    return True
+                checks -= 1
+                trial = (*values, keys[i])
+                if admissible(trial) and grow(trial, i + 1):
+                    return True
+            return best >= top or checks <= 0
+
+        grow((), 0)
+        return best if best >= 2 else 0
 
     def _decoyable(self, rc: RuleContext, side: GlyphSide, values: list[str]) -> list[str]:
         """At most one foil per other concept the answers cross, never fewer answers than the

@@ -418,7 +418,8 @@ def test_a_key_harder_to_build_sits_on_the_key_as_often_as_on_an_answer(
         p_value = binomtest(on_key[cv], on_answer[cv], rate).pvalue
         # a 0.1 % test over every value (Bonferroni). 1e-4 for each, a 1 % test of the 84
         # values, failed once the answer count was one per concept: 4 of stroke-line-straight-
-        # quantity under arithmetic, p = 1.0e-4, while seeds 4 to 7 read 0.030 to 0.045 at
+        # quantity under arithmetic, on the key 10 times in 79 answers (fewer than its share;
+        # each set's key is drawn uniformly), p = 1.0e-4, while seeds 4 to 7 read 0.030 to 0.045 at
         # their least (and 8aec7b3's generator 0.004 to 0.021); the bias this test caught read
         # 0 keys in 134 answers
         assert p_value > 1e-3 / len(checked), (cv, on_key[cv], on_answer[cv], p_value)

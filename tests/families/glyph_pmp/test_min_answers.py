@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+import studio.families.glyph_pmp.generator as glyph_generator
 from studio.baselines.data import load_source
 from studio.baselines.run import run_baselines
 from studio.cli import main
@@ -152,3 +153,27 @@ def test_on_the_ua_set_no_answer_count_is_one_rules_alone(
     assert len(by) > 20
     named = {k: v for k, v in by.items() if len({frozenset(s) for s in v.values()}) > 1}
     assert not named, named
+
+
+def test_the_search_for_the_largest_set_stops_at_its_budget(
+    ua_schema: Schema, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every set of 4 of a union's keys (pairs of values) ran to millions on a concept of 15
+    values (review): the search grows admissible sets depth first and stops after
+    ``LARGEST_SET_CHECKS`` checks with the largest found, the same in every worker."""
+    from tests.vet.test_partial import polysemic, three_concept_params
+
+    t = ("constant", "stroke-dot-quantity", False)
+    gen = glyph_generator.GlyphPMPGenerator(three_concept_params(100, 1), polysemic(), ua_schema)
+    assert gen._largest_set(t, "train") == 4  # five values, each a glyph of its own
+    checked = []
+    rows_admit = glyph_generator.GlyphPMPGenerator._rows_admit
+    monkeypatch.setattr(
+        glyph_generator.GlyphPMPGenerator,
+        "_rows_admit",
+        lambda self, *a: checked.append(a) or rows_admit(self, *a),
+    )
+    monkeypatch.setattr(glyph_generator, "LARGEST_SET_CHECKS", 3)
+    gen = glyph_generator.GlyphPMPGenerator(three_concept_params(100, 1), polysemic(), ua_schema)
+    assert gen._largest_set(t, "train") == 3  # {1}, {1, 2}, {1, 2, 3}: then the budget ends
+    assert {len(a[3]) for a in checked} == {0, 1, 2}  # foils of sets of one, two and three
