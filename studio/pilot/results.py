@@ -406,6 +406,8 @@ NEGATIVE_Q = 0.05
 
 def _negative_p(d: float, n: int) -> float:
     """The one-sided p of a correlation ``d`` over ``n`` answers being below zero (a t test)."""
+    if n < 3:
+        return 1.0  # no degree of freedom to test on
     if d <= -1:
         return 0.0
     if d >= 1:

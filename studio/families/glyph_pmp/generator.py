@@ -87,7 +87,7 @@ POOL_PER_VALUE = 3
 SET_TRIES = 6  # answer-value sets tried per puzzle, and glyph draws per set and key
 ROW_TRIES = 12  # instantiations tried for one key value before it is taken as not admissible
 #: admissibility checks spent finding one tuple's largest answer set on a side (a union over
-#: 15 values keys about 105 pairs: every 4-set of them is 4.6 million; review of issue 24)
+#: 15 values keys about 105 pairs: every 4-set of them is 4.8 million; review of issue 24)
 LARGEST_SET_CHECKS = 20_000
 MEND_TRIES = 2  # contexts whose invalid foils are replaced, when none needs no replacement
 #: an aim's rule is drawn with weight (how much more often keys than foils fitted it so far)
@@ -1462,10 +1462,10 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         Depth first over the key values in order, growing only admissible sets (a subset of
         one is admissible too, so none larger is missed) and stopping at ``ANSWERS`` or after
         ``LARGEST_SET_CHECKS`` checks (then the largest found: the same in every worker).
-        Exact without shift but for the draw's own luck (it tries ``ROW_TRIES``
-        instantiations a value, and grows its set greedily: a set drawn short is drawn
-        again); with shift, read on the rows without it (a shifted draw's other rows are
-        drawn at random)."""
+        Exact without shift (within the budget; spent, it can only lower the cap) but for
+        the draw's own luck (it tries ``ROW_TRIES`` instantiations a value, and grows its
+        set greedily: a set drawn short is drawn again); with shift, read on the rows
+        without it (a shifted draw's other rows are drawn at random)."""
         rule, concept, shift = t
         rc = self.book.get(concept, rule)
         if rc is None:
