@@ -177,3 +177,52 @@ def test_the_search_for_the_largest_set_stops_at_its_budget(
     gen = glyph_generator.GlyphPMPGenerator(three_concept_params(100, 1), polysemic(), ua_schema)
     assert gen._largest_set(t, "train") == 3  # {1}, {1, 2}, {1, 2, 3}: then the budget ends
     assert {len(a[3]) for a in checked} == {0, 1, 2}  # foils of sets of one, two and three
+
+
+def _admissible(gen, rc, side: str, shift: bool, values: tuple[str, ...]) -> bool:
+    """The draw's admissibility by the values, as ``_largest_set`` reads it."""
+    if any(gen._carriers(rc, side, w, values) < 1 for w in values):
+        return False
+    reading = shift or gen._strict_reading(shift)
+    return all(
+        any(
+            gen._rows_admit(
+                rc, side, gen._plain_rows(rc, inst, u), tuple(w for w in values if w != u), reading
+            )
+            for inst in gen._ending_in(rc, side, shift, u)
+        )
+        for u in values
+    )
+
+
+def test_the_depth_first_search_finds_what_every_combination_finds(
+    ua_index: TagIndex, ua_schema: Schema
+) -> None:
+    """The largest set grown depth first equals the largest of every combination of the key
+    values checked one by one (the search the first version ran), tuple by tuple on the UA
+    set's both sides: admissibility is downward closed, so growing only admissible sets
+    misses none (review)."""
+    from itertools import combinations
+
+    gen = glyph_generator.GlyphPMPGenerator(SplitParams(n=600, seed=3), ua_index, ua_schema)
+    compared = below = 0
+    for side in ("train", "eval"):
+        for t in gen.tuples(side):
+            rule, concept, shift = t
+            rc = gen.book.get(concept, rule)
+            if rc is None or gen._tuple_impossible(t, side) is not None:
+                continue
+            keys = gen.key_values(rc, side, shift)
+            top = min(4, len(keys))
+            every = next(
+                (
+                    k
+                    for k in range(top, 1, -1)
+                    if any(_admissible(gen, rc, side, shift, v) for v in combinations(keys, k))
+                ),
+                0,
+            )
+            assert gen._largest_set(t, side) == every, (t, side)
+            compared += 1
+            below += every < top
+    assert compared > 30 and below > 0, (compared, below)  # some sets short of their keys
