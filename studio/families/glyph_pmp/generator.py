@@ -339,6 +339,14 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
 
     # ---- values per row ----------------------------------------------------------------------
     def _tuple_impossible(self, t: Tuple, side_name: str) -> str | None:
+        """Why this tuple can build nothing on this side, or None; cached (asked when a part
+        opens and again for the answer cap: the set search is the costly part)."""
+        cache_key = ("impossible", t, side_name)
+        if cache_key not in self._runs:
+            self._runs[cache_key] = self._why_impossible(t, side_name)
+        return self._runs[cache_key]  # type: ignore[no-any-return]
+
+    def _why_impossible(self, t: Tuple, side_name: str) -> str | None:
         rule, concept, shift = t
         rc = self.book.get(concept, rule)
         side = self._sides[side_name]
@@ -867,7 +875,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         ``values``. None when none of the instantiations ending in ``key`` does, or when some
         value of the set has no glyph carrying it alone (its answer's glyph may carry no other
         value of the set: :meth:`_rivals`)."""
-        if any(self._carriers(rc, side_name, w, values) < 1 for w in values):
+        if not self._each_carried(rc, side_name, values):
             return None
         reading = shift or self._strict_reading(shift)
         others = tuple(w for w in values if w != key)
@@ -897,6 +905,11 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             )
             self._runs[cache_key] = got
         return bool(got)
+
+    def _each_carried(self, rc: RuleContext, side_name: str, values: Sequence[str]) -> bool:
+        """Has every value of the set a glyph on this side carrying it and none of the others
+        (:meth:`_rivals`)? An answer set can hold no value without one."""
+        return all(self._carriers(rc, side_name, w, values) >= 1 for w in values)
 
     def _ending_in(
         self, rc: RuleContext, side_name: str, shift: bool, key: str
@@ -1481,9 +1494,9 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
             )
 
         def admissible(values: tuple[str, ...]) -> bool:
-            if any(self._carriers(rc, side_name, w, values) < 1 for w in values):
-                return False
-            return all(keyable(u, values) for u in values)
+            return self._each_carried(rc, side_name, values) and all(
+                keyable(u, values) for u in values
+            )
 
         top, best, checks = min(ANSWERS, len(keys)), 0, LARGEST_SET_CHECKS
 
@@ -1524,7 +1537,7 @@ class GlyphPMPGenerator(QuotaGenerator[Tuple]):
         keep = max(self.params.min_answers, min(len(values), crossed + 1))
         if not crossed or keep >= len(values):
             return values
-        return [values[int(i)] for i in sorted(self.rng.choice(len(values), keep, replace=False))]
+        return self._capped(values, keep)
 
     def _crossed_answers(
         self, rc: RuleContext, side: GlyphSide, answer_values: Sequence[str], others: Sequence[str]
